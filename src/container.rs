@@ -1,0 +1,363 @@
+//! The container: the current version of a shared object, and read guards on it.
+//!
+//! # Synchronization
+//!
+//! The container holds one reference on its current version and a pointer to it in
+//! `current`. A writer publishes a filled [`Pooled`] with one `swap` of that pointer (the
+//! `Pooled`'s reference becomes the container's), then drops the container's reference on
+//! the old version; whoever drops the last reference puts the node back in the pool.
+//!
+//! Go's original takes a read lock around "load the pointer, increment its count" so that
+//! the count cannot reach zero in between. Here there is no lock. A reader:
+//!
+//! 1. loads `current` (`Acquire`, which also makes the node's memory visible);
+//! 2. increments the node's count *unless it is zero* ([`RefCount::try_increment`],
+//!    `Acquire`);
+//! 3. re-loads `current` (`Acquire`): if it still holds the same pointer, the reference
+//!    taken in step 2 is on the current version; otherwise it drops that reference (which
+//!    may be the last: then it recycles the node, as any last holder does) and starts over.
+//!
+//! Why step 2 may touch a node that was recycled meanwhile: nodes are type-stable (see
+//! `pool.rs`). A node's memory lives as long as its pool, and the container holds its pool,
+//! so through `&self` the pointer always leads to a valid count. A count of zero means idle:
+//! step 2 fails and nothing is written. A nonzero count on a node that was recycled and
+//! handed out again means the node now belongs to someone else's handle; the reader holds it
+//! only until step 3 tells it so, and it never reads the object before step 3.
+//!
+//! Why step 3 cannot be fooled by a stale value of `current`: if step 2 read a count written
+//! after the node was recycled, it read (or followed, in the release sequence) the `Release`
+//! store of [`RefCount::reset_to_one`] made by whoever took the node from the pool. That
+//! taker's view includes the swap that retired the node's old version (it happened before the
+//! last decrement, which happened before the free-list push, which happened before the pop),
+//! so step 3 cannot read the pointer from before that swap. If it reads the pointer again, it
+//! is from a later store that published the node anew, and `Acquire` makes that version's
+//! contents visible. If step 2 instead read a count from before the node was recycled, the
+//! reader's reference keeps the node from being recycled at all.
+//!
+//! The price is the guard's two atomic read-modify-writes on the version's count, whose
+//! cache line is shared by every reader of that version. A read path that writes no shared
+//! line (per-thread hazard slots, as arc-swap's debts do) can sit in front of this one and
+//! fall back to it; nothing here rules it out.
+//!
+//! The loom models in `tests/loom.rs` check this protocol against updates and releases.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::{self, NonNull};
+
+use crossbeam_utils::CachePadded;
+
+use crate::pool::{self, Node, Pool, Pooled};
+use crate::sync::{self, AtomicPtr, Ordering};
+
+/// The current version of a heavy, read-mostly object, readable without waiting and
+/// replaceable without allocating.
+///
+/// Readers [`acquire`](Container::acquire) a [`Guard`] on the current version; a writer takes
+/// an object from the pool with [`get_new`](Container::get_new), fills it, and publishes it
+/// with [`update`](Container::update). The old version goes back to the pool when its last
+/// guard is dropped, and is reset when the pool next hands it out — never while a guard on
+/// it exists.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(HashMap::<&str, u32>::new, |m| { m.clear(); true });
+/// let config = Container::empty(pool);
+/// assert!(config.acquire().is_none());
+///
+/// let mut next = config.get_new();
+/// next.insert("timeout_ms", 250);
+/// config.update(next);
+///
+/// let current = config.acquire().unwrap();
+/// assert_eq!(current["timeout_ms"], 250);
+///
+/// let mut next = config.get_new(); // a fresh map: `current` still holds the old one
+/// next.insert("timeout_ms", 500);
+/// config.update(next);
+/// assert_eq!(current["timeout_ms"], 250); // a guard keeps its version
+/// assert_eq!(config.acquire().unwrap()["timeout_ms"], 500);
+/// ```
+///
+/// # Costs
+///
+/// - [`acquire`](Container::acquire): two atomic loads and one compare-and-swap on the
+///   version's reference count; no lock, no allocation. Retries only if an update lands
+///   between its first load and its check. Dropping the guard: one atomic decrement.
+/// - [`update`](Container::update): one atomic swap, one decrement on the old version, and,
+///   if no guard holds the old version, its return to the pool (one lock).
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the last
+/// one to let go hands the `T` to the pool for another thread to reuse.
+pub struct Container<T> {
+    /// The current version, or null while empty. Holds one reference on it.
+    current: CachePadded<AtomicPtr<Node<T>>>,
+    /// Every version published here comes from this pool, whose node memory outlives
+    /// `&self`: the reader protocol depends on it (see the module docs).
+    pool: Pool<T>,
+}
+
+// SAFETY: the container owns a reference on a `T` that many threads read (`T: Sync`) and
+// that any thread may end up returning to the pool (`T: Send`). `Pool<T>` needs `T: Send`.
+unsafe impl<T: Send + Sync> Send for Container<T> {}
+// SAFETY: `&Container` hands out guards, i.e. `&T` on any thread and the last release on any
+// thread: the same bounds.
+unsafe impl<T: Send + Sync> Sync for Container<T> {}
+
+impl<T> Container<T> {
+    /// Makes a container whose current version is `init`; Go's `NewContainer`.
+    ///
+    /// # Panics
+    ///
+    /// If `init` did not come from `pool` (see [`update`](Container::update)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, |s| { s.clear(); true });
+    /// let mut init = pool.get();
+    /// init.push_str("v1");
+    /// let c = Container::new(pool, init);
+    /// assert_eq!(&*c.acquire().unwrap(), "v1");
+    /// ```
+    pub fn new(pool: Pool<T>, init: Pooled<T>) -> Container<T> {
+        let container = Container::empty(pool);
+        container.update(init);
+        container
+    }
+
+    /// Makes an empty container: [`acquire`](Container::acquire) returns `None` until the
+    /// first [`update`](Container::update). Go's `NewEmptyContainer`.
+    pub fn empty(pool: Pool<T>) -> Container<T> {
+        Container { current: CachePadded::new(AtomicPtr::new(ptr::null_mut())), pool }
+    }
+
+    /// A guard on the current version, or `None` while the container is empty; Go's
+    /// `Acquire`, with its `Release` done by the guard's `Drop`.
+    ///
+    /// Never waits for a writer and never allocates. See the type's docs for its cost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
+    /// let c = Container::new(pool.clone(), pool.adopt(7));
+    /// let v = c.acquire().expect("not empty");
+    /// assert_eq!(*v, 7);
+    /// ```
+    pub fn acquire(&self) -> Option<Guard<T>> {
+        loop {
+            // Acquire: makes the node's memory and, if it is still current, the version's
+            // contents visible (pairs with the Release half of `swap`).
+            let node = self.current.load(Ordering::Acquire);
+            let node = NonNull::new(node)?;
+            // SAFETY: every node ever stored in `current` belongs to `self.pool`, whose
+            // node memory lives as long as the pool, which `&self` keeps alive.
+            let refs = unsafe { pool::refs(node.as_ptr()) };
+            if refs.try_increment() {
+                // Acquire: see the module docs: this load cannot return a value older than
+                // the swap that retired the node we now hold, if it was retired.
+                if self.current.load(Ordering::Acquire) == node.as_ptr() {
+                    return Some(Guard { node, _shares: PhantomData });
+                }
+                // SAFETY: `try_increment` gave this thread a reference; hand it back.
+                unsafe { pool::release(node) };
+            }
+            sync::spin_hint();
+        }
+    }
+
+    /// Calls `f` with the current version (or `None` while empty) and drops the guard
+    /// afterwards; Go's `WithAcquire`. Nothing is allocated: `f` is called by value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u8>::new, |v| { v.clear(); true });
+    /// let c = Container::empty(pool);
+    /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
+    /// ```
+    pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
+        let guard = self.acquire();
+        f(guard.as_deref())
+    }
+
+    /// An object from the container's pool, to fill and pass to
+    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
+    pub fn get_new(&self) -> Pooled<T> {
+        self.pool.get()
+    }
+
+    /// Publishes `new` as the current version; Go's `Update`.
+    ///
+    /// Readers that acquire after this see `new`. The old version returns to the pool when
+    /// its last guard drops — here, if none exists. Concurrent updates are allowed; the last
+    /// one to swap wins, as in Go.
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's: the container's readers rely
+    /// on every version's memory belonging to the container's own pool.
+    pub fn update(&self, new: Pooled<T>) {
+        drop(self.swap(new));
+    }
+
+    /// Publishes `new` like [`update`](Container::update) and returns a guard on the
+    /// version it replaced (`None` if the container was empty).
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
+    /// let c = Container::new(pool.clone(), pool.adopt(1));
+    /// let old = c.swap(pool.adopt(2)).unwrap();
+    /// assert_eq!((*old, *c.acquire().unwrap()), (1, 2));
+    /// ```
+    pub fn swap(&self, new: Pooled<T>) -> Option<Guard<T>> {
+        assert!(
+            self.pool.owns(&new),
+            "poolswap: Container::update/swap given an object from another pool; \
+             use this container's `get_new()` or `pool().adopt(value)`"
+        );
+        let new = Pooled::into_raw(new);
+        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
+        // contents, published by an earlier swap, are visible to the guard returned here.
+        let old = self.current.swap(new.as_ptr(), Ordering::AcqRel);
+        NonNull::new(old).map(|node| Guard { node, _shares: PhantomData })
+    }
+
+    /// Empties the container and returns a guard on the version it held.
+    pub fn take(&self) -> Option<Guard<T>> {
+        // AcqRel: as in `swap`.
+        let old = self.current.swap(ptr::null_mut(), Ordering::AcqRel);
+        NonNull::new(old).map(|node| Guard { node, _shares: PhantomData })
+    }
+
+    /// Whether the container holds no version now.
+    pub fn is_empty(&self) -> bool {
+        // Relaxed: an instantaneous reading; nothing is dereferenced.
+        self.current.load(Ordering::Relaxed).is_null()
+    }
+
+    /// The pool this container's versions come from.
+    pub fn pool(&self) -> &Pool<T> {
+        &self.pool
+    }
+}
+
+impl<T> Drop for Container<T> {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+impl<T> fmt::Debug for Container<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Container")
+            .field("empty", &self.is_empty())
+            .field("pool", &self.pool)
+            .finish()
+    }
+}
+
+/// A read handle on one version of a [`Container`]'s object.
+///
+/// Dereferences to `&T`. The version it reads is never reset, reused or dropped while the
+/// guard exists, whatever updates happen meanwhile. A guard does not borrow its container:
+/// it may outlive the container and the pool, be held across `.await`, or be sent to
+/// another thread. Cloning it adds a reference to the same version (one atomic increment);
+/// dropping it removes one (one atomic decrement, and the return to the pool if it was the
+/// last).
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync`, like `Arc<T>`.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Guard, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
+/// let c = Container::new(pool.clone(), pool.adopt(1));
+/// let a = c.acquire().unwrap();
+/// let b = Guard::clone(&a);
+/// assert_eq!(Guard::ref_count(&a), 3); // the container's reference, a and b
+/// drop(c);
+/// assert_eq!(*b, 1); // still readable
+/// ```
+#[must_use = "a guard that is dropped at once reads nothing"]
+pub struct Guard<T> {
+    /// A node on which this guard owns one reference.
+    node: NonNull<Node<T>>,
+    _shares: PhantomData<T>,
+}
+
+// SAFETY: guards on one version on several threads read one `T` at once (`T: Sync`) and the
+// last one dropped hands the `T` to the pool (`T: Send`): `Arc<T>`'s bounds.
+unsafe impl<T: Send + Sync> Send for Guard<T> {}
+// SAFETY: `&Guard` gives `&T` and `Guard::clone`, so the same bounds as `Send`.
+unsafe impl<T: Send + Sync> Sync for Guard<T> {}
+
+impl<T> Guard<T> {
+    /// The version's reference count: one per guard, plus one while it is some container's
+    /// current version. For tests and debugging (Go's `DebugPeekRef`); other threads may
+    /// change it at any moment.
+    pub fn ref_count(this: &Guard<T>) -> usize {
+        // SAFETY: this guard's reference keeps the node live.
+        unsafe { this.node.as_ref() }.refs.load()
+    }
+
+    /// Whether two guards read the same version.
+    pub fn ptr_eq(a: &Guard<T>, b: &Guard<T>) -> bool {
+        a.node == b.node
+    }
+}
+
+impl<T> Deref for Guard<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard owns a reference on the node for as long as `&self` lives.
+        unsafe { pool::value(self.node) }
+    }
+}
+
+impl<T> Clone for Guard<T> {
+    fn clone(&self) -> Self {
+        // SAFETY: this guard's reference keeps the node live while we add one.
+        unsafe { self.node.as_ref() }.refs.increment();
+        Guard { node: self.node, _shares: PhantomData }
+    }
+}
+
+impl<T> Drop for Guard<T> {
+    fn drop(&mut self) {
+        // SAFETY: this guard owns one reference, consumed here.
+        unsafe { pool::release(self.node) }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Guard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Guard").field(&**self).finish()
+    }
+}

@@ -1,0 +1,147 @@
+//! Hot-swap a heavy, read-mostly object — a cache, a routing table, a configuration —
+//! without blocking readers and without allocating on update.
+//!
+//! A Rust port of the Go library [`keilerkonzept/poolswap`](https://github.com/keilerkonzept/poolswap):
+//! a [`Container`] holds the current version of an object; readers [`acquire`] a [`Guard`]
+//! on it without waiting for writers; a writer takes a recycled object from a [`Pool`] with
+//! [`get_new`], fills it, and publishes it with [`update`]. The old version goes back to the
+//! pool only after its last guard is dropped, so no reader ever sees a recycled object, and
+//! at steady state an update allocates nothing.
+//!
+//! [`acquire`]: Container::acquire
+//! [`get_new`]: Container::get_new
+//! [`update`]: Container::update
+//!
+//! # Why
+//!
+//! - `RwLock<T>` updated in place allocates nothing, but readers wait for the whole refill.
+//! - `RwLock<Arc<T>>` or [arc-swap](https://docs.rs/arc-swap) swap in a new `Arc<T>`: readers
+//!   never wait, but every update allocates a new object (for a 100k-entry map, megabytes)
+//!   and the old one is freed by whichever thread drops the last `Arc` — possibly a reader.
+//! - poolswap swaps too, but the objects are recycled through a pool: the refill reuses the
+//!   memory of a version nobody reads any more, and clearing it (the pool's reset) runs on
+//!   the writer's thread, when the writer asks for it.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::thread;
+//! use poolswap::{Container, Pool};
+//!
+//! let pool = Pool::new(
+//!     || HashMap::<u32, String>::with_capacity(1024), // factory
+//!     |map| { map.clear(); true },                     // reset: true = reuse
+//! );
+//! let routes = Container::empty(pool);
+//!
+//! thread::scope(|s| {
+//!     s.spawn(|| {
+//!         for version in 0..100 {
+//!             let mut next = routes.get_new(); // recycled, already cleared
+//!             next.insert(1, format!("backend-{version}"));
+//!             routes.update(next); // the old map returns to the pool after its last reader
+//!         }
+//!     });
+//!     s.spawn(|| {
+//!         for _ in 0..100 {
+//!             if let Some(table) = routes.acquire() {
+//!                 assert!(table[&1].starts_with("backend-"));
+//!             }
+//!         }
+//!     });
+//! });
+//! assert_eq!(&routes.acquire().unwrap()[&1], "backend-99");
+//! // A handful of maps served 100 versions.
+//! assert!(routes.pool().stats().created <= 8);
+//! ```
+//!
+//! # Trade-offs and limits
+//!
+//! - A read costs two atomic read-modify-writes on the version's reference count (one to
+//!   acquire, one to drop the guard), on a cache line all readers of that version share: it
+//!   scales worse across cores than arc-swap's `load`, which writes only thread-local slots.
+//! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
+//!   one object out of the pool (the next update then builds another).
+//! - Every object lives in a node of `128 + size_of::<T>()` bytes, made once; the node's
+//!   memory stays with the pool until the pool is dropped, even after its object is
+//!   dropped (see [`Pool`]'s docs: this is what makes lock-free reads safe).
+//! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise.
+//!
+//! # Go's API in Rust
+//!
+//! | Go | Rust |
+//! |---|---|
+//! | `NewPool(factory, reset)` | [`Pool::new`] |
+//! | `Pool.Get()` | [`Pool::get`] → [`Pooled`] |
+//! | `Pool.Release(obj)` | drop the [`Pooled`] or [`Guard`] |
+//! | `NewContainer(pool, obj)` | [`Container::new`] (with [`Pool::adopt`] for an object built elsewhere) |
+//! | `NewEmptyContainer(pool)` | [`Container::empty`] |
+//! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped |
+//! | `Container.GetNew()` | [`Container::get_new`] |
+//! | `Container.Update(obj)` | [`Container::update`] |
+//! | `Container.WithAcquire(fn)` | [`Container::with_acquire`] |
+//! | `Ref` / `RefNoPadding` | the count lives in the pool's node, always padded |
+//! | `DebugPeekRef()` | [`Guard::ref_count`], [`Pooled::ref_count`] |
+//!
+//! # Send and Sync
+//!
+//! A [`Guard`] may cross threads only if `T` may be shared and sent, as with `Arc<T>`:
+//!
+//! ```compile_fail
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Guard<std::rc::Rc<u8>>>();
+//! ```
+//! ```
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Guard<std::sync::Arc<u8>>>();
+//! ```
+//!
+//! A [`Container`] is shared between threads only if `T: Sync`:
+//!
+//! ```compile_fail
+//! fn is_sync<T: Sync>() {}
+//! is_sync::<poolswap::Container<std::cell::Cell<u8>>>();
+//! ```
+//! ```
+//! fn is_sync<T: Sync>() {}
+//! is_sync::<poolswap::Container<std::sync::atomic::AtomicU8>>();
+//! ```
+//!
+//! A [`Pool`] moves its objects between threads, so it needs `T: Send`:
+//!
+//! ```compile_fail
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Pool<std::rc::Rc<u8>>>();
+//! ```
+//! ```
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Pool<std::cell::Cell<u8>>>();
+//! ```
+//!
+//! A [`Pooled`] gives `&T` to whoever can share it, so sharing it needs `T: Sync`:
+//!
+//! ```compile_fail
+//! fn is_sync<T: Sync>() {}
+//! is_sync::<poolswap::Pooled<std::cell::Cell<u8>>>();
+//! ```
+//! ```
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Pooled<std::cell::Cell<u8>>>();
+//! ```
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
+#![doc(test(attr(deny(warnings))))]
+
+mod container;
+mod pool;
+mod refcount;
+mod sync;
+
+pub use container::{Container, Guard};
+pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE};

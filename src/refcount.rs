@@ -1,0 +1,121 @@
+//! The per-version reference count.
+//!
+//! Go's `poolswap.Ref` is an `atomic.Int64` padded to 64 bytes and embedded first in the
+//! user's struct. Here the count lives in the pool's node beside the object, inside a
+//! [`CachePadded`] (128 bytes on x86-64, where the adjacent-line prefetcher pairs lines), so
+//! the count's line is never shared with the object's first bytes nor with another
+//! version's count. Go's `RefNoPadding` has no counterpart: a node is one allocation per
+//! pooled object, made once, so the padding costs at most 128 bytes per object.
+//!
+//! # Synchronization
+//!
+//! The count follows std's `Arc`: an increment made while the caller already holds a
+//! reference is `Relaxed`; the decrement is `Release`, and the one that reaches zero is
+//! followed by an `Acquire` fence, so every use of the object through any reference
+//! happens-before the object is recycled.
+//!
+//! One addition: [`RefCount::try_increment`] takes a reference *without* holding one, on a
+//! node read from a container that may have been recycled meanwhile. It never resurrects a
+//! count that reached zero, and it is `Acquire` so that, when it reads the `Release` store of
+//! [`RefCount::reset_to_one`] made by whoever took the node out of the pool, everything that
+//! taker saw before (the container's newer pointer included) is visible to the caller's
+//! validating re-load. See `container.rs` for the protocol that relies on it.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicUsize, Ordering};
+
+/// Counts above this abort the process, as std's `Arc` does: beyond it, a leak of guards
+/// (`mem::forget` in a loop) could wrap the count around to zero and free a live object.
+const MAX_REFCOUNT: usize = isize::MAX as usize;
+
+/// A reference count on its own cache line(s).
+pub(crate) struct RefCount {
+    /// Number of live handles on the node: `Pooled` (exactly 1, exclusive), or the
+    /// container's own reference plus one per `Guard`. 0 means the node is idle in its pool
+    /// (or being recycled) and must not be read through a stale pointer.
+    count: CachePadded<AtomicUsize>,
+}
+
+impl RefCount {
+    /// A count of zero: an idle node.
+    pub(crate) fn new() -> Self {
+        RefCount { count: CachePadded::new(AtomicUsize::new(0)) }
+    }
+
+    /// The current count; for tests and debugging (Go's `DebugPeekRef`).
+    pub(crate) fn load(&self) -> usize {
+        // Relaxed: an instantaneous reading, used for no synchronization.
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Sets the count of a node taken out of the pool to one.
+    ///
+    /// The caller owns the node exclusively (it came off a free list at count 0), but a
+    /// reader holding a stale pointer may still attempt [`try_increment`](Self::try_increment)
+    /// on it; that attempt reads this store.
+    pub(crate) fn reset_to_one(&self) {
+        // Release: a stale reader's `try_increment` that reads this 1 (Acquire) synchronizes
+        // with it, so the container swap that retired this node's previous version, which
+        // happened-before the node reached the free list we took it from, is visible to that
+        // reader's validating load. Without it, the reader could validate against a stale
+        // pointer value and keep a reference to an object that is being refilled.
+        self.count.store(1, Ordering::Release);
+    }
+
+    /// Adds a reference on behalf of a caller that already holds one.
+    pub(crate) fn increment(&self) {
+        // Relaxed: the caller's reference keeps the node alive, and a new reference carries
+        // no data of its own (std's `Arc::clone` argument).
+        let old = self.count.fetch_add(1, Ordering::Relaxed);
+        if old > MAX_REFCOUNT {
+            std::process::abort();
+        }
+    }
+
+    /// Adds a reference unless the count is zero; returns whether it did.
+    ///
+    /// Used on a node reached through a pointer that may be stale.
+    pub(crate) fn try_increment(&self) -> bool {
+        // Relaxed first read: only a guess for the CAS below, which re-checks.
+        let mut current = self.count.load(Ordering::Relaxed);
+        loop {
+            if current == 0 {
+                return false;
+            }
+            if current > MAX_REFCOUNT {
+                std::process::abort();
+            }
+            // Acquire on success: see the module docs and `reset_to_one`. Relaxed on failure:
+            // the value read is only the next guess.
+            match self.count.compare_exchange_weak(
+                current,
+                current + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Drops one reference; returns `true` if it was the last, in which case the caller now
+    /// owns the node exclusively and everything done through other references is visible.
+    #[must_use]
+    pub(crate) fn decrement(&self) -> bool {
+        // Release: this holder's reads of the object happen-before whoever recycles it.
+        if self.count.fetch_sub(1, Ordering::Release) != 1 {
+            return false;
+        }
+        // Acquire: pairs with every other holder's Release decrement (std's `Arc::drop`).
+        crate::sync::fence(Ordering::Acquire);
+        true
+    }
+}
+
+impl std::fmt::Debug for RefCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RefCount").field(&self.load()).finish()
+    }
+}
