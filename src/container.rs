@@ -138,7 +138,10 @@ impl<T> Container<T> {
     /// Makes an empty container: [`acquire`](Container::acquire) returns `None` until the
     /// first [`update`](Container::update). Go's `NewEmptyContainer`.
     pub fn empty(pool: Pool<T>) -> Container<T> {
-        Container { current: CachePadded::new(AtomicPtr::new(ptr::null_mut())), pool }
+        Container {
+            current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            pool,
+        }
     }
 
     /// A guard on the current version, or `None` while the container is empty; Go's
@@ -169,7 +172,10 @@ impl<T> Container<T> {
                 // Acquire: see the module docs: this load cannot return a value older than
                 // the swap that retired the node we now hold, if it was retired.
                 if self.current.load(Ordering::Acquire) == node.as_ptr() {
-                    return Some(Guard { node, _shares: PhantomData });
+                    return Some(Guard {
+                        node,
+                        _shares: PhantomData,
+                    });
                 }
                 // SAFETY: `try_increment` gave this thread a reference; hand it back.
                 unsafe { pool::release(node) };
@@ -242,14 +248,20 @@ impl<T> Container<T> {
         // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
         // contents, published by an earlier swap, are visible to the guard returned here.
         let old = self.current.swap(new.as_ptr(), Ordering::AcqRel);
-        NonNull::new(old).map(|node| Guard { node, _shares: PhantomData })
+        NonNull::new(old).map(|node| Guard {
+            node,
+            _shares: PhantomData,
+        })
     }
 
     /// Empties the container and returns a guard on the version it held.
     pub fn take(&self) -> Option<Guard<T>> {
         // AcqRel: as in `swap`.
         let old = self.current.swap(ptr::null_mut(), Ordering::AcqRel);
-        NonNull::new(old).map(|node| Guard { node, _shares: PhantomData })
+        NonNull::new(old).map(|node| Guard {
+            node,
+            _shares: PhantomData,
+        })
     }
 
     /// Whether the container holds no version now.
@@ -345,7 +357,10 @@ impl<T> Clone for Guard<T> {
     fn clone(&self) -> Self {
         // SAFETY: this guard's reference keeps the node live while we add one.
         unsafe { self.node.as_ref() }.refs.increment();
-        Guard { node: self.node, _shares: PhantomData }
+        Guard {
+            node: self.node,
+            _shares: PhantomData,
+        }
     }
 }
 

@@ -49,6 +49,10 @@ use crate::sync::{self, Arc, AtomicUsize, Mutex, Ordering, UnsafeCell};
 /// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
 pub const DEFAULT_MAX_IDLE: usize = 16;
 
+/// Free-list slots reserved per shard when a pool is built: beyond this, a shard's list
+/// grows (allocates) the first time it holds that many objects.
+const SHARD_PRESIZE: usize = 64;
+
 type Factory<T> = dyn Fn() -> T + Send + Sync;
 type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
 
@@ -365,7 +369,9 @@ impl<T> Pool<T> {
 
 impl<T> Clone for Pool<T> {
     fn clone(&self) -> Self {
-        Pool { shared: Arc::clone(&self.shared) }
+        Pool {
+            shared: Arc::clone(&self.shared),
+        }
     }
 }
 
@@ -398,8 +404,16 @@ impl<T> PoolBuilder<T> {
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     pub fn build(self) -> Pool<T> {
+        // Room for the whole idle bound in every shard (up to a limit), so that a shard first
+        // used late, or a burst onto one shard, does not allocate on a release path.
+        let room = self.max_idle.min(SHARD_PRESIZE);
         let shards = (0..sync::shard_count())
-            .map(|_| CachePadded::new(Mutex::new(Shard { free: Vec::new(), hits: 0 })))
+            .map(|_| {
+                CachePadded::new(Mutex::new(Shard {
+                    free: Vec::with_capacity(room),
+                    hits: 0,
+                }))
+            })
             .collect();
         Pool {
             shared: Arc::new(Shared {
@@ -469,7 +483,10 @@ impl<T> Shared<T> {
             }
         }
 
-        let mut guard = OnUnwind { shared: self, node: Some(node.0) };
+        let mut guard = OnUnwind {
+            shared: self,
+            node: Some(node.0),
+        };
         // SAFETY: the node came off a free list: count 0, so this thread owns it and its
         // object is initialised. Stale readers touch only `refs`, and only to fail.
         let keep = unsafe { node.0.as_ref() }
@@ -545,7 +562,9 @@ impl<T> Shared<T> {
                 if self.idle.load(Ordering::Relaxed) <= keep {
                     return;
                 }
-                let Some(node) = shard.lock().free.pop() else { break };
+                let Some(node) = shard.lock().free.pop() else {
+                    break;
+                };
                 self.idle.fetch_sub(1, Ordering::Relaxed);
                 self.discard(node, Discard::Trim);
             }
@@ -556,16 +575,18 @@ impl<T> Shared<T> {
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
         // Every handle is gone, so no node is checked out and no reader holds a pointer:
+        // the locks below are uncontended (taken, not `get_mut`, to keep loom's shape).
         // each node is either on a free list (with an object) or empty.
-        for shard in self.shards.iter_mut() {
-            for node in shard.get_mut().free.drain(..) {
+        for shard in self.shards.iter() {
+            for node in shard.lock().free.drain(..) {
                 // SAFETY: owned exclusively (see above); made by `Box::leak` in `house`.
                 let node = unsafe { Box::from_raw(node.0.as_ptr()) };
                 // SAFETY: an idle node's object is initialised and dropped once, here.
-                node.value.with_mut(|value| unsafe { (*value).assume_init_drop() });
+                node.value
+                    .with_mut(|value| unsafe { (*value).assume_init_drop() });
             }
         }
-        for node in self.empty.get_mut().drain(..) {
+        for node in self.empty.lock().drain(..) {
             // SAFETY: as above; the object slot is uninitialised and `MaybeUninit` drops
             // nothing.
             drop(unsafe { Box::from_raw(node.0.as_ptr()) });
@@ -589,7 +610,9 @@ pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>) {
     // made through other references. Take the pool handle out before the node is visible on
     // a free list, where another thread could check it out and overwrite `home`.
     // SAFETY: exclusive ownership (above); `home` is `Some` while checked out.
-    let home = unsafe { node.as_ref() }.home.with_mut(|home| unsafe { (*home).take() });
+    let home = unsafe { node.as_ref() }
+        .home
+        .with_mut(|home| unsafe { (*home).take() });
     let home = home.expect("a checked-out node holds its pool");
     home.put(NodePtr(node));
     // If this was the last handle on the pool, this drop frees every node, this one too.
@@ -636,9 +659,13 @@ impl<T> Pooled<T> {
         // until the Release store below publishes it.
         let n = unsafe { node.0.as_ref() };
         // SAFETY: as above: no one else reads or writes `home` while the count is 0.
-        n.home.with_mut(|home| unsafe { *home = Some(Arc::clone(shared)) });
+        n.home
+            .with_mut(|home| unsafe { *home = Some(Arc::clone(shared)) });
         n.refs.reset_to_one();
-        Pooled { node: node.0, _owns: PhantomData }
+        Pooled {
+            node: node.0,
+            _owns: PhantomData,
+        }
     }
 
     /// Gives up the handle without dropping the reference it holds.

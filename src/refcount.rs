@@ -40,7 +40,9 @@ pub(crate) struct RefCount {
 impl RefCount {
     /// A count of zero: an idle node.
     pub(crate) fn new() -> Self {
-        RefCount { count: CachePadded::new(AtomicUsize::new(0)) }
+        RefCount {
+            count: CachePadded::new(AtomicUsize::new(0)),
+        }
     }
 
     /// The current count; for tests and debugging (Go's `DebugPeekRef`).

@@ -34,9 +34,6 @@ impl<T> Mutex<T> {
         // A poisoned lock means a model thread panicked: the model has failed already.
         self.0.lock().unwrap()
     }
-    pub(crate) fn try_lock(&self) -> Option<loom::sync::MutexGuard<'_, T>> {
-        self.0.try_lock().ok()
-    }
 }
 
 /// `UnsafeCell` with loom's closure-based access, so loom can check every access.

@@ -55,11 +55,17 @@ pub struct Snapshot {
 impl Snapshot {
     /// The counters now.
     pub fn now() -> Self {
-        Snapshot { allocs: ALLOCS.load(Relaxed), bytes: BYTES.load(Relaxed) }
+        Snapshot {
+            allocs: ALLOCS.load(Relaxed),
+            bytes: BYTES.load(Relaxed),
+        }
     }
     /// What was allocated since `earlier`.
     pub fn since(earlier: Snapshot) -> Snapshot {
         let now = Self::now();
-        Snapshot { allocs: now.allocs - earlier.allocs, bytes: now.bytes - earlier.bytes }
+        Snapshot {
+            allocs: now.allocs - earlier.allocs,
+            bytes: now.bytes - earlier.bytes,
+        }
     }
 }
