@@ -1,0 +1,109 @@
+//! Zero allocations at steady state, across threads.
+//!
+//! One writer updates the container while reader threads acquire, read and drop guards, so
+//! the last guard on an old version is often dropped on a reader's thread and the object
+//! must travel back to the writer through the pool's shards. A counting global allocator
+//! proves that, once the pool holds enough objects, neither `get_new`, `update`, `acquire`
+//! nor a guard's drop calls the allocator, and that the factory is never called again.
+//!
+//! This file holds a single test: the allocator's counters are process-wide, and a second
+//! test running beside it would allocate into them.
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::Arc;
+use std::thread;
+
+use counting_alloc::Snapshot;
+use poolswap::{Container, Guard, Pool};
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+const READERS: usize = 2;
+
+#[test]
+fn steady_state_updates_and_reads_allocate_nothing() {
+    let updates: usize = if cfg!(miri) { 200 } else { 100_000 };
+    let made = Arc::new(AtomicUsize::new(0));
+    let pool = {
+        let made = made.clone();
+        Pool::new(
+            move || {
+                made.fetch_add(1, Relaxed);
+                Vec::<u64>::with_capacity(256)
+            },
+            |v| {
+                v.clear();
+                true
+            },
+        )
+    };
+    // At most this many objects are ever in use at once: the current version, one held by
+    // each reader, and the one the writer is filling. Prefill that many, so the test does
+    // not depend on when (or whether) the readers first reach their worst case.
+    let working_set = 1 + READERS + 1;
+    pool.prefill(working_set);
+    let c = Container::new(pool.clone(), pool.get());
+
+    let stop = AtomicBool::new(false);
+    let reads = AtomicUsize::new(0);
+    let (allocated, warm) = thread::scope(|s| {
+        for _ in 0..READERS {
+            s.spawn(|| {
+                let mut last = 0;
+                let mut n = 0usize;
+                while !stop.load(Relaxed) {
+                    let g = c.acquire().expect("never empty");
+                    // Versions only move forward: a reader never sees a recycled object
+                    // (reset clears it) nor an older version after a newer one.
+                    let v = *g.first().expect("a published version is never empty");
+                    assert!(v >= last, "saw version {v} after {last}");
+                    assert_eq!(g.len() as u64, 1 + v % 8, "version {v} is not whole");
+                    last = v;
+                    // Now and then hold two guards, so objects stay out across updates.
+                    if n % 16 == 0 {
+                        let again = Guard::clone(&g);
+                        drop(g);
+                        std::hint::black_box(&*again);
+                    }
+                    n += 1;
+                }
+                reads.fetch_add(n, Relaxed);
+            });
+        }
+
+        let write = |v: u64| {
+            let mut next = c.get_new();
+            assert!(next.is_empty(), "get_new handed out an object that was not reset");
+            next.extend((0..=v % 8).map(|_| v)); // 1..=8 copies of v: no growth
+            c.update(next);
+        };
+        // Warm-up: first use of every shard and thread-local by these threads.
+        for v in 1..=1000 {
+            write(v);
+        }
+        let warm = made.load(SeqCst);
+        let before = Snapshot::now();
+        for v in 1001..=(1000 + updates as u64) {
+            write(v);
+        }
+        let allocated = Snapshot::since(before);
+        stop.store(true, Relaxed);
+        (allocated, warm)
+    });
+
+    assert!(reads.load(Relaxed) > 0, "the readers never ran");
+    assert_eq!(
+        allocated,
+        Snapshot::default(),
+        "{updates} updates with concurrent readers allocated"
+    );
+    assert_eq!(made.load(SeqCst), warm, "the factory ran after warm-up");
+    assert!(
+        warm <= working_set + 1,
+        "factory ran {warm} times for a working set of {working_set} (+1 initial)"
+    );
+}
