@@ -46,7 +46,9 @@ fn steady_state_updates_and_reads_allocate_nothing() {
     // not depend on when (or whether) the readers first reach their worst case.
     let working_set = 1 + READERS + 1;
     pool.prefill(working_set);
-    let c = Container::new(pool.clone(), pool.get());
+    let mut version0 = pool.get();
+    version0.push(0); // version 0, well formed: 1 + 0 % 8 copies of 0
+    let c = Container::new(pool.clone(), version0);
 
     let stop = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
