@@ -49,7 +49,7 @@ use std::ptr::{self, NonNull};
 use crossbeam_utils::CachePadded;
 
 use crate::pool::{self, Node, Pool, Pooled};
-use crate::sync::{self, AtomicPtr, Ordering};
+use crate::sync::{self, Arc, AtomicPtr, Ordering};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
 /// replaceable without allocating.
@@ -126,10 +126,11 @@ impl<T> Container<T> {
     /// let pool = Pool::new(String::new, |s| { s.clear(); true });
     /// let mut init = pool.get();
     /// init.push_str("v1");
-    /// let c = Container::new(pool, init);
+    /// // `init` borrows `pool`, so the container gets its own handle on the pool.
+    /// let c = Container::new(pool.clone(), init);
     /// assert_eq!(&*c.acquire().unwrap(), "v1");
     /// ```
-    pub fn new(pool: Pool<T>, init: Pooled<T>) -> Container<T> {
+    pub fn new(pool: Pool<T>, init: Pooled<'_, T>) -> Container<T> {
         let container = Container::empty(pool);
         container.update(init);
         container
@@ -177,8 +178,9 @@ impl<T> Container<T> {
                         _shares: PhantomData,
                     });
                 }
-                // SAFETY: `try_increment` gave this thread a reference; hand it back.
-                unsafe { pool::release(node) };
+                // SAFETY: `try_increment` gave this thread a reference; hand it back. The
+                // node may now be held by a `Pooled` (no `home`), so name its pool: ours.
+                unsafe { pool::release(node, Some(self.pool.shared())) };
             }
             sync::spin_hint();
         }
@@ -203,7 +205,7 @@ impl<T> Container<T> {
 
     /// An object from the container's pool, to fill and pass to
     /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
-    pub fn get_new(&self) -> Pooled<T> {
+    pub fn get_new(&self) -> Pooled<'_, T> {
         self.pool.get()
     }
 
@@ -217,7 +219,7 @@ impl<T> Container<T> {
     ///
     /// If `new` came from a pool other than this container's: the container's readers rely
     /// on every version's memory belonging to the container's own pool.
-    pub fn update(&self, new: Pooled<T>) {
+    pub fn update(&self, new: Pooled<'_, T>) {
         drop(self.swap(new));
     }
 
@@ -238,13 +240,13 @@ impl<T> Container<T> {
     /// let old = c.swap(pool.adopt(2)).unwrap();
     /// assert_eq!((*old, *c.acquire().unwrap()), (1, 2));
     /// ```
-    pub fn swap(&self, new: Pooled<T>) -> Option<Guard<T>> {
+    pub fn swap(&self, new: Pooled<'_, T>) -> Option<Guard<T>> {
         assert!(
-            self.pool.owns(&new),
+            Pool::ptr_eq(Pooled::pool(&new), &self.pool),
             "poolswap: Container::update/swap given an object from another pool; \
              use this container's `get_new()` or `pool().adopt(value)`"
         );
-        let new = Pooled::into_raw(new);
+        let new = Pooled::publish(new, Arc::clone(self.pool.shared()));
         // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
         // contents, published by an earlier swap, are visible to the guard returned here.
         let old = self.current.swap(new.as_ptr(), Ordering::AcqRel);
@@ -366,8 +368,9 @@ impl<T> Clone for Guard<T> {
 
 impl<T> Drop for Guard<T> {
     fn drop(&mut self) {
-        // SAFETY: this guard owns one reference, consumed here.
-        unsafe { pool::release(self.node) }
+        // SAFETY: this guard owns one reference, consumed here; the node is a container
+        // version, so it holds its pool in `home`.
+        unsafe { pool::release(self.node, None) }
     }
 }
 

@@ -139,6 +139,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod container;
+mod local;
 mod pool;
 mod refcount;
 mod sync;

@@ -1,21 +1,21 @@
-//! The object pool: a stand-in for Go's `sync.Pool` with reference-counted nodes.
+//! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
 //!
 //! # Design
 //!
 //! Every pooled object lives in a heap [`Node`] made once, when the factory builds the
 //! object (or when [`Pool::adopt`] takes one in): the node holds the object, its
-//! [`RefCount`] and, while the object is checked out, a handle on its pool. Recycling moves
-//! the node, never the object, so a steady state allocates nothing: no wrapper per version,
-//! no `Arc` per update.
+//! [`RefCount`], the thread that last checked it out, and, while it is a container's
+//! version, a handle on its pool. Recycling moves the node, never the object, so a steady
+//! state allocates nothing: no wrapper per version, no `Arc` per update.
 //!
-//! Idle nodes wait on a free list split into shards, one per thread slot (threads are
-//! numbered in order of first use and share a shard when there are more threads than
-//! shards). Each shard is a `parking_lot` mutex over a `Vec`, padded to its own cache line.
-//! A thread puts into and takes from its home shard; when that is empty it steals from the
-//! others before it calls the factory. Stealing matters: in the hot-swap pattern the last
-//! reader releases the old version on *its* thread while the writer asks for a fresh one on
-//! *another*, and free lists that other threads cannot take from starve the writer (see
-//! `NOTES.md`: regex-automata's pool made ~1 factory call per update in that pattern).
+//! Idle nodes wait in per-thread caches and depots (see `local.rs`): a hit takes no lock
+//! and makes no atomic read-modify-write; threads whose cache and depot are empty steal
+//! from other threads' depots in batches before they call the factory. Stealing matters: in
+//! the hot-swap pattern the last reader releases the old version on *its* thread while the
+//! writer asks for a fresh one on *another*; free lists that other threads cannot take from
+//! starve the writer (regex-automata's pool made ~1 factory call per update in that pattern,
+//! see `NOTES.md`). A container version's last release goes straight to the depot of the
+//! thread that checked it out, which is where that thread's next `get` looks.
 //!
 //! The reset function runs in [`Pool::get`], on the thread that asks for an object — in a
 //! container, the writer — not when the last reference drops, which may be on a reader's
@@ -25,75 +25,77 @@
 //!
 //! # Type-stable nodes
 //!
-//! A node's memory is freed only when the pool's shared state is dropped (after the last
-//! [`Pool`], [`Pooled`], [`Container`](crate::Container) and [`Guard`](crate::Guard) on it).
-//! When an object is discarded (its reset returned `false`, the idle bound was full, or
-//! [`Pool::clear`] ran) the object is dropped but its node is kept, empty, to house the
-//! factory's next object. This is what lets a container reader touch the reference count of
-//! a node that was recycled under it, and find out, without a lock: the memory is still a
-//! node of the same pool (the technique Linux calls `SLAB_TYPESAFE_BY_RCU`). The cost is
-//! `size_of::<Node<T>>()` bytes (128 + `size_of::<T>()`, rounded up) per node made, kept
-//! until the pool goes away.
+//! Once a node has been a container's version, readers may touch its reference count
+//! through a stale pointer (see `container.rs`). So the memory of such a node is freed only
+//! when the pool's shared state is dropped: when its object is discarded (reset said
+//! `false`, the idle bound was full, `trim` or `clear`), the object is dropped but the empty
+//! node is kept to house the factory's next object (the technique Linux calls
+//! `SLAB_TYPESAFE_BY_RCU`). Nodes never published in a container are freed outright.
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
-use crossbeam_utils::CachePadded;
-
+use crate::local::{self, Local};
 use crate::refcount::RefCount;
-use crate::sync::{self, Arc, AtomicUsize, Mutex, Ordering, UnsafeCell};
+use crate::sync::{Arc, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell};
 
 /// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
-pub const DEFAULT_MAX_IDLE: usize = 16;
-
-/// Free-list slots reserved per shard when a pool is built: beyond this, a shard's list
-/// grows (allocates) the first time it holds that many objects.
-const SHARD_PRESIZE: usize = 64;
+pub const DEFAULT_MAX_IDLE: usize = 64;
 
 type Factory<T> = dyn Fn() -> T + Send + Sync;
 type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
 
 /// One pooled object with its reference count.
 pub(crate) struct Node<T> {
-    /// 0: idle in a free list, being recycled, or empty (no object). 1 or more: checked out
-    /// as one [`Pooled`] or as a container's current version plus its guards.
+    /// For a container version: the container's reference plus one per guard; 0 once the
+    /// last is gone. For a [`Pooled`]: 1 (plus, briefly, stale readers if `published`).
+    /// Idle nodes hold 0 if `published`, else any value (nobody reads it).
     pub(crate) refs: RefCount,
-    /// `Some` exactly while `refs > 0`: written by whoever moves the count 0 -> 1 (before its
-    /// `Release` store) and taken by whoever moves it 1 -> 0 (after its `Acquire` fence).
-    /// Keeps the pool alive while any handle on the object exists.
+    /// Set before the node is first published in a container, never cleared: from then on
+    /// readers may touch `refs` through stale pointers. Written and read only by the node's
+    /// exclusive owner.
+    published: UnsafeCell<bool>,
+    /// The `Local` of the thread that last checked the node out (null if that thread had
+    /// none): where a container version goes back to. Owner-written, like `published`.
+    origin: UnsafeCell<*const Local<T>>,
+    /// `Some` while the node is a container version with guards or a container on it: keeps
+    /// the pool alive for guards that outlive it. Written by the publisher before its
+    /// `Release` swap, taken by whoever drops the last reference, after its `Acquire` fence.
     home: UnsafeCell<Option<Arc<Shared<T>>>>,
     /// Initialised unless the node is empty (in `Shared::empty`).
     value: UnsafeCell<MaybeUninit<T>>,
 }
 
 /// A node pointer that may cross threads with the object it owns.
-struct NodePtr<T>(NonNull<Node<T>>);
+pub(crate) struct NodePtr<T>(NonNull<Node<T>>);
 
-// SAFETY: a `NodePtr` in a free list is the only handle on its node (count 0), so sending it
-// sends the `T` inside: `T: Send` is exactly what that needs.
+// SAFETY: a `NodePtr` on a free list or in flight is the only handle on its node, so
+// sending it sends the `T` inside: `T: Send` is exactly what that needs.
 unsafe impl<T: Send> Send for NodePtr<T> {}
-
-/// One shard of the free list.
-struct Shard<T> {
-    free: Vec<NodePtr<T>>,
-    /// `get`s served from this shard's list (by its own threads or by thieves).
-    hits: u64,
-}
 
 /// State shared by every handle on one pool.
 pub(crate) struct Shared<T> {
+    /// Unique for the life of the process: keys the per-thread registries.
+    id: u64,
+    /// Makes the calling thread's `Local`: `register::<T>`, instantiated where `build`
+    /// knows `T: Send + 'static`, so that paths without that bound (`Pooled`'s `Drop`)
+    /// can register a thread too.
+    register: fn(&Shared<T>) -> Option<&Local<T>>,
     factory: Box<Factory<T>>,
     reset: Box<Reset<T>>,
-    shards: Box<[CachePadded<Mutex<Shard<T>>>]>,
-    /// Nodes whose object was dropped, kept so node memory stays type-stable.
+    /// Head of the list of `Local`s (linked through `Local::next`), pushed at the front,
+    /// never shortened before `Drop`.
+    locals: AtomicPtr<Local<T>>,
+    /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<T>>>,
-    /// Objects on the free lists, give or take the ones in flight; bounds them.
-    idle: CachePadded<AtomicUsize>,
+    /// Idle-object budget in use: cache tokens plus depot objects; at most `max_idle`.
+    budget: AtomicUsize,
     max_idle: usize,
     min_idle: usize,
+    // Counters of slow paths only (a miss runs the factory; the others drop an object),
+    // so a shared atomic costs nothing that matters. Hits are counted per thread.
     created: AtomicUsize,
     misses: AtomicUsize,
     discarded: AtomicUsize,
@@ -101,11 +103,11 @@ pub(crate) struct Shared<T> {
     trimmed: AtomicUsize,
 }
 
-// SAFETY: `Shared` owns `T`s (in its free lists) and hands them from thread to thread, which
-// `T: Send` allows; it never gives out `&T`, so `T: Sync` is not needed. The closures are
-// `Send + Sync` by their type. Every other field is a lock or an atomic.
+// SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
+// which `T: Send` allows; it never gives out `&T`, so `T: Sync` is not needed. The closures
+// are `Send + Sync` by their type; `Local<T>` is `Send + Sync` for `T: Send`.
 unsafe impl<T: Send> Send for Shared<T> {}
-// SAFETY: as above: all access to the free lists goes through their locks.
+// SAFETY: as above.
 unsafe impl<T: Send> Sync for Shared<T> {}
 
 /// Why an object left the pool for good.
@@ -123,8 +125,8 @@ enum Discard {
 /// counting for [`Container`](crate::Container).
 ///
 /// `Pool` is a handle: cloning it is one atomic increment and gives another handle on the
-/// same objects. [`get`](Pool::get) hands out an exclusive [`Pooled`] handle; dropping that
-/// handle puts the object back, to be reset and handed out again.
+/// same objects. [`get`](Pool::get) hands out an exclusive [`Pooled`] guard; dropping the
+/// guard puts the object back, to be reset when it is handed out again.
 ///
 /// # Examples
 ///
@@ -148,13 +150,15 @@ enum Discard {
 ///
 /// # Costs
 ///
-/// - [`get`](Pool::get) with an idle object on the calling thread's shard: one uncontended
-///   lock, two atomic read-modify-writes (the idle count and the pool handle the object
-///   carries while out), and the reset closure. On an empty shard, one lock per other shard
-///   until one has an object; on a miss, the factory and at most one allocation (the node),
-///   none if a discarded object left its node behind.
-/// - Dropping a [`Pooled`]: one atomic decrement on the object's count, one on the idle
-///   count, one lock, one atomic decrement of the pool handle.
+/// - [`get`](Pool::get) that finds an object in the calling thread's cache: a thread-local
+///   lookup, the reset closure, and plain loads and stores: no lock, no atomic
+///   read-modify-write. Otherwise one lock per depot it looks in (its own first, then
+///   other threads'), moving up to 4 objects at once; on a miss, the factory and one
+///   allocation (the node), none if a discarded object left its node behind.
+/// - Dropping a [`Pooled`]: the same, the other way. A full cache spills 4 objects to the
+///   thread's depot under one lock; once per 4 puts or gets, one atomic read-modify-write
+///   on the idle budget.
+/// - The first use of a pool on a thread allocates that thread's cache and depot (once).
 ///
 /// # Send and Sync
 ///
@@ -186,17 +190,17 @@ pub struct PoolBuilder<T> {
     min_idle: usize,
 }
 
-/// Counters of one pool, summed over its shards; see [`Pool::stats`].
+/// Counters of one pool; see [`Pool::stats`].
 ///
 /// Counts are objects, cumulative since the pool was built, except `idle`, which is a
-/// reading of the moment. Readings taken while other threads use the pool are each exact
-/// but not taken at one instant.
+/// reading of the moment. Each field is exact when no other thread uses the pool; under
+/// traffic the fields are read one after another, not at one instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
-    /// Objects the factory built (plus those taken in by [`Pool::adopt`]).
+    /// Objects the factory built, plus those taken in by [`Pool::adopt`].
     pub created: u64,
-    /// Objects waiting in the pool now.
+    /// Objects waiting in the pool now, per-thread caches included.
     pub idle: u64,
     /// [`Pool::get`] calls served with an idle object.
     pub hits: u64,
@@ -206,11 +210,11 @@ pub struct PoolStats {
     pub discarded: u64,
     /// Objects dropped on their way back because the pool already held `max_idle`.
     pub dropped_over_cap: u64,
-    /// Objects dropped by [`Pool::clear`].
+    /// Objects dropped by [`Pool::trim`] and [`Pool::clear`].
     pub trimmed: u64,
 }
 
-impl<T> Pool<T> {
+impl<T: Send + 'static> Pool<T> {
     /// Makes a pool that builds objects with `factory` and readies them for reuse with
     /// `reset`, keeping at most [`DEFAULT_MAX_IDLE`] idle objects.
     ///
@@ -252,11 +256,53 @@ impl<T> Pool<T> {
             min_idle: 0,
         }
     }
+}
 
+impl<T> Pool<T> {
+    /// Reads the pool's counters. Walks every thread's share with plain atomic loads: it
+    /// takes no lock and never blocks.
+    pub fn stats(&self) -> PoolStats {
+        let shared = &*self.shared;
+        let mut stats = PoolStats::default();
+        for local in shared.locals() {
+            stats.idle += local.idle() as u64;
+            stats.hits += local.hits();
+        }
+        // Relaxed: statistics, each read on its own.
+        let read = |n: &AtomicUsize| n.load(Ordering::Relaxed) as u64;
+        stats.created = read(&shared.created);
+        stats.misses = read(&shared.misses);
+        stats.discarded = read(&shared.discarded);
+        stats.dropped_over_cap = read(&shared.dropped_over_cap);
+        stats.trimmed = read(&shared.trimmed);
+        stats
+    }
+
+    /// The most idle objects this pool keeps.
+    pub fn max_idle(&self) -> usize {
+        self.shared.max_idle
+    }
+
+    /// The fewest idle objects [`trim`](Pool::trim) and [`clear`](Pool::clear) leave.
+    pub fn min_idle(&self) -> usize {
+        self.shared.min_idle
+    }
+
+    /// Whether two handles are on the same pool.
+    pub fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
+        Arc::ptr_eq(&a.shared, &b.shared)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared<T>> {
+        &self.shared
+    }
+}
+
+impl<T> Pool<T> {
     /// Hands out an object: an idle one, reset, or else a new one from the factory.
     ///
-    /// Looks in the calling thread's shard first, then steals from the others. Idle objects
-    /// whose reset returns `false` are dropped on the way.
+    /// Looks in the calling thread's cache, then its depot, then steals from other threads'
+    /// depots. Idle objects whose reset returns `false` are dropped on the way.
     ///
     /// # Panics
     ///
@@ -273,15 +319,22 @@ impl<T> Pool<T> {
     /// *n += 1;
     /// assert_eq!(*n, 1);
     /// ```
-    pub fn get(&self) -> Pooled<T> {
-        while let Some(node) = self.shared.take_idle() {
-            if self.shared.reset(&node) {
-                return Pooled::check_out(node, &self.shared);
+    pub fn get(&self) -> Pooled<'_, T> {
+        let shared = &*self.shared;
+        let local = shared.local();
+        if let Some(local) = local {
+            // SAFETY: `shared.local()` returns the calling thread's own `Local`.
+            while let Some(node) = unsafe { local.take(shared) } {
+                if shared.reset(&node) {
+                    local.count_hit();
+                    return Pooled::check_out(node, local, self);
+                }
             }
         }
-        self.shared.misses.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
-        let value = (self.shared.factory)();
-        self.adopt(value)
+        // Relaxed: statistics.
+        shared.misses.fetch_add(1, Ordering::Relaxed);
+        let value = (shared.factory)();
+        self.adopt_with(value, local)
     }
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
@@ -298,72 +351,106 @@ impl<T> Pool<T> {
     /// let c = Container::new(pool.clone(), pool.adopt(vec![1, 2, 3]));
     /// assert_eq!(c.acquire().unwrap().len(), 3);
     /// ```
-    pub fn adopt(&self, value: T) -> Pooled<T> {
+    pub fn adopt(&self, value: T) -> Pooled<'_, T> {
+        self.adopt_with(value, self.shared.local())
+    }
+
+    fn adopt_with(&self, value: T, local: Option<&Local<T>>) -> Pooled<'_, T> {
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
         let node = self.shared.house(value);
-        Pooled::check_out(node, &self.shared)
+        Pooled::check_out(node, local.map_or(ptr::null(), |l| l), self)
     }
 
-    /// Reads the pool's counters. Locks each shard briefly, one at a time.
-    pub fn stats(&self) -> PoolStats {
-        let mut stats = PoolStats::default();
-        for shard in self.shared.shards.iter() {
-            let shard = shard.lock();
-            stats.idle += shard.free.len() as u64;
-            stats.hits += shard.hits;
-        }
-        // Relaxed: statistics, each read on its own.
-        let read = |n: &AtomicUsize| n.load(Ordering::Relaxed) as u64;
-        stats.created = read(&self.shared.created);
-        stats.misses = read(&self.shared.misses);
-        stats.discarded = read(&self.shared.discarded);
-        stats.dropped_over_cap = read(&self.shared.dropped_over_cap);
-        stats.trimmed = read(&self.shared.trimmed);
-        stats
-    }
-
-    /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain.
+    /// Go's two-generation victim decay, driven by the caller instead of a garbage
+    /// collector: drops the objects that were idle at the previous `trim` and are still
+    /// idle (down to [`min_idle`](PoolBuilder::min_idle) in all), and marks the rest as
+    /// the next victims.
     ///
-    /// Runs the objects' destructors on the calling thread. Objects checked out now are not
-    /// affected; they come back as usual.
-    pub fn clear(&self) {
-        self.shared.clear_down_to(self.shared.min_idle);
-    }
-
-    /// Builds objects with the factory until `n` are idle (or the idle bound is reached),
-    /// so that the first `get`s find them.
-    pub fn prefill(&self, n: usize) {
-        let target = n.min(self.shared.max_idle);
-        // Relaxed: a bound, re-checked by `put`.
-        while self.shared.idle.load(Ordering::Relaxed) < target {
-            drop(self.get_fresh());
+    /// An object is thus freed by the second `trim` after it was last put back, unless a
+    /// `get` took it in between; `get` takes fresh objects before victims, so a steady
+    /// user keeps its working set and a `trim` causes no burst of factory calls. Call it
+    /// from a timer (every few seconds, say) to let a pool shrink after a burst.
+    ///
+    /// Objects in the caches of *other* live threads (at most 8 per thread) are not
+    /// reached: they are in use by those threads' next operations, and move to their depots,
+    /// where `trim` reaches them, when the cache overflows or the thread exits. The calling
+    /// thread's cache is moved to its depot first. Runs the objects' destructors on the
+    /// calling thread; takes each depot's lock once per object moved.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 1024], |v: &mut Vec<u8>| { v.fill(0); true })
+    ///     .max_idle(1000)
+    ///     .build();
+    /// let burst: Vec<_> = (0..100).map(|_| pool.get()).collect();
+    /// drop(burst);
+    /// assert_eq!(pool.stats().idle, 100);
+    /// pool.trim(); // marks them
+    /// pool.trim(); // frees them: idle across two trims
+    /// assert_eq!(pool.stats().idle, 0);
+    /// ```
+    pub fn trim(&self) {
+        let shared = &*self.shared;
+        if let Some(local) = shared.local() {
+            // SAFETY: the calling thread's own `Local`.
+            unsafe { local.flush(shared) };
+        }
+        for local in shared.locals() {
+            while shared.idle_now() > shared.min_idle {
+                let Some(node) = local.pop_depot(true) else {
+                    break;
+                };
+                shared.unreserve(1);
+                shared.discard(node, Discard::Trim);
+            }
+            local.age();
         }
     }
 
-    /// A new object from the factory, never an idle one.
-    fn get_fresh(&self) -> Pooled<T> {
-        let value = (self.shared.factory)();
-        self.adopt(value)
+    /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain, the
+    /// calling thread's cache included (other threads' caches: see [`trim`](Pool::trim)).
+    ///
+    /// Runs the objects' destructors on the calling thread.
+    pub fn clear(&self) {
+        let shared = &*self.shared;
+        if let Some(local) = shared.local() {
+            // SAFETY: the calling thread's own `Local`.
+            unsafe { local.flush(shared) };
+        }
+        for local in shared.locals() {
+            while shared.idle_now() > shared.min_idle {
+                let Some(node) = local.pop_depot(false) else {
+                    break;
+                };
+                shared.unreserve(1);
+                shared.discard(node, Discard::Trim);
+            }
+        }
     }
 
-    /// The most idle objects this pool keeps.
-    pub fn max_idle(&self) -> usize {
-        self.shared.max_idle
-    }
-
-    /// Whether two handles are on the same pool.
-    pub fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
-        Arc::ptr_eq(&a.shared, &b.shared)
-    }
-
-    pub(crate) fn owns(&self, pooled: &Pooled<T>) -> bool {
-        // SAFETY: a `Pooled` is a checked-out node (count >= 1), so `home` is `Some` and no
-        // one writes it until the count returns to 0, which needs this `Pooled` dropped.
-        let home = unsafe { pooled.node.as_ref() }
-            .home
-            .with(|home| unsafe { (*home).as_ref().map(Arc::as_ptr) });
-        home == Some(Arc::as_ptr(&self.shared))
+    /// Builds objects with the factory until `n` are idle in the pool (or the idle bound is
+    /// reached), so that the first `get`s, on any thread, find them.
+    ///
+    /// # Panics
+    ///
+    /// If the factory panics; the pool stays usable.
+    pub fn prefill(&self, n: usize) {
+        let shared = &*self.shared;
+        let Some(local) = shared.local() else { return };
+        while shared.idle_now() < n.min(shared.max_idle) {
+            if shared.reserve(1) == 0 {
+                return;
+            }
+            // Relaxed: a statistic.
+            shared.created.fetch_add(1, Ordering::Relaxed);
+            let value = (shared.factory)();
+            // The token reserved above goes with the object into the depot.
+            local.donate(shared.house(value));
+        }
     }
 }
 
@@ -377,26 +464,31 @@ impl<T> Clone for Pool<T> {
 
 impl<T> fmt::Debug for Pool<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Never blocks: the idle count is an atomic, not a walk over the locked shards.
+        // Never blocks: `stats` reads atomics only.
+        let stats = self.stats();
         f.debug_struct("Pool")
-            .field("idle", &self.shared.idle.load(Ordering::Relaxed))
+            .field("idle", &stats.idle)
             .field("max_idle", &self.shared.max_idle)
-            .field("created", &self.shared.created.load(Ordering::Relaxed))
+            .field("created", &stats.created)
             .finish_non_exhaustive()
     }
 }
 
-impl<T> PoolBuilder<T> {
-    /// The most idle objects the pool keeps (default [`DEFAULT_MAX_IDLE`]). An object that
-    /// comes back to a full pool is dropped, on the thread that gave it back.
+impl<T: Send + 'static> PoolBuilder<T> {
+    /// The most idle objects the pool keeps, per-thread caches included (default
+    /// [`DEFAULT_MAX_IDLE`]). An object that comes back to a full pool is dropped, on the
+    /// thread that gave it back. A bound of 0 makes a pool that never keeps anything.
     ///
-    /// A bound of 0 makes a pool that never keeps anything.
+    /// The bound is enforced through a shared budget handed to threads 4 slots at a time, so
+    /// a thread's unused slots (at most 8) can make the pool drop an object while slightly
+    /// fewer than `max_idle` are idle; it is never exceeded.
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = n;
         self
     }
 
-    /// How many idle objects [`Pool::clear`] leaves in place (default 0).
+    /// How many idle objects [`Pool::trim`] and [`Pool::clear`] leave in place (default 0;
+    /// at most `max_idle`).
     pub fn min_idle(mut self, n: usize) -> Self {
         self.min_idle = n;
         self
@@ -404,24 +496,15 @@ impl<T> PoolBuilder<T> {
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     pub fn build(self) -> Pool<T> {
-        // Room for the whole idle bound in every shard (up to a limit), so that a shard first
-        // used late, or a burst onto one shard, does not allocate on a release path.
-        let room = self.max_idle.min(SHARD_PRESIZE);
-        let shards = (0..sync::shard_count())
-            .map(|_| {
-                CachePadded::new(Mutex::new(Shard {
-                    free: Vec::with_capacity(room),
-                    hits: 0,
-                }))
-            })
-            .collect();
         Pool {
             shared: Arc::new(Shared {
+                id: crate::sync::next_pool_id(),
+                register: register::<T>,
                 factory: self.factory,
                 reset: self.reset,
-                shards,
+                locals: AtomicPtr::new(ptr::null_mut()),
                 empty: Mutex::new(Vec::new()),
-                idle: CachePadded::new(AtomicUsize::new(0)),
+                budget: AtomicUsize::new(0),
                 max_idle: self.max_idle,
                 min_idle: self.min_idle.min(self.max_idle),
                 created: AtomicUsize::new(0),
@@ -443,29 +526,69 @@ impl<T> fmt::Debug for PoolBuilder<T> {
     }
 }
 
+/// Iterates over a pool's `Local`s.
+struct Locals<'a, T> {
+    next: *const Local<T>,
+    _pool: std::marker::PhantomData<&'a Shared<T>>,
+}
+
+impl<'a, T> Iterator for Locals<'a, T> {
+    type Item = &'a Local<T>;
+    fn next(&mut self) -> Option<&'a Local<T>> {
+        // SAFETY: `Local`s are freed only by `Shared::drop`; the iterator borrows `Shared`.
+        let local = unsafe { self.next.as_ref()? };
+        self.next = local.next;
+        Some(local)
+    }
+}
+
 impl<T> Shared<T> {
-    fn home_shard(&self) -> &Mutex<Shard<T>> {
-        // `shards.len()` is a power of two.
-        &self.shards[sync::thread_index() & (self.shards.len() - 1)]
+    /// The first `Local` of the list (null if none).
+    pub(crate) fn first_local(&self) -> *const Local<T> {
+        // Acquire: pairs with the Release push in `register`, so the `Local` (its `next`
+        // field included) is fully built when we read it.
+        self.locals.load(Ordering::Acquire)
     }
 
-    /// Takes an idle node: from the home shard, else stolen from another.
-    fn take_idle(&self) -> Option<NodePtr<T>> {
-        let start = sync::thread_index();
-        let mask = self.shards.len() - 1;
-        for i in 0..self.shards.len() {
-            // A blocking lock, not `try_lock`: a steal that skipped a busy shard would call
-            // the factory while an object waits. Critical sections are a push or a pop.
-            let mut shard = self.shards[(start + i) & mask].lock();
-            if let Some(node) = shard.free.pop() {
-                shard.hits += 1;
-                drop(shard);
-                // Relaxed: the bound is approximate by design; the lock orders the node.
-                self.idle.fetch_sub(1, Ordering::Relaxed);
-                return Some(node);
+    fn locals(&self) -> Locals<'_, T> {
+        Locals {
+            next: self.first_local(),
+            _pool: std::marker::PhantomData,
+        }
+    }
+
+    /// Idle objects now, summed over every thread.
+    fn idle_now(&self) -> usize {
+        self.locals().map(Local::idle).sum()
+    }
+
+    /// Takes up to `n` slots of the idle budget; returns how many it got.
+    pub(crate) fn reserve(&self, n: usize) -> usize {
+        // Relaxed: a budget, not a synchronization point; nodes travel under locks.
+        let mut used = self.budget.load(Ordering::Relaxed);
+        loop {
+            let grant = n.min(self.max_idle.saturating_sub(used));
+            if grant == 0 {
+                return 0;
+            }
+            match self.budget.compare_exchange_weak(
+                used,
+                used + grant,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return grant,
+                Err(now) => used = now,
             }
         }
-        None
+    }
+
+    /// Gives back `n` slots of the idle budget.
+    pub(crate) fn unreserve(&self, n: usize) {
+        if n > 0 {
+            // Relaxed: as in `reserve`.
+            self.budget.fetch_sub(n, Ordering::Relaxed);
+        }
     }
 
     /// Runs the reset function on an idle node; on `false` or a panic drops the object.
@@ -487,11 +610,12 @@ impl<T> Shared<T> {
             shared: self,
             node: Some(node.0),
         };
-        // SAFETY: the node came off a free list: count 0, so this thread owns it and its
-        // object is initialised. Stale readers touch only `refs`, and only to fail.
-        let keep = unsafe { node.0.as_ref() }
-            .value
-            .with_mut(|value| (self.reset)(unsafe { (*value).assume_init_mut() }));
+        // SAFETY: the node came off a free list, so this thread owns it and its object is
+        // initialised. Stale readers touch only `refs`, and only to fail.
+        let keep = unsafe { node.0.as_ref() }.value.with_mut(|value| {
+            // SAFETY: as above.
+            (self.reset)(unsafe { (*value).assume_init_mut() })
+        });
         guard.node = None;
         if !keep {
             self.discard(NodePtr(node.0), Discard::Reset);
@@ -502,35 +626,26 @@ impl<T> Shared<T> {
     /// Puts `value` in a node: an empty one if there is one, else a new allocation.
     fn house(&self, value: T) -> NodePtr<T> {
         if let Some(node) = self.empty.lock().pop() {
-            // SAFETY: an empty node has count 0 and sits only in `empty`, which we just
-            // popped it from: this thread owns it, and its value slot is uninitialised.
-            unsafe { node.0.as_ref() }.value.with_mut(|slot| unsafe {
-                (*slot).write(value);
+            // SAFETY: an empty node sits only in `empty`, which we just popped it from: this
+            // thread owns it, and its value slot is uninitialised.
+            unsafe { node.0.as_ref() }.value.with_mut(|slot| {
+                // SAFETY: as above.
+                unsafe { (*slot).write(value) };
             });
             return node;
         }
         let node = Box::new(Node {
             refs: RefCount::new(),
+            published: UnsafeCell::new(false),
+            origin: UnsafeCell::new(ptr::null()),
             home: UnsafeCell::new(None),
             value: UnsafeCell::new(MaybeUninit::new(value)),
         });
         NodePtr(NonNull::from(Box::leak(node)))
     }
 
-    /// Returns a node whose count just reached zero to a free list, or drops its object if
-    /// the pool is full.
-    fn put(&self, node: NodePtr<T>) {
-        // Relaxed: the bound is a budget, not a synchronization point; the node itself is
-        // handed over under the shard lock.
-        if self.idle.fetch_add(1, Ordering::Relaxed) >= self.max_idle {
-            self.idle.fetch_sub(1, Ordering::Relaxed);
-            self.discard(node, Discard::OverCap);
-            return;
-        }
-        self.home_shard().lock().free.push(node);
-    }
-
-    /// Drops the object in `node` and keeps the empty node for reuse.
+    /// Drops the object in `node`; frees the node too unless it was ever published, in
+    /// which case it is kept empty for reuse (type-stable memory).
     fn discard(&self, node: NodePtr<T>, why: Discard) {
         let counter = match why {
             Discard::Reset => &self.discarded,
@@ -539,6 +654,13 @@ impl<T> Shared<T> {
         };
         counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
 
+        // SAFETY: the caller owns the node exclusively.
+        let published = unsafe { node.0.as_ref() }.published.with(|p| unsafe { *p });
+        if !published {
+            // SAFETY: owned, initialised, never reachable by a stale reader.
+            unsafe { free_node(node) };
+            return;
+        }
         /// Files the node as empty even if the object's destructor panics.
         struct Keep<'a, T>(&'a Shared<T>, NonNull<Node<T>>);
         impl<T> Drop for Keep<'_, T> {
@@ -549,42 +671,150 @@ impl<T> Shared<T> {
         let keep = Keep(self, node.0);
         // SAFETY: the caller owns the node (count 0, on no list) and its object is
         // initialised; after this it is not, and the node goes to `empty`.
-        unsafe { keep.1.as_ref() }.value.with_mut(|value| unsafe {
-            (*value).assume_init_drop();
+        unsafe { keep.1.as_ref() }.value.with_mut(|value| {
+            // SAFETY: as above.
+            unsafe { (*value).assume_init_drop() };
         });
     }
 
-    /// Drops idle objects until at most `keep` remain.
-    fn clear_down_to(&self, keep: usize) {
-        for shard in self.shards.iter() {
-            loop {
-                // Relaxed: a budget; the node moves under the lock.
-                if self.idle.load(Ordering::Relaxed) <= keep {
-                    return;
-                }
-                let Some(node) = shard.lock().free.pop() else {
-                    break;
-                };
-                self.idle.fetch_sub(1, Ordering::Relaxed);
-                self.discard(node, Discard::Trim);
+    /// The calling thread's `Local` for this pool, made on first use; `None` while the
+    /// thread's thread-locals are being destroyed.
+    #[inline]
+    pub(crate) fn local(&self) -> Option<&Local<T>> {
+        match local::find(self.id) {
+            // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
+            // lives as long as `self`; ids are never reused.
+            Some(found) => Some(unsafe { &*found.cast::<Local<T>>() }),
+            None => (self.register)(self),
+        }
+    }
+    /// Returns a published node whose last reference was just dropped to the depot of the
+    /// thread that checked it out (or drops its object if the pool is full).
+    fn donate(&self, node: NodePtr<T>) {
+        if self.reserve(1) == 0 {
+            self.discard(node, Discard::OverCap);
+            return;
+        }
+        // SAFETY: the caller owns the node; `origin` is owner-written.
+        let origin = unsafe { node.0.as_ref() }.origin.with(|o| unsafe { *o });
+        // SAFETY: a `Local` lives as long as its pool, which `&self` is.
+        match unsafe { origin.as_ref() }.or_else(|| {
+            // SAFETY: as above.
+            unsafe { self.first_local().as_ref() }
+        }) {
+            // The reserved token goes with the node into the depot.
+            Some(local) => local.donate(node),
+            None => {
+                self.unreserve(1);
+                self.discard(node, Discard::OverCap);
             }
+        }
+    }
+
+    /// Returns an idle node on the calling thread (to its cache if it has one).
+    fn put(&self, node: NodePtr<T>) {
+        match self.local() {
+            Some(local) => {
+                // SAFETY: the calling thread's own `Local`, of this pool.
+                if let Some(node) = unsafe { local.put(self, node) } {
+                    self.discard(node, Discard::OverCap);
+                }
+            }
+            None => self.donate(node),
         }
     }
 }
 
+/// Makes (or adopts) the calling thread's `Local` for `shared` and records it in the
+/// thread's registry; `None` while the thread's thread-locals are being destroyed.
+#[cold]
+fn register<T: Send + 'static>(shared: &Shared<T>) -> Option<&Local<T>> {
+    // Adopt the `Local` of an exited thread, else make one.
+    let adopted = shared.locals().find(|l| l.try_adopt());
+    let local: &Local<T> = match adopted {
+        Some(local) => local,
+        None => {
+            let mut head = shared.first_local();
+            let local = Box::leak(Box::new(Local::new(shared.max_idle, head)));
+            loop {
+                // Release: publishes the `Local` to `first_local`'s Acquire. Acquire on
+                // failure: we re-link to the new head and try again.
+                match shared.locals.compare_exchange_weak(
+                    head as *mut _,
+                    local,
+                    Ordering::Release,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => {
+                        head = now;
+                        local.next = head;
+                    }
+                }
+            }
+            local
+        }
+    };
+    let hook = exit_hook(shared, local);
+    if local::register(shared.id, ptr::from_ref(local).cast(), hook) {
+        Some(local)
+    } else {
+        // The thread is exiting: leave the `Local` for another thread to adopt.
+        local.release_ownership();
+        None
+    }
+}
+
+/// The hook that flushes a thread's cache when it exits (not under loom: loom's `Arc` has
+/// no `Weak`, and models do not exercise thread exit).
+#[cfg(not(loom))]
+fn exit_hook<T: Send + 'static>(
+    shared: &Shared<T>,
+    local: &Local<T>,
+) -> Option<Box<dyn local::ExitHook>> {
+    struct Hook<T> {
+        shared: std::sync::Weak<Shared<T>>,
+        local: NonNull<Local<T>>,
+    }
+    impl<T: Send> local::ExitHook for Hook<T> {
+        fn thread_exit(&self) {
+            if let Some(shared) = self.shared.upgrade() {
+                // SAFETY: the pool is alive, so is its `Local`, and this exiting thread owns
+                // it until `release_ownership`.
+                let local = unsafe { self.local.as_ref() };
+                // SAFETY: as above.
+                unsafe { local.flush(&shared) };
+                local.release_ownership();
+            }
+        }
+    }
+    // SAFETY: `shared` lives in an `Arc` (every `Shared` is made by `PoolBuilder::build`),
+    // so incrementing its weak count through a pointer to the contents is sound.
+    let weak = unsafe {
+        let arc = ManuallyDrop::new(Arc::from_raw(ptr::from_ref(shared)));
+        Arc::downgrade(&arc)
+    };
+    Some(Box::new(Hook {
+        shared: weak,
+        local: NonNull::from(local),
+    }))
+}
+
+#[cfg(loom)]
+fn exit_hook<T>(_: &Shared<T>, _: &Local<T>) -> Option<Box<dyn local::ExitHook>> {
+    None
+}
+
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
-        // Every handle is gone, so no node is checked out and no reader holds a pointer:
-        // the locks below are uncontended (taken, not `get_mut`, to keep loom's shape).
-        // each node is either on a free list (with an object) or empty.
-        for shard in self.shards.iter() {
-            for node in shard.lock().free.drain(..) {
-                // SAFETY: owned exclusively (see above); made by `Box::leak` in `house`.
-                let node = unsafe { Box::from_raw(node.0.as_ptr()) };
-                // SAFETY: an idle node's object is initialised and dropped once, here.
-                node.value
-                    .with_mut(|value| unsafe { (*value).assume_init_drop() });
-            }
+        // Every handle is gone, so no node is checked out and no reader holds a pointer: each
+        // node is in a `Local` or empty, and no thread can reach a `Local`.
+        let mut next = self.first_local();
+        while !next.is_null() {
+            // SAFETY: made by `Box::leak` in `register`, freed only here, once.
+            let local = unsafe { Box::from_raw(next.cast_mut()) };
+            next = local.next;
+            drop(local); // frees its idle nodes
         }
         for node in self.empty.lock().drain(..) {
             // SAFETY: as above; the object slot is uninitialised and `MaybeUninit` drops
@@ -594,41 +824,65 @@ impl<T> Drop for Shared<T> {
     }
 }
 
-/// Drops one reference on a checked-out node and, if it was the last, returns the node to
-/// its pool.
+/// Drops an idle node's object and frees the node.
+///
+/// # Safety
+///
+/// The caller owns `node` exclusively, its object is initialised, and no stale reader can
+/// reach it (it was never published, or its pool is being dropped).
+pub(crate) unsafe fn free_node<T>(node: NodePtr<T>) {
+    // SAFETY: made by `Box::leak` in `house`; owned per the caller.
+    let node = unsafe { Box::from_raw(node.0.as_ptr()) };
+    node.value.with_mut(|value| {
+        // SAFETY: initialised, per the caller; dropped once.
+        unsafe { (*value).assume_init_drop() };
+    });
+}
+
+/// Drops one reference on a published node and, if it was the last, returns the node to
+/// the depot of the thread that checked it out.
+///
+/// `via` is the pool to return it to when the caller knows it (a container reader that took
+/// a reference on a node that had been recycled: the node may then have no `home`).
 ///
 /// # Safety
 ///
 /// `node` must be a node whose count includes a reference owned by the caller, which this
-/// call consumes.
-pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>) {
-    // SAFETY: the caller's reference keeps the node checked out, so its memory is live.
+/// call consumes, and if `via` is `None`, the node must be a container version (with
+/// `home` set); if `Some`, it must be the node's pool.
+pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>, via: Option<&Shared<T>>) {
+    // SAFETY: the caller's reference keeps the node's memory live.
     if !unsafe { node.as_ref() }.refs.decrement() {
         return;
     }
     // Count 0 with the Acquire fence done: this thread owns the node and sees every write
-    // made through other references. Take the pool handle out before the node is visible on
-    // a free list, where another thread could check it out and overwrite `home`.
-    // SAFETY: exclusive ownership (above); `home` is `Some` while checked out.
-    let home = unsafe { node.as_ref() }
-        .home
-        .with_mut(|home| unsafe { (*home).take() });
-    let home = home.expect("a checked-out node holds its pool");
-    home.put(NodePtr(node));
+    // made through other references. Take the pool handle out before the node is visible
+    // in a depot, where another thread could check it out and overwrite `home`.
+    // SAFETY: exclusive ownership (above).
+    let home = unsafe { node.as_ref() }.home.with_mut(|home| {
+        // SAFETY: as above.
+        unsafe { (*home).take() }
+    });
+    let shared = via
+        .or(home.as_deref())
+        .expect("a container version holds its pool");
+    shared.donate(NodePtr(node));
     // If this was the last handle on the pool, this drop frees every node, this one too.
     drop(home);
 }
 
-/// An exclusive handle on one pooled object: Go's `pool.Get()` result, with its `Release`
+/// An exclusive guard on one pooled object: Go's `pool.Get()` result, with its `Release`
 /// done by `Drop`.
 ///
-/// Dereferences to `T` mutably. Dropping it returns the object to its pool (to be reset
-/// when next handed out); [`Container::update`](crate::Container::update) publishes it as a
-/// container's new version instead.
+/// Dereferences to `T` mutably. Dropping it returns the object to its pool, on the dropping
+/// thread (to be reset when next handed out); [`Container::update`](crate::Container::update)
+/// publishes it as a container's new version instead. It borrows the [`Pool`] it came from,
+/// like the guards of other Rust pools: that is what lets `get` and drop run without any
+/// atomic read-modify-write. (A container's [`Guard`](crate::Guard)s do not borrow.)
 ///
 /// # Send and Sync
 ///
-/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `Box<T>`.
+/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `&mut T`.
 ///
 /// # Examples
 ///
@@ -638,77 +892,104 @@ pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>) {
 /// let pool = Pool::new(String::new, |s| { s.clear(); true });
 /// let mut s = pool.get();
 /// s.push_str("pooled");
-/// std::thread::spawn(move || assert_eq!(&*s, "pooled")).join().unwrap();
-/// assert_eq!(pool.stats().idle, 1); // dropped on the other thread, back in the pool
+/// std::thread::scope(|scope| {
+///     scope.spawn(move || assert_eq!(&*s, "pooled")); // dropped on the other thread
+/// });
+/// assert_eq!(pool.stats().idle, 1);
 /// ```
-pub struct Pooled<T> {
+pub struct Pooled<'a, T> {
     node: NonNull<Node<T>>,
-    _owns: PhantomData<T>,
+    pool: &'a Pool<T>,
 }
 
 // SAFETY: a `Pooled` owns its object as a `Box` does; moving it moves a `T` (and, on drop,
-// hands the `T` to the pool, which `T: Send` also covers).
-unsafe impl<T: Send> Send for Pooled<T> {}
-// SAFETY: `&Pooled<T>` gives only `&T`.
-unsafe impl<T: Sync> Sync for Pooled<T> {}
+// hands the `T` to the pool, which `T: Send` also covers; `&Pool<T>` is `Send` for
+// `T: Send`).
+unsafe impl<T: Send> Send for Pooled<'_, T> {}
+// SAFETY: `&Pooled<T>` gives only `&T` and `&Pool<T>` (which is `Sync` for `T: Send`).
+unsafe impl<T: Sync + Send> Sync for Pooled<'_, T> {}
 
-impl<T> Pooled<T> {
-    /// Marks an owned node checked out and wraps it.
-    fn check_out(node: NodePtr<T>, shared: &Arc<Shared<T>>) -> Pooled<T> {
-        // SAFETY: the caller owns the node (count 0, on no list); `home` is ours to write
-        // until the Release store below publishes it.
+impl<'a, T> Pooled<'a, T> {
+    /// Marks an owned node checked out by the thread whose `Local` is `origin`, and wraps it.
+    fn check_out(node: NodePtr<T>, origin: *const Local<T>, pool: &'a Pool<T>) -> Self {
+        // SAFETY: the caller owns the node (it came off a free list or was just made).
         let n = unsafe { node.0.as_ref() };
-        // SAFETY: as above: no one else reads or writes `home` while the count is 0.
-        n.home
-            .with_mut(|home| unsafe { *home = Some(Arc::clone(shared)) });
+        n.origin.with_mut(|o| {
+            // SAFETY: as above: owner-written.
+            unsafe { *o = origin };
+        });
+        // Release: a stale reader that reads this 1 sees the retirement of the node's
+        // previous version (see `RefCount::reset_to_one`).
         n.refs.reset_to_one();
-        Pooled {
-            node: node.0,
-            _owns: PhantomData,
-        }
+        Pooled { node: node.0, pool }
     }
 
-    /// Gives up the handle without dropping the reference it holds.
-    pub(crate) fn into_raw(this: Pooled<T>) -> NonNull<Node<T>> {
-        ManuallyDrop::new(this).node
+    /// Gives up the guard, marking the node published, and returns its reference.
+    pub(crate) fn publish(this: Pooled<'a, T>, home: Arc<Shared<T>>) -> NonNull<Node<T>> {
+        let this = ManuallyDrop::new(this);
+        // SAFETY: the guard owns the node exclusively (stale readers touch only `refs`);
+        // these writes happen before the caller's Release swap publishes the node.
+        let n = unsafe { this.node.as_ref() };
+        n.published.with_mut(|p| {
+            // SAFETY: as above.
+            unsafe { *p = true };
+        });
+        n.home.with_mut(|h| {
+            // SAFETY: as above; `home` is `None` while a node is held by a `Pooled`.
+            unsafe { *h = Some(home) };
+        });
+        this.node
+    }
+
+    /// The pool this object came from.
+    pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
+        this.pool
     }
 
     /// The object's reference count: 1, unless a container reader is in the middle of
     /// finding out that this object is not the container's current version.
-    pub fn ref_count(this: &Pooled<T>) -> usize {
-        // SAFETY: this handle's reference keeps the node live.
+    pub fn ref_count(this: &Pooled<'_, T>) -> usize {
+        // SAFETY: this guard's reference keeps the node live.
         unsafe { this.node.as_ref() }.refs.load()
     }
 }
 
-impl<T> Deref for Pooled<T> {
+impl<T> Deref for Pooled<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: checked out, so the object is initialised; this handle is exclusive, and
-        // other parties touch only `refs`.
-        unsafe { self.node.as_ref() }
-            .value
-            .with(|value| unsafe { (*value).assume_init_ref() })
+        // SAFETY: this guard owns the node for as long as `&self` lives.
+        unsafe { value(self.node) }
     }
 }
 
-impl<T> DerefMut for Pooled<T> {
+impl<T> DerefMut for Pooled<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes the access unique.
-        unsafe { self.node.as_ref() }
-            .value
-            .with_mut(|value| unsafe { (*value).assume_init_mut() })
+        // SAFETY: checked out, so the object is initialised; this guard is exclusive (other
+        // parties touch only `refs`), and `&mut self` makes the access unique.
+        unsafe { self.node.as_ref() }.value.with_mut(|value| {
+            // SAFETY: as above.
+            unsafe { (*value).assume_init_mut() }
+        })
     }
 }
 
-impl<T> Drop for Pooled<T> {
+impl<T> Drop for Pooled<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: this handle owns one reference.
-        unsafe { release(self.node) }
+        // SAFETY: the guard owns the node; `published` is owner-written.
+        let published = unsafe { self.node.as_ref() }
+            .published
+            .with(|p| unsafe { *p });
+        // A node that was never a container version has no stale readers: no atomic needed.
+        // One that was may have one holding a brief reference; the last of them recycles.
+        // SAFETY: the guard owns a reference.
+        if published && !unsafe { self.node.as_ref() }.refs.decrement() {
+            return;
+        }
+        self.pool.shared.put(NodePtr(self.node));
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Pooled<T> {
+impl<T: fmt::Debug> fmt::Debug for Pooled<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Pooled").field(&**self).finish()
     }
@@ -723,9 +1004,10 @@ pub(crate) unsafe fn value<'a, T>(node: NonNull<Node<T>>) -> &'a T {
     // SAFETY: per the caller, the node is checked out, so its object is initialised, and no
     // one mutates it while shared references exist (`Pooled` is exclusive; versions in a
     // container are only read).
-    unsafe { node.as_ref() }
-        .value
-        .with(|value| unsafe { (*value).assume_init_ref() })
+    unsafe { node.as_ref() }.value.with(|value| {
+        // SAFETY: as above.
+        unsafe { (*value).assume_init_ref() }
+    })
 }
 
 /// The count of a node whose memory is live (type-stable while its pool lives).

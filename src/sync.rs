@@ -7,13 +7,13 @@
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
-    atomic::{fence, AtomicPtr, AtomicUsize, Ordering},
+    atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{
-    atomic::{fence, AtomicPtr, AtomicUsize, Ordering},
+    atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
@@ -61,56 +61,14 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// A small number naming the calling thread, used to pick its home shard of the free list.
+/// A number that names one pool for the life of the process (never reused, unlike an
+/// address), keying the per-thread registries in `local.rs`.
 ///
-/// Handed out in order of first use; it is a placement hint, never part of a
-/// synchronization argument, so its counter is `Relaxed`.
-pub(crate) fn thread_index() -> usize {
-    #[cfg(not(loom))]
-    {
-        use std::cell::Cell;
-        use std::sync::atomic::AtomicUsize as StdAtomic;
-        static NEXT: StdAtomic = StdAtomic::new(0);
-        std::thread_local! {
-            static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
-        }
-        INDEX
-            .try_with(|index| {
-                if index.get() == usize::MAX {
-                    // Relaxed: a unique-ish number is all that is needed.
-                    index.set(NEXT.fetch_add(1, Ordering::Relaxed));
-                }
-                index.get()
-            })
-            // During thread-local destruction: any shard is correct, just less local.
-            .unwrap_or(0)
-    }
-    #[cfg(loom)]
-    {
-        loom::lazy_static! {
-            static ref NEXT: AtomicUsize = AtomicUsize::new(0);
-        }
-        loom::thread_local! {
-            static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed);
-        }
-        INDEX.with(|index| *index)
-    }
-}
-
-/// How many shards the free list has: enough that threads rarely share one.
-pub(crate) fn shard_count() -> usize {
-    #[cfg(not(loom))]
-    {
-        std::thread::available_parallelism()
-            .map_or(4, |n| n.get())
-            .clamp(2, 64)
-            .next_power_of_two()
-    }
-    // Two shards are enough for a model to have a thread that must steal.
-    #[cfg(loom)]
-    {
-        2
-    }
+/// A plain `std` atomic even under loom: it is a name, never part of a synchronization
+/// argument, hence `Relaxed`.
+pub(crate) fn next_pool_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Spin-loop hint for retry loops; under loom a yield so the model explores other threads.

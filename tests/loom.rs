@@ -125,7 +125,8 @@ fn last_two_guards_released_at_once() {
         t1.join().unwrap();
         t2.join().unwrap();
 
-        // Version 1 is idle exactly once: one more object would mean a double put.
+        // Version 1 is idle exactly once (in the main thread's depot, where it was checked
+        // out): one more object would mean a double put.
         assert_eq!(pool.stats().idle, 1);
         let before = resets.load(SeqCst);
         let recycled = pool.get();
@@ -136,35 +137,106 @@ fn last_two_guards_released_at_once() {
     });
 }
 
-/// One thread gives an object back (to its own shard) while another asks for one (from
-/// its own, empty shard, so it must steal or build): no object is handed out twice, and
-/// none is lost.
+/// A thread fills its cache until it spills a batch to its depot while another thread,
+/// with nothing of its own, steals from that depot: no object is handed out twice (loom's
+/// cell tracking reports two owners writing one object), none is lost.
 #[test]
-fn steal_vs_put() {
+fn steal_vs_spill() {
     loom::model(|| {
         let (pool, _) = counting_pool();
-        let mut held = pool.get();
-        *held = 7;
+        let pool = Arc::new(pool);
 
-        let putter = thread::spawn(move || drop(held));
+        let putter = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                // Three objects through a cache of two: the third put spills one.
+                let mut held = [pool.get(), pool.get(), pool.get()];
+                for (i, p) in held.iter_mut().enumerate() {
+                    **p = i + 1;
+                }
+            })
+        };
         let taker = {
             let pool = pool.clone();
             thread::spawn(move || {
                 let mut mine = pool.get();
-                // A write: loom reports it if the putter still owns this object.
+                assert_eq!(*mine, 0, "handed out without a reset");
                 *mine = 9;
-                drop(mine);
             })
         };
         putter.join().unwrap();
         taker.join().unwrap();
 
         let stats = pool.stats();
-        // Either the taker stole the first object (one made) or built a second (two made);
-        // every object made is idle again.
-        assert!(stats.created == 1 || stats.created == 2, "{stats:?}");
-        assert_eq!(stats.idle, stats.created);
-        assert_eq!(stats.hits + stats.misses, 2);
+        // The taker stole one of the three or built a fourth; every object made is idle.
+        assert!(stats.created == 3 || stats.created == 4, "{stats:?}");
+        assert_eq!(stats.idle, stats.created, "{stats:?}");
+        assert_eq!(stats.hits + stats.misses, 4, "{stats:?}");
+    });
+}
+
+/// The last guard on a retired version is dropped on a reader thread, which donates the
+/// object to the writer's depot, while a third thread steals from that depot: the object is
+/// not handed out before the reader is done with it, and not twice.
+#[test]
+fn donate_vs_steal() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let g = c.acquire().unwrap();
+        publish(&c, 2); // version 1 now lives only through `g`
+
+        let reader = thread::spawn(move || {
+            assert_eq!(*g, 1);
+            drop(g); // donates version 1 to the main thread's depot
+        });
+        let thief = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let mut mine = pool.get();
+                assert_eq!(*mine, 0, "handed out without a reset");
+                *mine = 7;
+            })
+        };
+        reader.join().unwrap();
+        thief.join().unwrap();
+
+        let stats = pool.stats();
+        // Version 2 is current; every other object made is idle.
+        assert_eq!(stats.idle + 1, stats.created, "{stats:?}");
+    });
+}
+
+/// The second `trim` frees the victims the first one marked while another thread, with
+/// nothing of its own, steals from that same victim list: nothing is freed twice or handed
+/// out after being freed, and every object made is either trimmed or still idle.
+#[test]
+fn trim_vs_steal() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let pool = Arc::new(pool);
+        pool.prefill(2); // two idle objects in the main thread's depot
+        pool.trim(); // ... now both victims
+
+        let trimmer = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.trim())
+        };
+        let user = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let mut mine = pool.get();
+                assert_eq!(*mine, 0);
+                *mine = 5;
+            })
+        };
+        trimmer.join().unwrap();
+        user.join().unwrap();
+
+        let stats = pool.stats();
+        assert_eq!(stats.trimmed + stats.idle, stats.created, "{stats:?}");
+        assert!(stats.trimmed >= 1, "two trims freed nothing: {stats:?}");
     });
 }
 

@@ -1,0 +1,451 @@
+//! Per-thread caches and depots of a pool, and the registry that finds the calling thread's.
+//!
+//! # Layout: magazines and depots
+//!
+//! Every thread that uses a pool gets a [`Local`] for it (Bonwick's magazine layer, and Go's
+//! per-P `poolLocal`):
+//!
+//! - a **cache** of at most [`CACHE`] idle objects that only the owning thread touches: no
+//!   lock, no atomic read-modify-write (Go's `private` slot, widened);
+//! - a **depot** behind it, a `parking_lot` mutex over two lists, *primary* and *victim*
+//!   (Go's `local` and `victim` generations). The owner spills half its cache there when it
+//!   is full and refills from it when it is empty, [`BATCH`] objects at a time; other threads
+//!   steal from it in batches when their own cache and depot are empty, and the last
+//!   reference to a container version is donated to the depot of the thread that checked
+//!   it out (the writer), which is where the next `get_new` looks first.
+//!
+//! # The idle bound without a shared counter per operation
+//!
+//! `max_idle` counts every idle object, caches included, yet the hit path must not touch a
+//! shared counter. So the pool keeps a shared *budget* (`Shared::budget`) of idle slots and
+//! hands it out in batches, as Linux's per-CPU counters do: a cache holds `tokens` of the
+//! budget, at least as many as it holds objects, and only goes back to the budget when it
+//! runs out (once per [`BATCH`] puts) or holds too many spare tokens (once per [`BATCH`]
+//! gets). Objects moving between a cache and a depot carry their tokens with them. So at any
+//! moment: idle objects <= budget in use = sum of cache tokens + objects in depots
+//! <= `max_idle`. A thread's spare tokens (at most `2 * BATCH`) can make the pool drop an
+//! object while slightly fewer than `max_idle` are idle.
+//!
+//! # Threads
+//!
+//! The registry is a `thread_local!` list of (pool id, `Local`) per thread. A `Local` is made
+//! the first time a thread uses a pool (one allocation), and is never freed before the pool.
+//! When the thread exits, a thread-local destructor flushes its caches into their depots,
+//! where other threads steal them, and marks each `Local` free for the next new thread to
+//! adopt, so a pool holds at most as many `Local`s as threads that used it at once. (The
+//! `thread_local` crate would give a dead thread's slot to a new thread without a hook to
+//! flush it first; a flush running beside the new owner would race on the cache.)
+
+use std::cell::RefCell;
+use std::fmt;
+use std::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::pool::{free_node, NodePtr, Shared};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell};
+
+/// The most idle objects a thread's cache holds (2 under loom, so that models reach a
+/// spill and a refill in a few operations).
+pub(crate) const CACHE: usize = if cfg!(loom) { 2 } else { 8 };
+/// How many objects move at once between a cache and a depot.
+pub(crate) const BATCH: usize = CACHE / 2;
+
+/// One thread's share of one pool.
+pub(crate) struct Local<T> {
+    /// Touched only by the owning thread (the one whose registry lists this `Local`), or by
+    /// the pool's destructor when no thread can touch it.
+    cache: UnsafeCell<Cache<T>>,
+    /// Shared with thieves and donors.
+    pub(crate) depot: CachePadded<Mutex<Depot<T>>>,
+    /// `get`s this thread served from idle objects. Written only by the owner
+    /// (`load` + `store`, no read-modify-write); read by `stats`.
+    hits: AtomicU64,
+    /// Mirror of the cache's length, written only by the owner, for `stats` and `Debug`.
+    cache_len: AtomicUsize,
+    /// Mirror of the depot's length, written under the depot lock.
+    depot_len: AtomicUsize,
+    /// Whether a live thread owns this `Local`. Cleared on thread exit, after the flush;
+    /// set by a thread that adopts it.
+    owned: AtomicBool,
+    /// The next `Local` of the same pool: written once, before this one is published.
+    pub(crate) next: *const Local<T>,
+}
+
+struct Cache<T> {
+    /// At most `CACHE` nodes; its capacity is reserved up front, so pushes never allocate.
+    nodes: Vec<NodePtr<T>>,
+    /// Budget slots held; `nodes.len() <= tokens`.
+    tokens: usize,
+}
+
+/// A thread's depot: Go's two generations. `trim` drops `victim` and demotes `primary`.
+pub(crate) struct Depot<T> {
+    primary: Vec<NodePtr<T>>,
+    victim: Vec<NodePtr<T>>,
+}
+
+impl<T> Depot<T> {
+    fn len(&self) -> usize {
+        self.primary.len() + self.victim.len()
+    }
+
+    /// Pushes a node that brings its own budget token.
+    pub(crate) fn push(&mut self, node: NodePtr<T>) {
+        self.primary.push(node);
+    }
+}
+
+/// Depot slots reserved up front per list (beyond them a list grows, once).
+const DEPOT_PRESIZE: usize = 64;
+
+// SAFETY: a `Local` is shared between threads, but its only non-`Sync` part, the cache, is
+// touched by a single thread at a time (its owner, or the pool's destructor once no thread
+// can reach it), per the field's invariant. The depot is behind a lock; the rest is atomic.
+// The nodes it holds are sent between threads, which `T: Send` allows.
+unsafe impl<T: Send> Sync for Local<T> {}
+// SAFETY: as above; moving a `Local` moves the nodes it owns.
+unsafe impl<T: Send> Send for Local<T> {}
+
+impl<T> Local<T> {
+    pub(crate) fn new(max_idle: usize, next: *const Local<T>) -> Local<T> {
+        let depot_room = max_idle.min(DEPOT_PRESIZE);
+        Local {
+            cache: UnsafeCell::new(Cache {
+                nodes: Vec::with_capacity(CACHE),
+                tokens: 0,
+            }),
+            depot: CachePadded::new(Mutex::new(Depot {
+                primary: Vec::with_capacity(depot_room),
+                victim: Vec::with_capacity(depot_room),
+            })),
+            hits: AtomicU64::new(0),
+            cache_len: AtomicUsize::new(0),
+            depot_len: AtomicUsize::new(0),
+            owned: AtomicBool::new(true),
+            next,
+        }
+    }
+
+    /// Runs `f` on the cache.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, and `f` runs no user code (no reset, factory
+    /// or destructor of `T`) that could re-enter the pool.
+    unsafe fn with_cache<R>(&self, f: impl FnOnce(&mut Cache<T>) -> R) -> R {
+        self.cache.with_mut(|cache| {
+            // SAFETY: per the caller, no other reference to the cache exists meanwhile.
+            let cache = unsafe { &mut *cache };
+            let r = f(cache);
+            // Relaxed: a statistic mirror, written only here by the owner.
+            self.cache_len.store(cache.nodes.len(), Ordering::Relaxed);
+            r
+        })
+    }
+
+    /// Counts a `get` served from idle objects. Owner only.
+    pub(crate) fn count_hit(&self) {
+        // Relaxed load + store, not `fetch_add`: only the owner writes this counter.
+        let hits = self.hits.load(Ordering::Relaxed);
+        self.hits.store(hits + 1, Ordering::Relaxed);
+    }
+
+    /// Takes an idle node: from the cache, else a batch from this thread's depot, else a
+    /// batch stolen from another thread's depot (primary lists before victim lists).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to `shared`.
+    pub(crate) unsafe fn take(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
+        // SAFETY: the caller owns this `Local`; popping runs no user code.
+        if let Some(node) = unsafe { self.with_cache(|c| c.pop(shared)) } {
+            return Some(node);
+        }
+        for from_victim in [false, true] {
+            // Own depot first: donations to this thread wait there.
+            // SAFETY: the caller owns this `Local`.
+            if unsafe { self.refill_from(self, from_victim) } > 0 {
+                // SAFETY: as above.
+                return unsafe { self.with_cache(|c| c.pop(shared)) };
+            }
+            let mut other = shared.first_local();
+            while !other.is_null() {
+                // SAFETY: `Local`s live as long as `shared`, which the caller borrows.
+                let victim = unsafe { &*other };
+                // SAFETY: the caller owns this `Local`.
+                if !ptr::eq(victim, self) && unsafe { self.refill_from(victim, from_victim) } > 0 {
+                    // SAFETY: as above.
+                    return unsafe { self.with_cache(|c| c.pop(shared)) };
+                }
+                other = victim.next;
+            }
+        }
+        None
+    }
+
+    /// Moves up to `BATCH` nodes from `victim`'s depot into this thread's cache, with their
+    /// tokens; returns how many.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local` (not necessarily `victim`).
+    unsafe fn refill_from(&self, victim: &Local<T>, from_victim: bool) -> usize {
+        // Quick look without the lock: an empty depot is the common case when stealing.
+        // Relaxed: a hint; the lock below decides.
+        if victim.depot_len.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        let mut depot = victim.depot.lock();
+        let list = if from_victim {
+            &mut depot.victim
+        } else {
+            &mut depot.primary
+        };
+        let n = list.len().min(BATCH);
+        if n == 0 {
+            return 0;
+        }
+        // SAFETY: the caller owns this cache; moving nodes runs no user code. The cache has
+        // room: it is empty when `take` refills it.
+        unsafe {
+            self.with_cache(|c| {
+                let from = list.len() - n;
+                c.nodes.extend(list.drain(from..));
+                c.tokens += n;
+            })
+        };
+        let len = depot.len();
+        // Relaxed: a mirror, written under the lock.
+        victim.depot_len.store(len, Ordering::Relaxed);
+        n
+    }
+
+    /// Puts an idle node into the cache, spilling half of a full cache to the depot; returns
+    /// the node if the idle bound is reached, for the caller to drop.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to `shared`.
+    pub(crate) unsafe fn put(&self, shared: &Shared<T>, node: NodePtr<T>) -> Option<NodePtr<T>> {
+        // SAFETY: the caller owns the cache; nothing here runs user code.
+        unsafe {
+            self.with_cache(|c| {
+                if c.nodes.len() == CACHE {
+                    let mut depot = self.depot.lock();
+                    depot.primary.extend(c.nodes.drain(..BATCH));
+                    c.tokens -= BATCH;
+                    // Relaxed: a mirror, written under the lock.
+                    self.depot_len.store(depot.len(), Ordering::Relaxed);
+                }
+                if c.tokens == c.nodes.len() {
+                    c.tokens += shared.reserve(BATCH);
+                    if c.tokens == c.nodes.len() {
+                        return Some(node);
+                    }
+                }
+                c.nodes.push(node);
+                None
+            })
+        }
+    }
+
+    /// Moves the whole cache to the depot and gives back spare tokens.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to `shared`.
+    pub(crate) unsafe fn flush(&self, shared: &Shared<T>) {
+        // SAFETY: per the caller; no user code runs.
+        unsafe {
+            self.with_cache(|c| {
+                let mut depot = self.depot.lock();
+                c.tokens -= c.nodes.len();
+                depot.primary.append(&mut c.nodes);
+                // Relaxed: a mirror, written under the lock.
+                self.depot_len.store(depot.len(), Ordering::Relaxed);
+                shared.unreserve(c.tokens);
+                c.tokens = 0;
+            })
+        }
+    }
+
+    /// Pushes a node into this `Local`'s depot: a donation from any thread.
+    pub(crate) fn donate(&self, node: NodePtr<T>) {
+        let mut depot = self.depot.lock();
+        depot.push(node);
+        // Relaxed: a mirror, written under the lock.
+        self.depot_len.store(depot.len(), Ordering::Relaxed);
+    }
+
+    /// Pops one node from the depot for `trim`/`clear`: from the victim list if
+    /// `victim_only`, else from either.
+    pub(crate) fn pop_depot(&self, victim_only: bool) -> Option<NodePtr<T>> {
+        let mut depot = self.depot.lock();
+        let node = match depot.victim.pop() {
+            Some(node) => Some(node),
+            None if !victim_only => depot.primary.pop(),
+            None => None,
+        };
+        // Relaxed: a mirror, written under the lock.
+        self.depot_len.store(depot.len(), Ordering::Relaxed);
+        node
+    }
+
+    /// Demotes the primary list to victim (which `trim` has emptied first, down to what
+    /// `min_idle` keeps). Swaps the lists so that no allocation happens.
+    pub(crate) fn age(&self) {
+        let mut depot = self.depot.lock();
+        let depot = &mut *depot;
+        if depot.victim.is_empty() {
+            std::mem::swap(&mut depot.primary, &mut depot.victim);
+        } else {
+            let kept = std::mem::take(&mut depot.victim);
+            std::mem::swap(&mut depot.primary, &mut depot.victim);
+            depot.primary = kept;
+        }
+    }
+
+    /// Idle objects held here now (cache and depot), for statistics.
+    pub(crate) fn idle(&self) -> usize {
+        // Relaxed: statistics.
+        self.cache_len.load(Ordering::Relaxed) + self.depot_len.load(Ordering::Relaxed)
+    }
+
+    /// Hits counted here.
+    pub(crate) fn hits(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    /// Claims this `Local` for the calling thread if no live thread owns it.
+    pub(crate) fn try_adopt(&self) -> bool {
+        // Acquire: pairs with the Release in `release_ownership`, so the exiting thread's
+        // last use of the cache happens-before ours.
+        self.owned
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Gives up ownership, after a flush; another thread may then adopt this `Local`.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn release_ownership(&self) {
+        // Release: see `try_adopt`.
+        self.owned.store(false, Ordering::Release);
+    }
+}
+
+impl<T> Cache<T> {
+    /// Pops a node, giving back spare tokens beyond `2 * BATCH`.
+    fn pop(&mut self, shared: &Shared<T>) -> Option<NodePtr<T>> {
+        let node = self.nodes.pop()?;
+        if self.tokens - self.nodes.len() > 2 * BATCH {
+            shared.unreserve(BATCH);
+            self.tokens -= BATCH;
+        }
+        Some(node)
+    }
+}
+
+impl<T> Drop for Local<T> {
+    fn drop(&mut self) {
+        // Only the pool's destructor drops a `Local`: no thread can reach it any more.
+        let cache = self.cache.with_mut(|cache| {
+            // SAFETY: `&mut self`: nothing else refers to the cache.
+            std::mem::take(unsafe { &mut (*cache).nodes })
+        });
+        let depot = std::mem::replace(
+            &mut *self.depot.lock(),
+            Depot {
+                primary: Vec::new(),
+                victim: Vec::new(),
+            },
+        );
+        for node in cache.into_iter().chain(depot.primary).chain(depot.victim) {
+            // SAFETY: idle nodes owned by this `Local`, which is being dropped.
+            unsafe { free_node(node) };
+        }
+    }
+}
+
+impl<T> fmt::Debug for Local<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Local")
+            .field("idle", &self.idle())
+            .field("hits", &self.hits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs when a thread exits, for one pool it used.
+pub(crate) trait ExitHook {
+    fn thread_exit(&self);
+}
+
+/// One row of a thread's registry: the thread's `Local` for the pool with id `id`.
+struct Entry {
+    id: u64,
+    local: *const (),
+    #[cfg_attr(loom, allow(dead_code))]
+    on_exit: Option<Box<dyn ExitHook>>,
+}
+
+/// A thread's registry; its destructor runs the exit hooks.
+struct Registry {
+    entries: RefCell<Vec<Entry>>,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        for entry in self.entries.get_mut().drain(..) {
+            if let Some(hook) = entry.on_exit {
+                hook.thread_exit();
+            }
+        }
+    }
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static REGISTRY: Registry = const { Registry { entries: RefCell::new(Vec::new()) } };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static REGISTRY: Registry = Registry { entries: RefCell::new(Vec::new()) };
+}
+
+/// The calling thread's `Local` for pool `id`, type-erased; `None` if it has none yet or
+/// its thread-locals are being destroyed.
+#[inline]
+pub(crate) fn find(id: u64) -> Option<*const ()> {
+    #[cfg(not(loom))]
+    let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten();
+    #[cfg(loom)]
+    let found = REGISTRY.with(|r| lookup(r, id));
+    found
+}
+
+#[inline]
+fn lookup(registry: &Registry, id: u64) -> Option<*const ()> {
+    let entries = registry.entries.try_borrow().ok()?;
+    entries.iter().find(|e| e.id == id).map(|e| e.local)
+}
+
+/// Records the calling thread's `Local` for pool `id`; returns `false` if the thread's
+/// thread-locals are being destroyed (the caller then must not keep the `Local`).
+pub(crate) fn register(id: u64, local: *const (), on_exit: Option<Box<dyn ExitHook>>) -> bool {
+    let entry = Entry { id, local, on_exit };
+    let insert = move |r: &Registry| match r.entries.try_borrow_mut() {
+        Ok(mut entries) => {
+            entries.push(entry);
+            true
+        }
+        Err(_) => false,
+    };
+    #[cfg(not(loom))]
+    let done = REGISTRY.try_with(insert).unwrap_or(false);
+    #[cfg(loom)]
+    let done = REGISTRY.with(insert);
+    done
+}
