@@ -390,7 +390,7 @@ fn main() -> ExitCode {
     };
     let mut first = pool.get();
     first.extend(entries.iter().copied());
-    let container = Container::new(pool, first);
+    let container = Container::new(pool.clone(), first);
 
     let interval = Duration::from_millis(args.reload_ms);
     let start = Barrier::new(args.readers + 2);
