@@ -23,8 +23,8 @@
 //! runs out (once per [`BATCH`] puts) or holds too many spare tokens (once per [`BATCH`]
 //! gets). Objects moving between a cache and a depot carry their tokens with them. So at any
 //! moment: idle objects <= budget in use = sum of cache tokens + objects in depots
-//! <= `max_idle`. A thread's spare tokens (at most `2 * BATCH`) can make the pool drop an
-//! object while slightly fewer than `max_idle` are idle.
+//! <= `max_idle`. A thread's spare tokens (fewer than `2 * BATCH`) can make the pool drop
+//! an object while slightly fewer than `max_idle` are idle.
 //!
 //! # Threads
 //!
@@ -336,10 +336,14 @@ impl<T> Local<T> {
 }
 
 impl<T> Cache<T> {
-    /// Pops a node, giving back spare tokens beyond `2 * BATCH`.
+    /// Pops a node, giving back spare tokens once more than `BATCH` are spare.
+    ///
+    /// Spare tokens held here are budget that other threads cannot use: in a handoff, the
+    /// thread that gets holds the tokens of the objects it stole, while the thread that puts
+    /// needs them. Keeping at most `BATCH` bounds that, at one budget RMW per `BATCH` pops.
     fn pop(&mut self, shared: &Shared<T>) -> Option<NodePtr<T>> {
         let node = self.nodes.pop()?;
-        if self.tokens - self.nodes.len() > 2 * BATCH {
+        if self.tokens - self.nodes.len() > BATCH {
             shared.unreserve(BATCH);
             self.tokens -= BATCH;
         }

@@ -42,7 +42,13 @@ use crate::refcount::RefCount;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell};
 
 /// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
-pub const DEFAULT_MAX_IDLE: usize = 64;
+///
+/// A safety net against a burst pinning memory forever, sized for small objects shared by
+/// many threads (each thread's cache alone may hold 8). For objects of megabytes, set
+/// [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a container needs
+/// its current version, the one being filled, and one per reader that holds a guard across
+/// an update — and call [`Pool::trim`] from a timer.
+pub const DEFAULT_MAX_IDLE: usize = 256;
 
 type Factory<T> = dyn Fn() -> T + Send + Sync;
 type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
