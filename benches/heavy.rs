@@ -1,0 +1,313 @@
+//! # The heavy-object benchmark: the Go original's, ported
+//!
+//! A `HashMap<&'static str, &'static str>` of 100,000 entries (keys `"0"`..`"99999"`,
+//! values `"value-N"`) is shared by two threads (one per core on the reference machine)
+//! that each run a random mix of operations, as Go's `b.RunParallel` does:
+//!
+//! - a **write** (1%, 10% or 50% of operations) produces a new version: refill a map with
+//!   all 100,000 entries and publish it. Keys and values are `&'static str` built once, so
+//!   a fill is hashing and inserting, as in Go, not string allocation; every new map is
+//!   pre-sized for 100,000 entries;
+//! - a **read** looks up one random key in the current version.
+//!
+//! The mix comes from a per-thread xorshift generator, so it is the same for every
+//! strategy. Strategies (criterion function names):
+//!
+//! | name             | write                                          | read                          |
+//! |------------------|------------------------------------------------|-------------------------------|
+//! | `poolswap`       | `get_new`, fill, `update`                      | `acquire`, look up, release   |
+//! | `arc-swap`       | fill a fresh map, `store(Arc::new(map))`       | `load`, look up               |
+//! | `rwlock-arc`     | fill a fresh map, swap it in under write lock  | clone the `Arc` under read lock, look up |
+//! | `rwlock-inplace` | write lock, `clear`, refill in place           | read lock, look up            |
+//! | `left-right`     | one op = clear + refill, `publish` (applied to both copies) | `enter`, look up |
+//!
+//! Time per op is Go's `RunParallel` definition: wall time / total operations of both
+//! threads. Bytes and allocations per op come from the counting global allocator and go
+//! to `target/bench-alloc/heavy.tsv` (see `benches/support/mod.rs`).
+//!
+//! The allocator setting is part of the criterion group name, `heavy-<setting>`: `default`,
+//! or `mmap<N>` when the process runs with `MALLOC_MMAP_THRESHOLD_=<N>` (glibc then
+//! serves every block of N bytes or more straight from the OS and gives it back on free,
+//! as in a memory-capped container; this stands in for the Go benchmark's GOMEMLIMIT).
+//! `POOLSWAP_BENCH_LABEL` overrides the setting's name.
+//!
+//! ```text
+//! cargo bench --bench heavy                                   # glibc defaults
+//! MALLOC_MMAP_THRESHOLD_=131072 cargo bench --bench heavy     # tight memory
+//! cargo bench --bench heavy -- --test                         # smoke run: each op once
+//! ```
+//!
+//! `scripts/bench.sh` runs both and writes the README's tables.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use arc_swap::ArcSwap;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
+use left_right::{Absorb, ReadHandle, ReadHandleFactory, WriteHandle};
+use poolswap::{Container, Pool};
+
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+mod support;
+
+use support::Tally;
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+/// The shared object.
+type Map = HashMap<&'static str, &'static str>;
+
+/// Entries in a full map.
+const ENTRIES: usize = 100_000;
+/// Threads running operations (`RunParallel` uses one per core; the reference machine has 2).
+const THREADS: usize = 2;
+/// Percentages of operations that are writes.
+const WRITE_PCTS: [u64; 3] = [1, 10, 50];
+
+/// The 100,000 `(key, value)` pairs, built once and leaked so they are `&'static str`.
+fn entries() -> &'static [(&'static str, &'static str)] {
+    static ENTRY_LIST: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    ENTRY_LIST.get_or_init(|| {
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        (0..ENTRIES)
+            .map(|i| (leak(i.to_string()), leak(format!("value-{i}"))))
+            .collect()
+    })
+}
+
+/// Inserts every entry: the work of one write.
+fn fill(map: &mut Map) {
+    for &(k, v) in entries() {
+        map.insert(k, v);
+    }
+}
+
+/// A fresh, pre-sized, full map: what the pointer-swap strategies allocate per write.
+fn filled() -> Map {
+    let mut map = Map::with_capacity(ENTRIES);
+    fill(&mut map);
+    map
+}
+
+/// One way of sharing the map between a writer and readers.
+trait Strategy: Sync {
+    /// Per-thread read state (left-right's read handle); `()` for most.
+    type Local;
+    /// Builds a thread's read state, before the timed region.
+    fn local(&self) -> Self::Local;
+    /// Publishes a new, fully refilled version.
+    fn write(&self);
+    /// Looks `key` up in the current version.
+    fn read(&self, local: &mut Self::Local, key: &str) -> Option<&'static str>;
+}
+
+/// poolswap: recycled maps, refcounted versions.
+struct PoolSwap(Container<Map>);
+
+impl PoolSwap {
+    fn new() -> Self {
+        let pool = Pool::new(
+            || Map::with_capacity(ENTRIES),
+            |m: &mut Map| {
+                m.clear();
+                true
+            },
+        );
+        let mut init = pool.get();
+        fill(&mut init);
+        PoolSwap(Container::new(pool.clone(), init))
+    }
+}
+
+impl Strategy for PoolSwap {
+    type Local = ();
+    fn local(&self) {}
+    fn write(&self) {
+        let mut map = self.0.get_new();
+        fill(&mut map);
+        self.0.update(map);
+    }
+    fn read(&self, _: &mut (), key: &str) -> Option<&'static str> {
+        self.0.acquire().and_then(|m| m.get(key).copied())
+    }
+}
+
+/// arc-swap: a fresh `Arc<Map>` per write (Go's `atomic.Pointer`).
+struct ArcSwapMap(ArcSwap<Map>);
+
+impl Strategy for ArcSwapMap {
+    type Local = ();
+    fn local(&self) {}
+    fn write(&self) {
+        self.0.store(Arc::new(filled()));
+    }
+    fn read(&self, _: &mut (), key: &str) -> Option<&'static str> {
+        self.0.load().get(key).copied()
+    }
+}
+
+/// `RwLock<Arc<Map>>`: a fresh map per write, swapped under the lock (Go's `RWMutexSwap`).
+struct RwLockArc(RwLock<Arc<Map>>);
+
+impl Strategy for RwLockArc {
+    type Local = ();
+    fn local(&self) {}
+    fn write(&self) {
+        let new = Arc::new(filled());
+        let old = std::mem::replace(&mut *self.0.write().unwrap(), new);
+        drop(old); // outside the lock; frees the map unless a reader still holds it
+    }
+    fn read(&self, _: &mut (), key: &str) -> Option<&'static str> {
+        let map = Arc::clone(&self.0.read().unwrap());
+        map.get(key).copied()
+    }
+}
+
+/// `RwLock<Map>`: one map, cleared and refilled under the write lock (Go's `RWMutexInPlace`).
+struct RwLockInPlace(RwLock<Map>);
+
+impl Strategy for RwLockInPlace {
+    type Local = ();
+    fn local(&self) {}
+    fn write(&self) {
+        let mut map = self.0.write().unwrap();
+        map.clear();
+        fill(&mut map);
+    }
+    fn read(&self, _: &mut (), key: &str) -> Option<&'static str> {
+        self.0.read().unwrap().get(key).copied()
+    }
+}
+
+/// left-right's copy of the map.
+#[derive(Clone)]
+struct LrMap(Map);
+
+/// left-right's only operation: clear and refill.
+struct Refill;
+
+impl Absorb<Refill> for LrMap {
+    fn absorb_first(&mut self, _: &mut Refill, _: &Self) {
+        self.0.clear();
+        fill(&mut self.0);
+    }
+    fn sync_with(&mut self, first: &Self) {
+        self.0.clone_from(&first.0);
+    }
+}
+
+/// left-right: two maps; a write applies the refill to one, publishes, waits for readers
+/// to leave the other, and applies it there on the next publish. The single write handle
+/// is shared by both threads under a mutex.
+struct LeftRight {
+    writer: Mutex<WriteHandle<LrMap, Refill>>,
+    readers: ReadHandleFactory<LrMap>,
+}
+
+impl LeftRight {
+    fn new() -> Self {
+        let (mut writer, reader) = left_right::new_from_empty(LrMap(Map::with_capacity(ENTRIES)));
+        writer.append(Refill).publish();
+        LeftRight {
+            writer: Mutex::new(writer),
+            readers: reader.factory(),
+        }
+    }
+}
+
+impl Strategy for LeftRight {
+    type Local = ReadHandle<LrMap>;
+    fn local(&self) -> ReadHandle<LrMap> {
+        self.readers.handle()
+    }
+    fn write(&self) {
+        self.writer.lock().unwrap().append(Refill).publish();
+    }
+    fn read(&self, local: &mut ReadHandle<LrMap>, key: &str) -> Option<&'static str> {
+        local.enter().and_then(|m| m.0.get(key).copied())
+    }
+}
+
+/// The allocator setting this process runs under, for group names.
+fn setting() -> String {
+    if let Ok(label) = std::env::var("POOLSWAP_BENCH_LABEL") {
+        return label;
+    }
+    match std::env::var("MALLOC_MMAP_THRESHOLD_") {
+        Ok(n) => format!("mmap{n}"),
+        Err(_) => "default".to_owned(),
+    }
+}
+
+/// Benchmarks one strategy at one write percentage and records its allocations.
+fn bench<S: Strategy>(c: &mut Criterion, group: &str, name: &str, pct: u64, strategy: S) {
+    let parameter = format!("w{pct}");
+    let mut tally = Tally::default();
+    let mut g = c.benchmark_group(group);
+    g.sample_size(10)
+        .warm_up_time(support::secs(2.0))
+        .measurement_time(support::secs(10.0))
+        .sampling_mode(SamplingMode::Flat);
+    g.bench_function(BenchmarkId::new(name, &parameter), |b| {
+        b.iter_custom(|ops| {
+            let batch = tally.batches;
+            let worker = |t: usize, n: u64, start: &std::sync::Barrier| {
+                let mut local = strategy.local();
+                let mut rng = support::seed(batch, t);
+                start.wait();
+                for _ in 0..n {
+                    let r = support::xorshift(&mut rng);
+                    if r % 100 < pct {
+                        strategy.write();
+                    } else {
+                        let key = entries()[(r >> 32) as usize % ENTRIES].0;
+                        black_box(strategy.read(&mut local, key));
+                    }
+                }
+            };
+            support::parallel(ops, THREADS, &mut tally, worker, support::idle)
+        });
+    });
+    g.finish();
+    support::record("heavy", group, name, &parameter, &tally, None);
+}
+
+fn heavy(c: &mut Criterion) {
+    entries(); // build the keys before anything is timed
+    let group = format!("heavy-{}", setting());
+    for pct in WRITE_PCTS {
+        bench(c, &group, "poolswap", pct, PoolSwap::new());
+        bench(
+            c,
+            &group,
+            "arc-swap",
+            pct,
+            ArcSwapMap(ArcSwap::from_pointee(filled())),
+        );
+        bench(
+            c,
+            &group,
+            "rwlock-arc",
+            pct,
+            RwLockArc(RwLock::new(Arc::new(filled()))),
+        );
+        bench(
+            c,
+            &group,
+            "rwlock-inplace",
+            pct,
+            RwLockInPlace(RwLock::new(filled())),
+        );
+        bench(c, &group, "left-right", pct, LeftRight::new());
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = heavy
+}
+criterion_main!(benches);

@@ -1,0 +1,228 @@
+//! # Object pools: get + drop of a 4 KiB buffer
+//!
+//! The object is a `Vec<u8>` with 4 KiB capacity; one op takes it from the pool, writes
+//! one byte, and gives it back (drop, or the pool's own return call). Two groups:
+//!
+//! - `pool-local`: one thread gets and drops (the hit path of a warm pool);
+//! - `pool-handoff`: one thread gets and sends the buffer through a bounded channel
+//!   (`std::sync::mpsc::sync_channel(64)`, which does not allocate per message); another
+//!   thread receives and drops it. This is the hot-swap pattern: the last reader, on any
+//!   thread, returns what the writer's thread takes. Time per op is wall time / buffers
+//!   handed off; the channel's cost is in every figure, `fresh-vec` included.
+//!
+//! Peers (criterion function names): `poolswap` (`Pool::get`, drop), `fresh-vec`
+//! (`Vec::with_capacity`, free), `object-pool` (`pull`, drop), `lockfree-object-pool`
+//! (`LinearObjectPool::pull`/`pull_owned`, drop), `opool` (`get`, drop), `sharded-slab`
+//! (`Pool::create`, drop, `clear(key)`). Every pool resets a buffer by `clear()`, which
+//! keeps its capacity.
+//!
+//! Besides time, each benchmark reports allocations and bytes per op, and factory calls
+//! per op (a counter in each pool's factory; for sharded-slab, whose slots are made by
+//! `Default`, the times a slot had to reserve its 4 KiB): a pool that cannot hand a
+//! buffer dropped on one thread to the getter on another makes ~1 call per op. All of it
+//! goes to `target/bench-alloc/pool.tsv`.
+//!
+//! ```text
+//! cargo bench --bench pool
+//! cargo bench --bench pool -- --test         # smoke run
+//! cargo bench --bench pool -- pool-handoff   # one group
+//! ```
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Barrier, Mutex};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use lockfree_object_pool::LinearObjectPool;
+use opool::PoolAllocator;
+
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+mod support;
+
+use support::Tally;
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+/// Capacity of every buffer.
+const CAP: usize = 4096;
+/// Buffers in flight between the two threads of the handoff at most.
+const IN_FLIGHT: usize = 64;
+
+/// A factory that counts its calls.
+#[derive(Clone, Default)]
+struct Factory(Arc<AtomicU64>);
+
+impl Factory {
+    fn make(&self) -> Vec<u8> {
+        self.0.fetch_add(1, Relaxed);
+        Vec::with_capacity(CAP)
+    }
+    fn calls(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+impl PoolAllocator<Vec<u8>> for Factory {
+    fn allocate(&self) -> Vec<u8> {
+        self.make()
+    }
+    fn reset(&self, v: &mut Vec<u8>) {
+        v.clear();
+    }
+}
+
+/// The pool's reset for poolswap: clear, keep.
+fn clear(v: &mut Vec<u8>) -> bool {
+    v.clear();
+    true
+}
+
+/// Gives a sharded-slab slot (made empty by `Default`) its capacity, counting that as a
+/// factory call.
+fn ensure_capacity(v: &mut Vec<u8>, factory: &Factory) {
+    if v.capacity() < CAP {
+        factory.0.fetch_add(1, Relaxed);
+        v.reserve(CAP);
+    }
+}
+
+/// Writes one byte, so the buffer is used.
+fn touch(v: &mut Vec<u8>) {
+    v.push(1);
+    black_box(v);
+}
+
+/// Runs one single-threaded benchmark: `op` gets, touches and drops one buffer.
+fn local(c: &mut Criterion, name: &str, factory: &Factory, mut op: impl FnMut()) {
+    let mut tally = Tally::default();
+    c.benchmark_group("pool-local").bench_function(name, |b| {
+        b.iter_custom(|ops| support::serial(ops, &mut tally, &mut op))
+    });
+    tally.extra = factory.calls();
+    support::record("pool", "pool-local", name, "", &tally, Some("factory"));
+}
+
+/// Runs one handoff benchmark: thread 0 calls `get` and sends, thread 1 receives and
+/// calls `put`.
+fn handoff<G: Send>(
+    c: &mut Criterion,
+    name: &str,
+    factory: &Factory,
+    get: impl Fn() -> G + Sync,
+    put: impl Fn(G) + Sync,
+) {
+    let mut tally = Tally::default();
+    c.benchmark_group("pool-handoff").bench_function(name, |b| {
+        b.iter_custom(|ops| {
+            let (tx, rx) = sync_channel::<G>(IN_FLIGHT);
+            let rx = Mutex::new(rx);
+            let worker = |t: usize, _: u64, start: &Barrier| {
+                if t == 0 {
+                    start.wait();
+                    for _ in 0..ops {
+                        tx.send(get()).expect("receiver alive");
+                    }
+                } else {
+                    let rx = rx.lock().unwrap();
+                    start.wait();
+                    for _ in 0..ops {
+                        put(rx.recv().expect("sender alive"));
+                    }
+                }
+            };
+            support::parallel(ops, 2, &mut tally, worker, support::idle)
+        });
+    });
+    tally.extra = factory.calls();
+    support::record("pool", "pool-handoff", name, "", &tally, Some("factory"));
+}
+
+fn pool_local(c: &mut Criterion) {
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = poolswap::Pool::new(move || g.make(), clear);
+    local(c, "poolswap", &f, || touch(&mut pool.get()));
+
+    let f = Factory::default();
+    local(c, "fresh-vec", &f, || touch(&mut f.make()));
+
+    let f = Factory::default();
+    let pool = object_pool::Pool::new(0, Vec::new);
+    local(c, "object-pool", &f, || {
+        let mut v = pool.pull(|| f.make());
+        v.clear();
+        touch(&mut v);
+    });
+
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = LinearObjectPool::new(move || g.make(), Vec::clear);
+    local(c, "lockfree-object-pool", &f, || touch(&mut pool.pull()));
+
+    let f = Factory::default();
+    let pool = opool::Pool::new(IN_FLIGHT, f.clone());
+    local(c, "opool", &f, || touch(&mut pool.get()));
+
+    let f = Factory::default();
+    let pool = sharded_slab::Pool::<Vec<u8>>::new();
+    local(c, "sharded-slab", &f, || {
+        let mut v = pool.create().expect("slab has room");
+        ensure_capacity(&mut v, &f);
+        touch(&mut v);
+        let key = v.key();
+        drop(v);
+        pool.clear(key);
+    });
+}
+
+fn pool_handoff(c: &mut Criterion) {
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = poolswap::Pool::new(move || g.make(), clear);
+    handoff(c, "poolswap", &f, || pool.get(), drop);
+
+    let f = Factory::default();
+    handoff(c, "fresh-vec", &f, || f.make(), drop);
+
+    let f = Factory::default();
+    let pool = object_pool::Pool::new(0, Vec::new);
+    let get = || {
+        let mut v = pool.pull(|| f.make());
+        v.clear();
+        v
+    };
+    handoff(c, "object-pool", &f, get, drop);
+
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
+    handoff(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
+
+    let f = Factory::default();
+    let pool = opool::Pool::new(IN_FLIGHT, f.clone());
+    handoff(c, "opool", &f, || pool.get(), drop);
+
+    let f = Factory::default();
+    let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
+    let get = || {
+        let mut v = Arc::clone(&pool).create_owned().expect("slab has room");
+        ensure_capacity(&mut v, &f);
+        v
+    };
+    let put = |v: sharded_slab::pool::OwnedRefMut<Vec<u8>>| {
+        let key = v.key();
+        drop(v);
+        pool.clear(key);
+    };
+    handoff(c, "sharded-slab", &f, get, put);
+}
+
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = pool_local, pool_handoff
+}
+criterion_main!(benches);

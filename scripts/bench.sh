@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every poolswap benchmark and writes the README's results from them:
+#   bench-results/results.md   markdown tables (heavy, read, pool) with machine,
+#                              toolchain, date and command
+#   bench-results/heavy.svg    plot of the heavy table
+#
+# The heavy bench runs twice: under glibc's defaults, and with
+# MALLOC_MMAP_THRESHOLD_=131072 (every block of 128 KiB or more comes fresh from the
+# OS and goes back on free, as in a memory-capped container; it stands in for the Go
+# benchmark's GOMEMLIMIT). The Go original's figures join the heavy tables when
+# compare/go/results/summary.tsv exists (compare/go/run.sh).
+#
+# Usage: scripts/bench.sh [--quick]
+#   --quick   ~10x shorter warm-up and measurement (POOLSWAP_BENCH_QUICK=1), to check
+#             the pipeline; the figures are then rough.
+# Environment: CARGO_TARGET_DIR (default target), BENCH_OUT (default bench-results),
+#              MMAP_THRESHOLD (default 131072).
+# A full run takes about 10 minutes on 2 cores. Run it on an otherwise idle machine.
+#
+# For CI, a smoke run of each bench is: cargo bench --bench <heavy|read|pool> -- --test
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ "${1:-}" == "--quick" ]]; then
+    export POOLSWAP_BENCH_QUICK=1
+    shift
+fi
+if [[ $# -gt 0 ]]; then
+    echo "usage: scripts/bench.sh [--quick]" >&2
+    exit 2
+fi
+target=${CARGO_TARGET_DIR:-target}
+out=${BENCH_OUT:-bench-results}
+threshold=${MMAP_THRESHOLD:-131072}
+command="scripts/bench.sh${POOLSWAP_BENCH_QUICK:+ --quick}"
+
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+if awk -v l="$load" -v c="$(nproc)" 'BEGIN { exit !(l > 0.5 * c) }'; then
+    echo "bench.sh: warning: load average $load on $(nproc) cores; results will be noisy" >&2
+fi
+
+start=$SECONDS
+cargo bench --no-run
+rm -rf "$target/bench-alloc"
+cargo bench --bench pool
+cargo bench --bench read
+cargo bench --bench heavy
+MALLOC_MMAP_THRESHOLD_=$threshold cargo bench --bench heavy
+python3 scripts/tables.py --target "$target" --out "$out" --command "$command" \
+    --seconds $((SECONDS - start))
