@@ -61,21 +61,26 @@
 //! - A read costs two atomic read-modify-writes on the version's reference count (one to
 //!   acquire, one to drop the guard), on a cache line all readers of that version share: it
 //!   scales worse across cores than arc-swap's `load`, which writes only thread-local slots.
+//!   No lock is taken and no reader waits for a writer.
 //! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
-//!   one object out of the pool (the next update then builds another).
-//! - Every object lives in a node of `128 + size_of::<T>()` bytes, made once; the node's
-//!   memory stays with the pool until the pool is dropped, even after its object is
-//!   dropped (see [`Pool`]'s docs: this is what makes lock-free reads safe).
-//! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise.
+//!   one object out of the pool (the next update then takes or builds another).
+//! - Once an object has been a container's version, its node (`128 + size_of::<T>()`
+//!   bytes) stays with the pool until the pool is dropped, even after the object itself is
+//!   dropped: this is what makes lock-free reads safe (see [`Pool`]).
+//! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise; for
+//!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
+//!   timer.
+//! - A [`Pooled`] borrows its pool; a [`Guard`] borrows nothing.
 //!
 //! # Go's API in Rust
 //!
 //! | Go | Rust |
 //! |---|---|
 //! | `NewPool(factory, reset)` | [`Pool::new`] |
-//! | `Pool.Get()` | [`Pool::get`] → [`Pooled`] |
+//! | `Pool.Get()` | [`Pool::get`] → [`Pooled`] (borrows the pool) |
 //! | `Pool.Release(obj)` | drop the [`Pooled`] or [`Guard`] |
 //! | `NewContainer(pool, obj)` | [`Container::new`] (with [`Pool::adopt`] for an object built elsewhere) |
+//! | (none) | [`Pool::trim`], [`Pool::clear`], [`Pool::prefill`], [`Pool::stats`] |
 //! | `NewEmptyContainer(pool)` | [`Container::empty`] |
 //! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped |
 //! | `Container.GetNew()` | [`Container::get_new`] |
