@@ -133,6 +133,7 @@ impl<T> Local<T> {
     ///
     /// The calling thread owns this `Local`, and `f` runs no user code (no reset, factory
     /// or destructor of `T`) that could re-enter the pool.
+    #[inline]
     unsafe fn with_cache<R>(&self, f: impl FnOnce(&mut Cache<T>) -> R) -> R {
         self.cache.with_mut(|cache| {
             // SAFETY: per the caller, no other reference to the cache exists meanwhile.
@@ -145,6 +146,7 @@ impl<T> Local<T> {
     }
 
     /// Counts a `get` served from idle objects. Owner only.
+    #[inline]
     pub(crate) fn count_hit(&self) {
         // Relaxed load + store, not `fetch_add`: only the owner writes this counter.
         let hits = self.hits.load(Ordering::Relaxed);
@@ -157,11 +159,23 @@ impl<T> Local<T> {
     /// # Safety
     ///
     /// The calling thread owns this `Local`, which belongs to `shared`.
+    #[inline]
     pub(crate) unsafe fn take(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
         // SAFETY: the caller owns this `Local`; popping runs no user code.
         if let Some(node) = unsafe { self.with_cache(|c| c.pop(shared)) } {
             return Some(node);
         }
+        // SAFETY: as above.
+        unsafe { self.refill(shared) }
+    }
+
+    /// `take`'s slow path: the cache is empty.
+    ///
+    /// # Safety
+    ///
+    /// As for `take`.
+    #[cold]
+    unsafe fn refill(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
         for from_victim in [false, true] {
             // Own depot first: donations to this thread wait there.
             // SAFETY: the caller owns this `Local`.
@@ -227,6 +241,7 @@ impl<T> Local<T> {
     /// # Safety
     ///
     /// The calling thread owns this `Local`, which belongs to `shared`.
+    #[inline]
     pub(crate) unsafe fn put(&self, shared: &Shared<T>, node: NodePtr<T>) -> Option<NodePtr<T>> {
         // SAFETY: the caller owns the cache; nothing here runs user code.
         unsafe {
@@ -337,6 +352,7 @@ impl<T> Local<T> {
 
 impl<T> Cache<T> {
     /// Pops a node, giving back spare tokens once more than `BATCH` are spare.
+    #[inline]
     ///
     /// Spare tokens held here are budget that other threads cannot use: in a handoff, the
     /// thread that gets holds the tokens of the objects it stole, while the thread that puts
@@ -401,6 +417,10 @@ struct Registry {
 
 impl Drop for Registry {
     fn drop(&mut self) {
+        // From here on this thread must not use its `Local`s through the fast path: their
+        // exit hooks hand them to other threads.
+        #[cfg(not(loom))]
+        let _ = LAST.try_with(|last| last.set((u64::MAX, ptr::null())));
         for entry in self.entries.get_mut().drain(..) {
             if let Some(hook) = entry.on_exit {
                 hook.thread_exit();
@@ -419,15 +439,37 @@ loom::thread_local! {
     static REGISTRY: Registry = Registry { entries: RefCell::new(Vec::new()) };
 }
 
+// The last (pool id, `Local`) this thread looked up: a `const`-initialised thread-local
+// without a destructor, so reading it is a plain load, unlike `REGISTRY`, whose destructor
+// makes every access check its state. `u64::MAX` is never a pool id.
+#[cfg(not(loom))]
+std::thread_local! {
+    static LAST: std::cell::Cell<(u64, *const ())> =
+        const { std::cell::Cell::new((u64::MAX, ptr::null())) };
+}
+
 /// The calling thread's `Local` for pool `id`, type-erased; `None` if it has none yet or
 /// its thread-locals are being destroyed.
 #[inline]
 pub(crate) fn find(id: u64) -> Option<*const ()> {
     #[cfg(not(loom))]
-    let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten();
+    {
+        let (last_id, last) = LAST.get();
+        if last_id == id {
+            return Some(last);
+        }
+        find_slow(id)
+    }
     #[cfg(loom)]
-    let found = REGISTRY.with(|r| lookup(r, id));
-    found
+    REGISTRY.with(|r| lookup(r, id))
+}
+
+#[cfg(not(loom))]
+#[cold]
+fn find_slow(id: u64) -> Option<*const ()> {
+    let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten()?;
+    LAST.set((id, found));
+    Some(found)
 }
 
 #[inline]
@@ -449,6 +491,10 @@ pub(crate) fn register(id: u64, local: *const (), on_exit: Option<Box<dyn ExitHo
     };
     #[cfg(not(loom))]
     let done = REGISTRY.try_with(insert).unwrap_or(false);
+    #[cfg(not(loom))]
+    if done {
+        LAST.set((id, local));
+    }
     #[cfg(loom)]
     let done = REGISTRY.with(insert);
     done

@@ -56,6 +56,7 @@ impl RefCount {
     /// The caller owns the node exclusively (it came off a free list at count 0), but a
     /// reader holding a stale pointer may still attempt [`try_increment`](Self::try_increment)
     /// on it; that attempt reads this store.
+    #[inline]
     pub(crate) fn reset_to_one(&self) {
         // Release: a stale reader's `try_increment` that reads this 1 (Acquire) synchronizes
         // with it, so the container swap that retired this node's previous version, which
