@@ -124,6 +124,26 @@
 //! is_send::<poolswap::Pool<std::cell::Cell<u8>>>();
 //! ```
 //!
+//! A pool's factory and reset run on any thread that uses the pool, so they must be
+//! `Send + Sync` (opool 0.2.0 and lockfree-object-pool 0.1.6 shipped with bounds that
+//! missed a part of this; ours are pinned here):
+//!
+//! ```compile_fail
+//! let local = std::rc::Rc::new(0u8);
+//! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*local as usize), |_| true);
+//! ```
+//! ```
+//! let shared = std::sync::Arc::new(0u8);
+//! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*shared as usize), |_| true);
+//! ```
+//!
+//! A [`Pooled`] carries its `T` to the thread that drops it, so it is `Send` only if `T` is:
+//!
+//! ```compile_fail
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Pooled<'static, std::rc::Rc<u8>>>();
+//! ```
+//!
 //! A [`Pooled`] gives `&T` to whoever can share it, so sharing it needs `T: Sync`:
 //!
 //! ```compile_fail

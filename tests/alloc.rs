@@ -79,7 +79,10 @@ fn steady_state_updates_and_reads_allocate_nothing() {
 
         let write = |v: u64| {
             let mut next = c.get_new();
-            assert!(next.is_empty(), "get_new handed out an object that was not reset");
+            assert!(
+                next.is_empty(),
+                "get_new handed out an object that was not reset"
+            );
             next.extend((0..=v % 8).map(|_| v)); // 1..=8 copies of v: no growth
             c.update(next);
         };
