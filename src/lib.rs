@@ -131,10 +131,12 @@
 //! ```compile_fail
 //! let local = std::rc::Rc::new(0u8);
 //! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*local as usize), |_| true);
+//! drop(pool.get());
 //! ```
 //! ```
 //! let shared = std::sync::Arc::new(0u8);
 //! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*shared as usize), |_| true);
+//! drop(pool.get());
 //! ```
 //!
 //! A [`Pooled`] carries its `T` to the thread that drops it, so it is `Send` only if `T` is:
