@@ -255,6 +255,20 @@ fn load(path: &str) -> Result<Loaded, String> {
 }
 
 /// One reader: random lookups until `stop`, timing a sample of them.
+/// Makes the calling thread wait on a `parking_lot` lock once, before the clock starts.
+///
+/// `parking_lot` (the pool's depot locks) allocates its global parking table and each
+/// thread's parking data the first time a thread has to wait for a lock. That is a
+/// one-time cost of the lock library, not of a reload, but a rarely contended lock can
+/// first be contended late in a run, where it would show up as a steady-state allocation.
+fn warm_parking_lot() {
+    let lock = parking_lot::Mutex::new(());
+    let ready = parking_lot::Condvar::new();
+    let mut guard = lock.lock();
+    // A timed wait parks the thread, however short.
+    let _ = ready.wait_for(&mut guard, Duration::from_micros(1));
+}
+
 fn reader(
     container: &Container<Map>,
     entries: &[(&str, u32)],
@@ -265,6 +279,7 @@ fn reader(
     let mut rng = XorShift::new(seed);
     let mut sampler = Sampler::new();
     let (mut reads, mut wrong) = (0u64, 0u64);
+    warm_parking_lot();
     start.wait();
     // Nothing in this loop allocates: the allocator's counters are process-wide, and the
     // reloader's per-reload measurement must only see what the reload itself does.
@@ -299,6 +314,7 @@ fn reloader(
 ) -> ReloadReport {
     let mut r = ReloadReport::default();
     let mut steady_start = None;
+    warm_parking_lot();
     start.wait();
     let mut next = Instant::now();
     while !stop.load(Relaxed) {

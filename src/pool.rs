@@ -88,7 +88,7 @@ pub(crate) struct Shared<T> {
     /// Makes the calling thread's `Local`: `register::<T>`, instantiated where `build`
     /// knows `T: Send + 'static`, so that paths without that bound (`Pooled`'s `Drop`)
     /// can register a thread too.
-    register: fn(&Shared<T>) -> Option<&Local<T>>,
+    register: fn(&Arc<Shared<T>>) -> Option<&Local<T>>,
     factory: Box<Factory<T>>,
     reset: Box<Reset<T>>,
     /// Head of the list of `Local`s (linked through `Local::next`), pushed at the front,
@@ -327,9 +327,9 @@ impl<T> Pool<T> {
     /// ```
     pub fn get(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
-        let local = shared.local();
+        let local = Shared::local(&self.shared);
         if let Some(local) = local {
-            // SAFETY: `shared.local()` returns the calling thread's own `Local`.
+            // SAFETY: `Shared::local` returns the calling thread's own `Local`.
             while let Some(node) = unsafe { local.take(shared) } {
                 if shared.reset(&node) {
                     local.count_hit();
@@ -358,7 +358,7 @@ impl<T> Pool<T> {
     /// assert_eq!(c.acquire().unwrap().len(), 3);
     /// ```
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
-        self.adopt_with(value, self.shared.local())
+        self.adopt_with(value, Shared::local(&self.shared))
     }
 
     fn adopt_with(&self, value: T, local: Option<&Local<T>>) -> Pooled<'_, T> {
@@ -401,7 +401,7 @@ impl<T> Pool<T> {
     /// ```
     pub fn trim(&self) {
         let shared = &*self.shared;
-        if let Some(local) = shared.local() {
+        if let Some(local) = Shared::local(&self.shared) {
             // SAFETY: the calling thread's own `Local`.
             unsafe { local.flush(shared) };
         }
@@ -423,7 +423,7 @@ impl<T> Pool<T> {
     /// Runs the objects' destructors on the calling thread.
     pub fn clear(&self) {
         let shared = &*self.shared;
-        if let Some(local) = shared.local() {
+        if let Some(local) = Shared::local(&self.shared) {
             // SAFETY: the calling thread's own `Local`.
             unsafe { local.flush(shared) };
         }
@@ -446,7 +446,9 @@ impl<T> Pool<T> {
     /// If the factory panics; the pool stays usable.
     pub fn prefill(&self, n: usize) {
         let shared = &*self.shared;
-        let Some(local) = shared.local() else { return };
+        let Some(local) = Shared::local(&self.shared) else {
+            return;
+        };
         while shared.idle_now() < n.min(shared.max_idle) {
             if shared.reserve(1) == 0 {
                 return;
@@ -685,13 +687,15 @@ impl<T> Shared<T> {
 
     /// The calling thread's `Local` for this pool, made on first use; `None` while the
     /// thread's thread-locals are being destroyed.
+    ///
+    /// Takes the `Arc` (not `&Shared`) because registering a thread keeps a `Weak` on it.
     #[inline]
-    pub(crate) fn local(&self) -> Option<&Local<T>> {
-        match local::find(self.id) {
+    pub(crate) fn local(this: &Arc<Shared<T>>) -> Option<&Local<T>> {
+        match local::find(this.id) {
             // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
-            // lives as long as `self`; ids are never reused.
+            // lives as long as `this`; ids are never reused.
             Some(found) => Some(unsafe { &*found.cast::<Local<T>>() }),
-            None => (self.register)(self),
+            None => (this.register)(this),
         }
     }
     /// Returns a published node whose last reference was just dropped to the depot of the
@@ -718,15 +722,15 @@ impl<T> Shared<T> {
     }
 
     /// Returns an idle node on the calling thread (to its cache if it has one).
-    fn put(&self, node: NodePtr<T>) {
-        match self.local() {
+    fn put(this: &Arc<Shared<T>>, node: NodePtr<T>) {
+        match Shared::local(this) {
             Some(local) => {
                 // SAFETY: the calling thread's own `Local`, of this pool.
-                if let Some(node) = unsafe { local.put(self, node) } {
-                    self.discard(node, Discard::OverCap);
+                if let Some(node) = unsafe { local.put(this, node) } {
+                    this.discard(node, Discard::OverCap);
                 }
             }
-            None => self.donate(node),
+            None => this.donate(node),
         }
     }
 }
@@ -734,7 +738,7 @@ impl<T> Shared<T> {
 /// Makes (or adopts) the calling thread's `Local` for `shared` and records it in the
 /// thread's registry; `None` while the thread's thread-locals are being destroyed.
 #[cold]
-fn register<T: Send + 'static>(shared: &Shared<T>) -> Option<&Local<T>> {
+fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
     // Adopt the `Local` of an exited thread, else make one.
     let adopted = shared.locals().find(|l| l.try_adopt());
     let local: &Local<T> = match adopted {
@@ -775,7 +779,7 @@ fn register<T: Send + 'static>(shared: &Shared<T>) -> Option<&Local<T>> {
 /// no `Weak`, and models do not exercise thread exit).
 #[cfg(not(loom))]
 fn exit_hook<T: Send + 'static>(
-    shared: &Shared<T>,
+    shared: &Arc<Shared<T>>,
     local: &Local<T>,
 ) -> Option<Box<dyn local::ExitHook>> {
     struct Hook<T> {
@@ -794,20 +798,14 @@ fn exit_hook<T: Send + 'static>(
             }
         }
     }
-    // SAFETY: `shared` lives in an `Arc` (every `Shared` is made by `PoolBuilder::build`),
-    // so incrementing its weak count through a pointer to the contents is sound.
-    let weak = unsafe {
-        let arc = ManuallyDrop::new(Arc::from_raw(ptr::from_ref(shared)));
-        Arc::downgrade(&arc)
-    };
     Some(Box::new(Hook {
-        shared: weak,
+        shared: Arc::downgrade(shared),
         local: NonNull::from(local),
     }))
 }
 
 #[cfg(loom)]
-fn exit_hook<T>(_: &Shared<T>, _: &Local<T>) -> Option<Box<dyn local::ExitHook>> {
+fn exit_hook<T>(_: &Arc<Shared<T>>, _: &Local<T>) -> Option<Box<dyn local::ExitHook>> {
     None
 }
 
@@ -991,7 +989,7 @@ impl<T> Drop for Pooled<'_, T> {
         if published && !unsafe { self.node.as_ref() }.refs.decrement() {
             return;
         }
-        self.pool.shared.put(NodePtr(self.node));
+        Shared::put(&self.pool.shared, NodePtr(self.node));
     }
 }
 
