@@ -23,8 +23,9 @@
 //! runs out (once per [`BATCH`] puts) or holds too many spare tokens (once per [`BATCH`]
 //! gets). Objects moving between a cache and a depot carry their tokens with them. So at any
 //! moment: idle objects <= budget in use = sum of cache tokens + objects in depots
-//! <= `max_idle`. A thread's spare tokens (fewer than `2 * BATCH`) can make the pool drop
-//! an object while slightly fewer than `max_idle` are idle.
+//! <= `max_idle`. Each thread keeps at most `BATCH` spare tokens (after a put that reserved
+//! a batch, or gets from its cache); spare tokens of threads that went quiet can make the
+//! pool drop an object while fewer than `max_idle` are idle: up to `BATCH` per such thread.
 //!
 //! # Threads
 //!
@@ -181,7 +182,7 @@ impl<T> Local<T> {
             // SAFETY: the caller owns this `Local`.
             if unsafe { self.refill_from(self, from_victim) } > 0 {
                 // SAFETY: as above.
-                return unsafe { self.with_cache(|c| c.pop(shared)) };
+                return unsafe { self.with_cache(|c| c.pop_refilled(shared)) };
             }
             let mut other = shared.first_local();
             while !other.is_null() {
@@ -190,7 +191,7 @@ impl<T> Local<T> {
                 // SAFETY: the caller owns this `Local`.
                 if !ptr::eq(victim, self) && unsafe { self.refill_from(victim, from_victim) } > 0 {
                     // SAFETY: as above.
-                    return unsafe { self.with_cache(|c| c.pop(shared)) };
+                    return unsafe { self.with_cache(|c| c.pop_refilled(shared)) };
                 }
                 other = victim.next;
             }
@@ -211,12 +212,15 @@ impl<T> Local<T> {
             return 0;
         }
         let mut depot = victim.depot.lock();
-        let list = if from_victim {
-            &mut depot.victim
+        // From a victim list, one object, handed out at once, as Go's `Get` takes from the
+        // victim generation: a batch would sit in this cache and be flushed back as fresh by
+        // the next `trim`, escaping the decay.
+        let (list, most) = if from_victim {
+            (&mut depot.victim, 1)
         } else {
-            &mut depot.primary
+            (&mut depot.primary, BATCH)
         };
-        let n = list.len().min(BATCH);
+        let n = list.len().min(most);
         if n == 0 {
             return 0;
         }
@@ -351,6 +355,16 @@ impl<T> Local<T> {
 }
 
 impl<T> Cache<T> {
+    /// Pops the node a refill just brought, and gives its budget slot back at once: the
+    /// refill already took a lock, and a slot kept spare here is one a donation to this
+    /// thread's depot would lack (with `max_idle(1)`, every retired version would be dropped).
+    fn pop_refilled(&mut self, shared: &Shared<T>) -> Option<NodePtr<T>> {
+        let node = self.nodes.pop()?;
+        shared.unreserve(1);
+        self.tokens -= 1;
+        Some(node)
+    }
+
     /// Pops a node, giving back spare tokens once more than `BATCH` are spare.
     #[inline]
     ///

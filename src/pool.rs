@@ -199,8 +199,10 @@ pub struct PoolBuilder<T> {
 /// Counters of one pool; see [`Pool::stats`].
 ///
 /// Counts are objects, cumulative since the pool was built, except `idle`, which is a
-/// reading of the moment. Each field is exact when no other thread uses the pool; under
-/// traffic the fields are read one after another, not at one instant.
+/// reading of the moment. Each field is exact when no other thread uses the pool. Under
+/// traffic the per-thread counters are read one after another, not at one instant, so
+/// `idle` may count an object twice (or not at all) while it moves between a thread's
+/// cache and a depot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
@@ -449,6 +451,9 @@ impl<T> Pool<T> {
         let Some(local) = Shared::local(&self.shared) else {
             return;
         };
+        // Budget slots held spare in this thread's cache would stop the loop short.
+        // SAFETY: the calling thread's own `Local`.
+        unsafe { local.flush(shared) };
         while shared.idle_now() < n.min(shared.max_idle) {
             if shared.reserve(1) == 0 {
                 return;
@@ -488,8 +493,10 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// thread that gave it back. A bound of 0 makes a pool that never keeps anything.
     ///
     /// The bound is enforced through a shared budget handed to threads 4 slots at a time, so
-    /// a thread's unused slots (at most 8) can make the pool drop an object while slightly
-    /// fewer than `max_idle` are idle; it is never exceeded.
+    /// that the hit path need not touch a shared counter. It is never exceeded, but each
+    /// thread that uses the pool may hold up to 4 slots it is not using, so the pool may drop
+    /// a returned object while up to 4 per thread fewer than `max_idle` are idle. With many
+    /// threads and a tight bound, leave room for that.
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = n;
         self
