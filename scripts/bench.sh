@@ -48,3 +48,4 @@ cargo bench --bench heavy
 MALLOC_MMAP_THRESHOLD_=$threshold cargo bench --bench heavy
 python3 scripts/tables.py --target "$target" --out "$out" --command "$command" \
     --seconds $((SECONDS - start))
+python3 scripts/readme_tables.py "$out"
