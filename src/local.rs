@@ -513,3 +513,63 @@ pub(crate) fn register(id: u64, local: *const (), on_exit: Option<Box<dyn ExitHo
     let done = REGISTRY.with(insert);
     done
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::pool::Pool;
+
+    /// The idle bound's invariant: the budget in use is exactly the tokens held by caches
+    /// plus the objects in depots, and no cache holds more objects than tokens.
+    fn assert_budget_balances<T>(pool: &Pool<T>) {
+        let shared = pool.shared();
+        let mut held = 0;
+        let mut local = shared.first_local();
+        while !local.is_null() {
+            // SAFETY: `Local`s live as long as the pool; this test's threads are joined, so
+            // no owner touches a cache while we read it.
+            let l = unsafe { &*local };
+            let (len, tokens) = l.cache.with(|c| {
+                // SAFETY: as above.
+                let c = unsafe { &*c };
+                (c.nodes.len(), c.tokens)
+            });
+            assert!(
+                len <= tokens,
+                "a cache holds {len} objects on {tokens} tokens"
+            );
+            held += tokens + l.depot.lock().len();
+            local = l.next;
+        }
+        assert_eq!(shared.budget_in_use(), held, "budget out of balance");
+        assert!(held <= pool.max_idle());
+    }
+
+    #[test]
+    fn budget_balances_through_spills_refills_steals_and_trims() {
+        let pool = Pool::builder(|| 0u32, |_: &mut u32| true)
+            .max_idle(20)
+            .build();
+        // Bursts bigger than a cache: spills to the depot, refills, over-cap drops.
+        for burst in [3, CACHE + 3, 30, 1] {
+            let held: Vec<_> = (0..burst).map(|_| pool.get()).collect();
+            drop(held);
+            assert_budget_balances(&pool);
+        }
+        // Objects put on another thread, stolen by this one.
+        std::thread::scope(|s| {
+            s.spawn(|| drop((0..12).map(|_| pool.get()).collect::<Vec<_>>()));
+        });
+        assert_budget_balances(&pool);
+        let stolen: Vec<_> = (0..15).map(|_| pool.get()).collect();
+        assert_budget_balances(&pool);
+        drop(stolen);
+        pool.trim();
+        assert_budget_balances(&pool);
+        pool.trim();
+        pool.prefill(7);
+        assert_budget_balances(&pool);
+        pool.clear();
+        assert_budget_balances(&pool);
+    }
+}

@@ -598,6 +598,12 @@ impl<T> Shared<T> {
         }
     }
 
+    /// The idle budget in use, for tests.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn budget_in_use(&self) -> usize {
+        self.budget.load(Ordering::Relaxed)
+    }
+
     /// Gives back `n` slots of the idle budget.
     pub(crate) fn unreserve(&self, n: usize) {
         if n > 0 {

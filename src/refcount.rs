@@ -122,3 +122,31 @@ impl std::fmt::Debug for RefCount {
         f.debug_tuple("RefCount").field(&self.load()).finish()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::RefCount;
+
+    #[test]
+    fn try_increment_never_resurrects_zero() {
+        let count = RefCount::new();
+        assert!(!count.try_increment(), "a zero count came back to life");
+        assert_eq!(count.load(), 0);
+        count.reset_to_one();
+        assert!(count.try_increment());
+        assert_eq!(count.load(), 2);
+    }
+
+    #[test]
+    fn only_the_last_decrement_reports_last() {
+        let count = RefCount::new();
+        count.reset_to_one();
+        count.increment();
+        count.increment();
+        assert!(!count.decrement());
+        assert!(!count.decrement());
+        assert!(count.decrement(), "the last reference was not reported");
+        assert_eq!(count.load(), 0);
+        assert!(!count.try_increment());
+    }
+}
