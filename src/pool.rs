@@ -402,21 +402,7 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 0);
     /// ```
     pub fn trim(&self) {
-        let shared = &*self.shared;
-        if let Some(local) = Shared::local(&self.shared) {
-            // SAFETY: the calling thread's own `Local`.
-            unsafe { local.flush(shared) };
-        }
-        for local in shared.locals() {
-            while shared.idle_now() > shared.min_idle {
-                let Some(node) = local.pop_depot(true) else {
-                    break;
-                };
-                shared.unreserve(1);
-                shared.discard(node, Discard::Trim);
-            }
-            local.age();
-        }
+        self.shed(true);
     }
 
     /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain, the
@@ -424,6 +410,13 @@ impl<T> Pool<T> {
     ///
     /// Runs the objects' destructors on the calling thread.
     pub fn clear(&self) {
+        self.shed(false);
+    }
+
+    /// `trim` (`victims_only`) and `clear`: moves the calling thread's cache to its depot,
+    /// drops idle objects from every depot while more than `min_idle` are idle (only victims
+    /// for `trim`), and for `trim` demotes what is left to victims.
+    fn shed(&self, victims_only: bool) {
         let shared = &*self.shared;
         if let Some(local) = Shared::local(&self.shared) {
             // SAFETY: the calling thread's own `Local`.
@@ -431,11 +424,14 @@ impl<T> Pool<T> {
         }
         for local in shared.locals() {
             while shared.idle_now() > shared.min_idle {
-                let Some(node) = local.pop_depot(false) else {
+                let Some(node) = local.pop_depot(victims_only) else {
                     break;
                 };
                 shared.unreserve(1);
                 shared.discard(node, Discard::Trim);
+            }
+            if victims_only {
+                local.age();
             }
         }
     }
