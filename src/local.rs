@@ -206,9 +206,11 @@ impl<T> Local<T> {
     ///
     /// The calling thread owns this `Local` (not necessarily `victim`).
     unsafe fn refill_from(&self, victim: &Local<T>, from_victim: bool) -> usize {
-        // Quick look without the lock: an empty depot is the common case when stealing.
-        // Relaxed: a hint; the lock below decides.
-        if victim.depot_len.load(Ordering::Relaxed) == 0 {
+        // Quick look without the lock at *other* threads' depots: an empty one is the common
+        // case when stealing. Relaxed: a hint; the lock below decides. Never for our own
+        // depot: donations to this thread land there, and a stale 0 would send us to the
+        // factory while a donated object waits (Miri's weak-memory emulation shows it).
+        if !ptr::eq(victim, self) && victim.depot_len.load(Ordering::Relaxed) == 0 {
             return 0;
         }
         let mut depot = victim.depot.lock();
@@ -526,8 +528,8 @@ mod tests {
         let mut held = 0;
         let mut local = shared.first_local();
         while !local.is_null() {
-            // SAFETY: `Local`s live as long as the pool; this test's threads are joined, so
-            // no owner touches a cache while we read it.
+            // SAFETY: `Local`s live as long as the pool; this test's other threads have been
+            // joined (exit hooks included), so no owner touches a cache while we read it.
             let l = unsafe { &*local };
             let (len, tokens) = l.cache.with(|c| {
                 // SAFETY: as above.
@@ -558,7 +560,10 @@ mod tests {
         }
         // Objects put on another thread, stolen by this one.
         std::thread::scope(|s| {
-            s.spawn(|| drop((0..12).map(|_| pool.get()).collect::<Vec<_>>()));
+            // `join`, not just the end of the scope: only `join` waits for the thread's
+            // thread-local destructors, where its exit hook flushes its cache.
+            let putter = s.spawn(|| drop((0..12).map(|_| pool.get()).collect::<Vec<_>>()));
+            putter.join().unwrap();
         });
         assert_budget_balances(&pool);
         let stolen: Vec<_> = (0..15).map(|_| pool.get()).collect();

@@ -17,9 +17,30 @@ pub(crate) use loom::sync::{
     Arc,
 };
 
-/// A mutual-exclusion lock with `parking_lot`'s infallible `lock`/`try_lock` shape.
-#[cfg(not(loom))]
+/// A mutual-exclusion lock with `parking_lot`'s infallible `lock` shape.
+#[cfg(not(any(loom, miri)))]
 pub(crate) use parking_lot::Mutex;
+
+/// Under Miri, `std`'s mutex: `parking_lot_core`'s queue lock (`word_lock.rs`) casts
+/// integers to pointers, which Miri's `-Zmiri-strict-provenance` rejects whenever a thread
+/// parks, so the facade keeps Miri's verdict about this crate's code.
+#[cfg(all(miri, not(loom)))]
+#[derive(Debug)]
+pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
+
+#[cfg(all(miri, not(loom)))]
+impl<T> Mutex<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Mutex(std::sync::Mutex::new(value))
+    }
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        // No critical section of this crate runs user code, so a poisoned lock's data is
+        // still consistent: take it.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 #[cfg(loom)]
 #[derive(Debug)]
