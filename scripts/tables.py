@@ -330,6 +330,19 @@ def value(heavy, go, setting, pct, key):
     return c["ns"] / 1000 if c else None
 
 
+def commit():
+    """The commit measured (with "+ local changes" if the work tree differs)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
+                                "--", "src", "benches", "Cargo.toml", "Cargo.lock"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + (" + local changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def machine():
     model = platform.processor() or "unknown CPU"
     try:
@@ -377,6 +390,7 @@ def main():
     md.append(f"- Machine: {machine()}")
     md.append(f"- Toolchain: {toolchain()}, glibc malloc")
     md.append(f"- Date: {now}")
+    md.append(f"- Commit: {commit()}")
     md.append(f"- Command: `{args.command}`{took}")
     if go:
         md.append(f"- Go rows: `{args.go}` (compare/go/run.sh; see run-info.txt there)")
