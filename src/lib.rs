@@ -77,13 +77,13 @@
 //! Measured with `scripts/bench.sh` (criterion; the README has the tables, the machine and
 //! the date) on a 2-core x86-64 VM with rustc 1.95.0, 2026-11-21:
 //!
-//! - the Go README's heavy benchmark (100k-entry map, 2 threads): 30 B to 5.5 KiB
-//!   allocated per operation where arc-swap allocates 41 KiB to 2 MiB; 1.1-1.3x faster
-//!   than arc-swap when large blocks come fresh from the kernel, a tie under glibc's
-//!   defaults;
-//! - [`Container::acquire`] + drop: ~21 ns with one reader, ~55 ns each with two or more
-//!   (arc-swap's `load`: ~11 ns): every reader writes the version's count;
-//! - [`Pool::get`] + drop on one thread: ~16 ns (opool ~22 ns, a fresh 4 KiB `Vec` ~82 ns).
+//! - the Go README's heavy benchmark (100k-entry map, 2 threads): 28 B to 1.8 KiB
+//!   allocated per operation where arc-swap allocates 41 KiB to 2 MiB, in about the same
+//!   time (0.8-1.2x of arc-swap's, depending on the write ratio and allocator setting);
+//! - [`Container::acquire`] + drop: ~21 ns with one reader, ~56-61 ns each with two or more
+//!   (arc-swap's `load`: ~10-11 ns): every reader writes the version's count;
+//! - [`Pool::get`] + drop on one thread: ~21 ns, on par with opool, the fastest other pool
+//!   measured (a fresh 4 KiB `Vec`: ~106 ns).
 //!
 //! # Go's API in Rust
 //!
