@@ -582,6 +582,7 @@ impl<T> Shared<T> {
             if grant == 0 {
                 return 0;
             }
+            // Relaxed both ways: only the count matters; the CAS makes it exact.
             match self.budget.compare_exchange_weak(
                 used,
                 used + grant,
