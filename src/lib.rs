@@ -64,9 +64,13 @@
 //!   No lock is taken and no reader waits for a writer.
 //! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
 //!   one object out of the pool (the next update then takes or builds another).
-//! - Once an object has been a container's version, its node (`128 + size_of::<T>()`
-//!   bytes) stays with the pool until the pool is dropped, even after the object itself is
+//! - Once an object has been a container's version, its node (`128 + 24 +
+//!   size_of::<T>()` bytes, rounded up to a multiple of 128 on x86-64: 256 for a `HashMap`)
+//!   stays with the pool until the pool is dropped, even after the object itself is
 //!   dropped: this is what makes lock-free reads safe (see [`Pool`]).
+//! - A thread's first wait on a contended depot lock makes `parking_lot` allocate its
+//!   per-thread parking data (and, the first time in the process, its global table): a
+//!   one-time cost per thread, not per update, that can fall late in a run.
 //! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise; for
 //!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
 //!   timer.

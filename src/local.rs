@@ -349,7 +349,6 @@ impl<T> Local<T> {
     }
 
     /// Gives up ownership, after a flush; another thread may then adopt this `Local`.
-    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn release_ownership(&self) {
         // Release: see `try_adopt`.
         self.owned.store(false, Ordering::Release);
@@ -422,7 +421,6 @@ pub(crate) trait ExitHook {
 struct Entry {
     id: u64,
     local: *const (),
-    #[cfg_attr(loom, allow(dead_code))]
     on_exit: Option<Box<dyn ExitHook>>,
 }
 

@@ -1033,3 +1033,23 @@ pub(crate) unsafe fn refs<'a, T>(node: *const Node<T>) -> &'a RefCount {
     // SAFETY: per the caller; only the `refs` field is borrowed, never the object.
     unsafe { &*ptr::addr_of!((*node).refs) }
 }
+
+#[cfg(all(test, not(loom), target_arch = "x86_64"))]
+mod tests {
+    use super::Node;
+    use std::mem::size_of;
+
+    /// The node size the crate docs and README state: a 128-byte padded count, 24 bytes of
+    /// bookkeeping (`published`, `origin`, `home`), the object, rounded up to 128.
+    #[test]
+    fn node_size_is_what_the_docs_say() {
+        let stated = |object: usize| (128 + 24 + object).div_ceil(128) * 128;
+        assert_eq!(size_of::<Node<u64>>(), stated(8));
+        assert_eq!(size_of::<Node<[u8; 100]>>(), stated(100));
+        assert_eq!(
+            size_of::<Node<std::collections::HashMap<u64, u64>>>(),
+            256,
+            "the docs say 256 for a HashMap"
+        );
+    }
+}
