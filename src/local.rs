@@ -39,11 +39,11 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::ptr;
+use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use crate::pool::{free_node, NodePtr, Shared};
+use crate::pool::{free_node, Node, NodePtr, Shared};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell};
 
 /// The most idle objects a thread's cache holds (2 under loom, so that models reach a
@@ -57,13 +57,15 @@ pub(crate) struct Local<T> {
     /// Touched only by the owning thread (the one whose registry lists this `Local`), or by
     /// the pool's destructor when no thread can touch it.
     cache: UnsafeCell<Cache<T>>,
+    /// How many of the cache's slots hold a node (the first `len`). Written only by the
+    /// owner, with plain (`Relaxed`) loads and stores, no read-modify-write; an atomic so
+    /// that `stats` may read it from any thread.
+    len: AtomicUsize,
     /// Shared with thieves and donors.
     pub(crate) depot: CachePadded<Mutex<Depot<T>>>,
     /// `get`s this thread served from idle objects. Written only by the owner
     /// (`load` + `store`, no read-modify-write); read by `stats`.
     hits: AtomicU64,
-    /// Mirror of the cache's length, written only by the owner, for `stats` and `Debug`.
-    cache_len: AtomicUsize,
     /// Mirror of the depot's length, written under the depot lock.
     depot_len: AtomicUsize,
     /// Whether a live thread owns this `Local`. Cleared on thread exit, after the flush;
@@ -74,10 +76,12 @@ pub(crate) struct Local<T> {
 }
 
 struct Cache<T> {
-    /// At most `CACHE` nodes; its capacity is reserved up front, so pushes never allocate.
-    nodes: Vec<NodePtr<T>>,
-    /// Budget slots held; `nodes.len() <= tokens`.
-    tokens: usize,
+    /// The first `Local::len` slots hold idle nodes this cache owns; the rest hold stale or
+    /// dangling pointers, never dereferenced. A fixed array: a push is one store, never an
+    /// allocation, and `get(i)` both bounds-checks and tests for empty/full in one compare.
+    nodes: [NonNull<Node<T>>; CACHE],
+    /// Budget slots held beyond the nodes cached: this cache holds `len + spare` tokens.
+    spare: usize,
 }
 
 /// A thread's depot: Go's two generations. `trim` drops `victim` and demotes `primary`.
@@ -113,15 +117,15 @@ impl<T> Local<T> {
         let depot_room = max_idle.min(DEPOT_PRESIZE);
         Local {
             cache: UnsafeCell::new(Cache {
-                nodes: Vec::with_capacity(CACHE),
-                tokens: 0,
+                nodes: [NonNull::dangling(); CACHE],
+                spare: 0,
             }),
+            len: AtomicUsize::new(0),
             depot: CachePadded::new(Mutex::new(Depot {
                 primary: Vec::with_capacity(depot_room),
                 victim: Vec::with_capacity(depot_room),
             })),
             hits: AtomicU64::new(0),
-            cache_len: AtomicUsize::new(0),
             depot_len: AtomicUsize::new(0),
             owned: AtomicBool::new(true),
             next,
@@ -138,12 +142,21 @@ impl<T> Local<T> {
     unsafe fn with_cache<R>(&self, f: impl FnOnce(&mut Cache<T>) -> R) -> R {
         self.cache.with_mut(|cache| {
             // SAFETY: per the caller, no other reference to the cache exists meanwhile.
-            let cache = unsafe { &mut *cache };
-            let r = f(cache);
-            // Relaxed: a statistic mirror, written only here by the owner.
-            self.cache_len.store(cache.nodes.len(), Ordering::Relaxed);
-            r
+            f(unsafe { &mut *cache })
         })
+    }
+
+    /// The number of nodes in the cache. Owner only (others read it for statistics).
+    #[inline]
+    fn cache_len(&self) -> usize {
+        // Relaxed: only the owner writes it, so the owner reads its own last store.
+        self.len.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn set_cache_len(&self, len: usize) {
+        // Relaxed: owner-written; others read it only for statistics.
+        self.len.store(len, Ordering::Relaxed);
     }
 
     /// Counts a `get` served from idle objects. Owner only.
@@ -154,20 +167,44 @@ impl<T> Local<T> {
         self.hits.store(hits + 1, Ordering::Relaxed);
     }
 
+    /// The hit path of `get`: pops the most recently cached node, if any. Plain loads and
+    /// stores; once per `BATCH` pops, one budget RMW to give back spare tokens.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to `shared`.
+    #[inline]
+    pub(crate) unsafe fn pop(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
+        let len = self.cache_len();
+        // SAFETY: the caller owns the cache; nothing here runs user code.
+        unsafe {
+            self.with_cache(|c| {
+                // `len - 1`, or `usize::MAX` (out of bounds) when the cache is empty.
+                let node = *c.nodes.get(len.wrapping_sub(1))?;
+                self.set_cache_len(len - 1);
+                // The popped node's token stays here, spare. Spare tokens are budget that
+                // other threads cannot use: in a handoff, the thread that gets holds the
+                // tokens of the objects it stole, while the thread that puts needs them.
+                // Keeping at most `BATCH` bounds that.
+                c.spare += 1;
+                if c.spare > BATCH {
+                    shared.unreserve(BATCH);
+                    c.spare -= BATCH;
+                }
+                Some(NodePtr(node))
+            })
+        }
+    }
+
     /// Takes an idle node: from the cache, else a batch from this thread's depot, else a
     /// batch stolen from another thread's depot (primary lists before victim lists).
     ///
     /// # Safety
     ///
     /// The calling thread owns this `Local`, which belongs to `shared`.
-    #[inline]
     pub(crate) unsafe fn take(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
-        // SAFETY: the caller owns this `Local`; popping runs no user code.
-        if let Some(node) = unsafe { self.with_cache(|c| c.pop(shared)) } {
-            return Some(node);
-        }
-        // SAFETY: as above.
-        unsafe { self.refill(shared) }
+        // SAFETY: per the caller.
+        unsafe { self.pop(shared).or_else(|| self.refill(shared)) }
     }
 
     /// `take`'s slow path: the cache is empty.
@@ -182,7 +219,7 @@ impl<T> Local<T> {
             // SAFETY: the caller owns this `Local`.
             if unsafe { self.refill_from(self, from_victim) } > 0 {
                 // SAFETY: as above.
-                return unsafe { self.with_cache(|c| c.pop_refilled(shared)) };
+                return unsafe { self.pop_refilled(shared) };
             }
             let mut other = shared.first_local();
             while !other.is_null() {
@@ -191,12 +228,28 @@ impl<T> Local<T> {
                 // SAFETY: the caller owns this `Local`.
                 if !ptr::eq(victim, self) && unsafe { self.refill_from(victim, from_victim) } > 0 {
                     // SAFETY: as above.
-                    return unsafe { self.with_cache(|c| c.pop_refilled(shared)) };
+                    return unsafe { self.pop_refilled(shared) };
                 }
                 other = victim.next;
             }
         }
         None
+    }
+
+    /// Pops the node a refill just brought, and gives its budget slot back at once: the
+    /// refill already took a lock, and a slot kept spare here is one a donation to this
+    /// thread's depot would lack (with `max_idle(1)`, every retired version would be dropped).
+    ///
+    /// # Safety
+    ///
+    /// As for `take`.
+    unsafe fn pop_refilled(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
+        let len = self.cache_len();
+        // SAFETY: the caller owns the cache; nothing here runs user code.
+        let node = unsafe { self.with_cache(|c| c.nodes.get(len.wrapping_sub(1)).copied()) }?;
+        self.set_cache_len(len - 1);
+        shared.unreserve(1);
+        Some(NodePtr(node))
     }
 
     /// Moves up to `BATCH` nodes from `victim`'s depot into this thread's cache, with their
@@ -222,50 +275,93 @@ impl<T> Local<T> {
         } else {
             (&mut depot.primary, BATCH)
         };
-        let n = list.len().min(most);
+        let len = self.cache_len();
+        let n = list.len().min(most).min(CACHE - len);
         if n == 0 {
             return 0;
         }
-        // SAFETY: the caller owns this cache; moving nodes runs no user code. The cache has
-        // room: it is empty when `take` refills it.
+        let from = list.len() - n;
+        // SAFETY: the caller owns this cache; moving nodes runs no user code. Exactly `n`
+        // nodes are drained into exactly `n` free slots.
         unsafe {
             self.with_cache(|c| {
-                let from = list.len() - n;
-                c.nodes.extend(list.drain(from..));
-                c.tokens += n;
+                for (slot, node) in c.nodes[len..len + n].iter_mut().zip(list.drain(from..)) {
+                    *slot = node.0;
+                }
             })
         };
-        let len = depot.len();
+        self.set_cache_len(len + n);
+        let left = depot.len();
         // Relaxed: a mirror, written under the lock.
-        victim.depot_len.store(len, Ordering::Relaxed);
+        victim.depot_len.store(left, Ordering::Relaxed);
         n
     }
 
-    /// Puts an idle node into the cache, spilling half of a full cache to the depot; returns
-    /// the node if the idle bound is reached, for the caller to drop.
+    /// The hit path of dropping a `Pooled`: caches `node` if the cache has room and a spare
+    /// budget token, with plain loads and stores. Hands the node back otherwise, for
+    /// [`put_slow`](Self::put_slow).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to the node's pool.
+    #[inline]
+    pub(crate) unsafe fn push(&self, node: NodePtr<T>) -> Result<(), NodePtr<T>> {
+        let len = self.cache_len();
+        // SAFETY: the caller owns the cache; nothing here runs user code.
+        unsafe {
+            self.with_cache(|c| {
+                if c.spare == 0 {
+                    return Err(node);
+                }
+                let Some(slot) = c.nodes.get_mut(len) else {
+                    return Err(node);
+                };
+                *slot = node.0;
+                c.spare -= 1;
+                self.set_cache_len(len + 1);
+                Ok(())
+            })
+        }
+    }
+
+    /// `push`'s slow path: spills half of a full cache to the depot, and reserves budget
+    /// if no token is spare; returns the node if the idle bound is reached, for the caller
+    /// to drop.
     ///
     /// # Safety
     ///
     /// The calling thread owns this `Local`, which belongs to `shared`.
-    #[inline]
-    pub(crate) unsafe fn put(&self, shared: &Shared<T>, node: NodePtr<T>) -> Option<NodePtr<T>> {
+    #[cold]
+    pub(crate) unsafe fn put_slow(
+        &self,
+        shared: &Shared<T>,
+        node: NodePtr<T>,
+    ) -> Option<NodePtr<T>> {
+        let mut len = self.cache_len();
         // SAFETY: the caller owns the cache; nothing here runs user code.
         unsafe {
             self.with_cache(|c| {
-                if c.nodes.len() == CACHE {
+                if len == CACHE {
+                    // The oldest half goes (the newest is likeliest still in the CPU cache).
                     let mut depot = self.depot.lock();
-                    depot.primary.extend(c.nodes.drain(..BATCH));
-                    c.tokens -= BATCH;
+                    depot
+                        .primary
+                        .extend(c.nodes[..BATCH].iter().map(|&n| NodePtr(n)));
+                    c.nodes.copy_within(BATCH.., 0);
+                    len -= BATCH;
+                    self.set_cache_len(len);
                     // Relaxed: a mirror, written under the lock.
                     self.depot_len.store(depot.len(), Ordering::Relaxed);
                 }
-                if c.tokens == c.nodes.len() {
-                    c.tokens += shared.reserve(BATCH);
-                    if c.tokens == c.nodes.len() {
+                if c.spare == 0 {
+                    c.spare = shared.reserve(BATCH);
+                    if c.spare == 0 {
                         return Some(node);
                     }
                 }
-                c.nodes.push(node);
+                c.nodes[len] = node.0;
+                c.spare -= 1;
+                self.set_cache_len(len + 1);
                 None
             })
         }
@@ -277,16 +373,19 @@ impl<T> Local<T> {
     ///
     /// The calling thread owns this `Local`, which belongs to `shared`.
     pub(crate) unsafe fn flush(&self, shared: &Shared<T>) {
+        let len = self.cache_len();
         // SAFETY: per the caller; no user code runs.
         unsafe {
             self.with_cache(|c| {
                 let mut depot = self.depot.lock();
-                c.tokens -= c.nodes.len();
-                depot.primary.append(&mut c.nodes);
+                depot
+                    .primary
+                    .extend(c.nodes[..len].iter().map(|&n| NodePtr(n)));
+                self.set_cache_len(0);
                 // Relaxed: a mirror, written under the lock.
                 self.depot_len.store(depot.len(), Ordering::Relaxed);
-                shared.unreserve(c.tokens);
-                c.tokens = 0;
+                shared.unreserve(c.spare);
+                c.spare = 0;
             })
         }
     }
@@ -330,7 +429,7 @@ impl<T> Local<T> {
     /// Idle objects held here now (cache and depot), for statistics.
     pub(crate) fn idle(&self) -> usize {
         // Relaxed: statistics.
-        self.cache_len.load(Ordering::Relaxed) + self.depot_len.load(Ordering::Relaxed)
+        self.cache_len() + self.depot_len.load(Ordering::Relaxed)
     }
 
     /// Hits counted here.
@@ -355,39 +454,13 @@ impl<T> Local<T> {
     }
 }
 
-impl<T> Cache<T> {
-    /// Pops the node a refill just brought, and gives its budget slot back at once: the
-    /// refill already took a lock, and a slot kept spare here is one a donation to this
-    /// thread's depot would lack (with `max_idle(1)`, every retired version would be dropped).
-    fn pop_refilled(&mut self, shared: &Shared<T>) -> Option<NodePtr<T>> {
-        let node = self.nodes.pop()?;
-        shared.unreserve(1);
-        self.tokens -= 1;
-        Some(node)
-    }
-
-    /// Pops a node, giving back spare tokens once more than `BATCH` are spare.
-    #[inline]
-    ///
-    /// Spare tokens held here are budget that other threads cannot use: in a handoff, the
-    /// thread that gets holds the tokens of the objects it stole, while the thread that puts
-    /// needs them. Keeping at most `BATCH` bounds that, at one budget RMW per `BATCH` pops.
-    fn pop(&mut self, shared: &Shared<T>) -> Option<NodePtr<T>> {
-        let node = self.nodes.pop()?;
-        if self.tokens - self.nodes.len() > BATCH {
-            shared.unreserve(BATCH);
-            self.tokens -= BATCH;
-        }
-        Some(node)
-    }
-}
-
 impl<T> Drop for Local<T> {
     fn drop(&mut self) {
         // Only the pool's destructor drops a `Local`: no thread can reach it any more.
+        let len = self.cache_len();
         let cache = self.cache.with_mut(|cache| {
             // SAFETY: `&mut self`: nothing else refers to the cache.
-            std::mem::take(unsafe { &mut (*cache).nodes })
+            unsafe { (*cache).nodes }
         });
         let depot = std::mem::replace(
             &mut *self.depot.lock(),
@@ -396,7 +469,8 @@ impl<T> Drop for Local<T> {
                 victim: Vec::new(),
             },
         );
-        for node in cache.into_iter().chain(depot.primary).chain(depot.victim) {
+        let cached = cache[..len].iter().map(|&n| NodePtr(n));
+        for node in cached.chain(depot.primary).chain(depot.victim) {
             // SAFETY: idle nodes owned by this `Local`, which is being dropped.
             unsafe { free_node(node) };
         }
@@ -420,7 +494,7 @@ pub(crate) trait ExitHook {
 /// One row of a thread's registry: the thread's `Local` for the pool with id `id`.
 struct Entry {
     id: u64,
-    local: *const (),
+    local: NonNull<()>,
     on_exit: Option<Box<dyn ExitHook>>,
 }
 
@@ -434,7 +508,7 @@ impl Drop for Registry {
         // From here on this thread must not use its `Local`s through the fast path: their
         // exit hooks hand them to other threads.
         #[cfg(not(loom))]
-        let _ = LAST.try_with(|last| last.set((u64::MAX, ptr::null())));
+        let _ = LAST.try_with(|last| last.set((u64::MAX, NonNull::dangling())));
         for entry in self.entries.get_mut().drain(..) {
             if let Some(hook) = entry.on_exit {
                 hook.thread_exit();
@@ -458,43 +532,53 @@ loom::thread_local! {
 // makes every access check its state. `u64::MAX` is never a pool id.
 #[cfg(not(loom))]
 std::thread_local! {
-    static LAST: std::cell::Cell<(u64, *const ())> =
-        const { std::cell::Cell::new((u64::MAX, ptr::null())) };
+    static LAST: std::cell::Cell<(u64, NonNull<()>)> =
+        const { std::cell::Cell::new((u64::MAX, NonNull::dangling())) };
 }
 
 /// The calling thread's `Local` for pool `id`, type-erased; `None` if it has none yet or
 /// its thread-locals are being destroyed.
 #[inline]
-pub(crate) fn find(id: u64) -> Option<*const ()> {
+pub(crate) fn find(id: u64) -> Option<NonNull<()>> {
+    find_fast(id).or_else(|| find_slow(id))
+}
+
+/// [`find`] if pool `id` is the last one the calling thread looked up: one thread-local
+/// load and compare. `None` means "ask [`find`]", not "no `Local`".
+#[inline]
+pub(crate) fn find_fast(id: u64) -> Option<NonNull<()>> {
     #[cfg(not(loom))]
     {
         let (last_id, last) = LAST.get();
-        if last_id == id {
-            return Some(last);
-        }
-        find_slow(id)
+        (last_id == id).then_some(last)
+    }
+    #[cfg(loom)]
+    {
+        let _ = id;
+        None
+    }
+}
+
+#[cold]
+fn find_slow(id: u64) -> Option<NonNull<()>> {
+    #[cfg(not(loom))]
+    {
+        let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten()?;
+        LAST.set((id, found));
+        Some(found)
     }
     #[cfg(loom)]
     REGISTRY.with(|r| lookup(r, id))
 }
 
-#[cfg(not(loom))]
-#[cold]
-fn find_slow(id: u64) -> Option<*const ()> {
-    let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten()?;
-    LAST.set((id, found));
-    Some(found)
-}
-
-#[inline]
-fn lookup(registry: &Registry, id: u64) -> Option<*const ()> {
+fn lookup(registry: &Registry, id: u64) -> Option<NonNull<()>> {
     let entries = registry.entries.try_borrow().ok()?;
     entries.iter().find(|e| e.id == id).map(|e| e.local)
 }
 
 /// Records the calling thread's `Local` for pool `id`; returns `false` if the thread's
 /// thread-locals are being destroyed (the caller then must not keep the `Local`).
-pub(crate) fn register(id: u64, local: *const (), on_exit: Option<Box<dyn ExitHook>>) -> bool {
+pub(crate) fn register(id: u64, local: NonNull<()>, on_exit: Option<Box<dyn ExitHook>>) -> bool {
     let entry = Entry { id, local, on_exit };
     let insert = move |r: &Registry| match r.entries.try_borrow_mut() {
         Ok(mut entries) => {
@@ -520,7 +604,8 @@ mod tests {
     use crate::pool::Pool;
 
     /// The idle bound's invariant: the budget in use is exactly the tokens held by caches
-    /// plus the objects in depots, and no cache holds more objects than tokens.
+    /// (one per cached object plus the spare ones) plus the objects in depots, and no cache
+    /// holds more than `BATCH` spare tokens.
     fn assert_budget_balances<T>(pool: &Pool<T>) {
         let shared = pool.shared();
         let mut held = 0;
@@ -529,16 +614,10 @@ mod tests {
             // SAFETY: `Local`s live as long as the pool; this test's other threads have been
             // joined (exit hooks included), so no owner touches a cache while we read it.
             let l = unsafe { &*local };
-            let (len, tokens) = l.cache.with(|c| {
-                // SAFETY: as above.
-                let c = unsafe { &*c };
-                (c.nodes.len(), c.tokens)
-            });
-            assert!(
-                len <= tokens,
-                "a cache holds {len} objects on {tokens} tokens"
-            );
-            held += tokens + l.depot.lock().len();
+            // SAFETY: as above.
+            let spare = l.cache.with(|c| unsafe { (*c).spare });
+            assert!(spare <= BATCH, "a cache holds {spare} spare tokens");
+            held += l.cache_len() + spare + l.depot.lock().len();
             local = l.next;
         }
         assert_eq!(shared.budget_in_use(), held, "budget out of balance");

@@ -63,8 +63,9 @@ pub(crate) struct Node<T> {
     /// readers may touch `refs` through stale pointers. Written and read only by the node's
     /// exclusive owner.
     published: UnsafeCell<bool>,
-    /// The `Local` of the thread that last checked the node out (null if that thread had
-    /// none): where a container version goes back to. Owner-written, like `published`.
+    /// The `Local` of the thread that last published the node (null if it has not been
+    /// published, or that thread had none): where a container version goes back to.
+    /// Owner-written, like `published`.
     origin: UnsafeCell<*const Local<T>>,
     /// `Some` while the node is a container version with guards or a container on it: keeps
     /// the pool alive for guards that outlive it. Written by the publisher before its
@@ -75,7 +76,7 @@ pub(crate) struct Node<T> {
 }
 
 /// A node pointer that may cross threads with the object it owns.
-pub(crate) struct NodePtr<T>(NonNull<Node<T>>);
+pub(crate) struct NodePtr<T>(pub(crate) NonNull<Node<T>>);
 
 // SAFETY: a `NodePtr` on a free list or in flight is the only handle on its node, so
 // sending it sends the `T` inside: `T: Send` is exactly what that needs.
@@ -327,7 +328,26 @@ impl<T> Pool<T> {
     /// *n += 1;
     /// assert_eq!(*n, 1);
     /// ```
+    #[inline]
     pub fn get(&self) -> Pooled<'_, T> {
+        let shared = &*self.shared;
+        if let Some(local) = shared.local_fast() {
+            // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
+            if let Some(node) = unsafe { local.pop(shared) } {
+                if shared.reset(&node) {
+                    local.count_hit();
+                    return Pooled::check_out(node, self);
+                }
+            }
+        }
+        self.get_slow()
+    }
+
+    /// `get` past the calling thread's cache: its depot, other threads' depots, and at
+    /// last the factory; also a thread's first `get`, which registers it.
+    #[cold]
+    #[inline(never)]
+    fn get_slow(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         let local = Shared::local(&self.shared);
         if let Some(local) = local {
@@ -335,14 +355,14 @@ impl<T> Pool<T> {
             while let Some(node) = unsafe { local.take(shared) } {
                 if shared.reset(&node) {
                     local.count_hit();
-                    return Pooled::check_out(node, local, self);
+                    return Pooled::check_out(node, self);
                 }
             }
         }
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
         let value = (shared.factory)();
-        self.adopt_with(value, local)
+        self.adopt(value)
     }
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
@@ -360,14 +380,10 @@ impl<T> Pool<T> {
     /// assert_eq!(c.acquire().unwrap().len(), 3);
     /// ```
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
-        self.adopt_with(value, Shared::local(&self.shared))
-    }
-
-    fn adopt_with(&self, value: T, local: Option<&Local<T>>) -> Pooled<'_, T> {
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
         let node = self.shared.house(value);
-        Pooled::check_out(node, local.map_or(ptr::null(), |l| l), self)
+        Pooled::check_out(node, self)
     }
 
     /// Go's two-generation victim decay, driven by the caller instead of a garbage
@@ -610,6 +626,7 @@ impl<T> Shared<T> {
     }
 
     /// Runs the reset function on an idle node; on `false` or a panic drops the object.
+    #[inline]
     fn reset(&self, node: &NodePtr<T>) -> bool {
         /// Drops the object if `reset` unwinds, so nothing leaks and the pool stays usable.
         struct OnUnwind<'a, T> {
@@ -699,12 +716,21 @@ impl<T> Shared<T> {
     /// thread's thread-locals are being destroyed.
     ///
     /// Takes the `Arc` (not `&Shared`) because registering a thread keeps a `Weak` on it.
+    /// The calling thread's `Local` for this pool if it is the one it used last: one
+    /// thread-local load and compare. `None` sends the caller to its slow path.
+    #[inline]
+    fn local_fast(&self) -> Option<&Local<T>> {
+        // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
+        // lives as long as `self`; ids are never reused.
+        local::find_fast(self.id).map(|found| unsafe { found.cast::<Local<T>>().as_ref() })
+    }
+
     #[inline]
     pub(crate) fn local(this: &Arc<Shared<T>>) -> Option<&Local<T>> {
         match local::find(this.id) {
             // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
             // lives as long as `this`; ids are never reused.
-            Some(found) => Some(unsafe { &*found.cast::<Local<T>>() }),
+            Some(found) => Some(unsafe { found.cast::<Local<T>>().as_ref() }),
             None => (this.register)(this),
         }
     }
@@ -732,11 +758,28 @@ impl<T> Shared<T> {
     }
 
     /// Returns an idle node on the calling thread (to its cache if it has one).
+    #[inline]
     fn put(this: &Arc<Shared<T>>, node: NodePtr<T>) {
+        let node = match this.local_fast() {
+            // SAFETY: the calling thread's own `Local`, of this pool.
+            Some(local) => match unsafe { local.push(node) } {
+                Ok(()) => return,
+                Err(node) => node,
+            },
+            None => node,
+        };
+        Shared::put_slow(this, node);
+    }
+
+    /// `put` when the cache is full or has no spare budget token, or the thread has no
+    /// `Local` at hand.
+    #[cold]
+    #[inline(never)]
+    fn put_slow(this: &Arc<Shared<T>>, node: NodePtr<T>) {
         match Shared::local(this) {
             Some(local) => {
                 // SAFETY: the calling thread's own `Local`, of this pool.
-                if let Some(node) = unsafe { local.put(this, node) } {
+                if let Some(node) = unsafe { local.put_slow(this, node) } {
                     this.discard(node, Discard::OverCap);
                 }
             }
@@ -745,8 +788,6 @@ impl<T> Shared<T> {
     }
 }
 
-/// Makes (or adopts) the calling thread's `Local` for `shared` and records it in the
-/// thread's registry; `None` while the thread's thread-locals are being destroyed.
 #[cold]
 fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
     // Adopt the `Local` of an exited thread, else make one.
@@ -776,7 +817,7 @@ fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
         }
     };
     let hook = exit_hook(shared, local);
-    if local::register(shared.id, ptr::from_ref(local).cast(), hook) {
+    if local::register(shared.id, NonNull::from(local).cast(), hook) {
         Some(local)
     } else {
         // The thread is exiting: leave the `Local` for another thread to adopt.
@@ -924,14 +965,11 @@ unsafe impl<T: Send> Send for Pooled<'_, T> {}
 unsafe impl<T: Sync + Send> Sync for Pooled<'_, T> {}
 
 impl<'a, T> Pooled<'a, T> {
-    /// Marks an owned node checked out by the thread whose `Local` is `origin`, and wraps it.
-    fn check_out(node: NodePtr<T>, origin: *const Local<T>, pool: &'a Pool<T>) -> Self {
+    /// Marks an owned node checked out, and wraps it.
+    #[inline]
+    fn check_out(node: NodePtr<T>, pool: &'a Pool<T>) -> Self {
         // SAFETY: the caller owns the node (it came off a free list or was just made).
         let n = unsafe { node.0.as_ref() };
-        n.origin.with_mut(|o| {
-            // SAFETY: as above: owner-written.
-            unsafe { *o = origin };
-        });
         // Release: a stale reader that reads this 1 sees the retirement of the node's
         // previous version (see `RefCount::reset_to_one`).
         n.refs.reset_to_one();
@@ -947,6 +985,13 @@ impl<'a, T> Pooled<'a, T> {
         n.published.with_mut(|p| {
             // SAFETY: as above.
             unsafe { *p = true };
+        });
+        // The publishing thread (the writer) is where the version goes back to, whose next
+        // `get` looks in its own depot first.
+        let origin = Shared::local(&home).map_or(ptr::null(), ptr::from_ref);
+        n.origin.with_mut(|o| {
+            // SAFETY: as above: owner-written.
+            unsafe { *o = origin };
         });
         n.home.with_mut(|h| {
             // SAFETY: as above; `home` is `None` while a node is held by a `Pooled`.
@@ -988,6 +1033,7 @@ impl<T> DerefMut for Pooled<'_, T> {
 }
 
 impl<T> Drop for Pooled<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the guard owns the node; `published` is owner-written.
         let published = unsafe { self.node.as_ref() }
