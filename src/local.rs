@@ -5,27 +5,37 @@
 //! Every thread that uses a pool gets a [`Local`] for it (Bonwick's magazine layer, and Go's
 //! per-P `poolLocal`):
 //!
-//! - a **cache** of at most [`CACHE`] idle objects that only the owning thread touches: no
-//!   lock, no atomic read-modify-write (Go's `private` slot, widened);
+//! - a **cache** of at most [`CACHE`] (16) idle objects that only the owning thread
+//!   touches: no lock, no atomic read-modify-write (Go's `private` slot, widened);
 //! - a **depot** behind it, a `parking_lot` mutex over two lists, *primary* and *victim*
-//!   (Go's `local` and `victim` generations). The owner spills half its cache there when it
-//!   is full and refills from it when it is empty, [`BATCH`] objects at a time; other threads
-//!   steal from it in batches when their own cache and depot are empty, and the last
-//!   reference to a container version is donated to the depot of the thread that checked
-//!   it out (the writer), which is where the next `get_new` looks first.
+//!   (Go's `local` and `victim` generations). The owner spills the older half of its cache
+//!   there ([`BATCH`], 8 objects) when the cache is full; an empty cache refills with up to
+//!   [`REFILL`] (16) objects at once from the thread's own depot, or else steals them from
+//!   another thread's. The last reference to a container version is donated to the depot of
+//!   the thread that published it (the writer), which is where its next `get_new` looks
+//!   first.
+//!
+//! Batches are what a handoff (one thread gets, another puts back) pays for: each spill and
+//! each steal takes a contended lock, so their size sets how often. In
+//! `cargo bench --bench pool -- pool-handoff` on the 2-core VM (2026-11-21, rustc 1.95), a
+//! cache of 8 moving 4 at a time cost 115-120 ns per handed-off object (two runs), and 16
+//! moving 8 (stealing up to 16) 95 ns, the channel's own cost included in both.
+//!
+//! The owner's half of a `Local` and the depot's half sit on separate cache lines, so a
+//! thief locking the depot does not evict the owner's cache.
 //!
 //! # The idle bound without a shared counter per operation
 //!
 //! `max_idle` counts every idle object, caches included, yet the hit path must not touch a
 //! shared counter. So the pool keeps a shared *budget* (`Shared::budget`) of idle slots and
-//! hands it out in batches, as Linux's per-CPU counters do: a cache holds `tokens` of the
-//! budget, at least as many as it holds objects, and only goes back to the budget when it
-//! runs out (once per [`BATCH`] puts) or holds too many spare tokens (once per [`BATCH`]
-//! gets). Objects moving between a cache and a depot carry their tokens with them. So at any
-//! moment: idle objects <= budget in use = sum of cache tokens + objects in depots
-//! <= `max_idle`. Each thread keeps at most `BATCH` spare tokens (after a put that reserved
-//! a batch, or gets from its cache); spare tokens of threads that went quiet can make the
-//! pool drop an object while fewer than `max_idle` are idle: up to `BATCH` per such thread.
+//! hands it out in batches, as Linux's per-CPU counters do: a cache holds one token of the
+//! budget per cached object plus a few *spare* ones, and only goes to the budget when it
+//! runs out of spare tokens on a put (reserving [`TOKENS`], 4, at once), holds more than
+//! `TOKENS` spare after a get, or refills (giving back all its spare tokens). Objects moving
+//! between a cache and a depot carry their tokens with them. So at any moment: idle objects
+//! <= budget in use = cached objects + spare tokens + objects in depots <= `max_idle`.
+//! Spare tokens of threads that went quiet can make the pool drop an object while fewer than
+//! `max_idle` are idle: up to `TOKENS` per such thread.
 //!
 //! # Threads
 //!
@@ -44,30 +54,29 @@ use std::ptr::{self, NonNull};
 use crossbeam_utils::CachePadded;
 
 use crate::pool::{free_node, Node, NodePtr, Shared};
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, UnsafeCell};
 
 /// The most idle objects a thread's cache holds (2 under loom, so that models reach a
 /// spill and a refill in a few operations).
-pub(crate) const CACHE: usize = if cfg!(loom) { 2 } else { 8 };
-/// How many objects move at once between a cache and a depot.
+pub(crate) const CACHE: usize = if cfg!(loom) { 2 } else { 16 };
+/// How many objects a full cache spills to its depot at once.
 pub(crate) const BATCH: usize = CACHE / 2;
+/// How many budget slots move at once between a cache and the pool's budget, and the
+/// most a cache keeps spare.
+pub(crate) const TOKENS: usize = if cfg!(loom) { 1 } else { 4 };
+/// The most objects an empty cache takes at once from a depot's primary list.
+pub(crate) const REFILL: usize = CACHE;
 
 /// One thread's share of one pool.
+///
+/// Laid out in two `CachePadded` halves so that the owner's hit path and the thieves and
+/// donors never write to the same cache line: a thief that takes the depot's lock does
+/// not evict the owner's cache from the owner's CPU.
 pub(crate) struct Local<T> {
-    /// Touched only by the owning thread (the one whose registry lists this `Local`), or by
-    /// the pool's destructor when no thread can touch it.
-    cache: UnsafeCell<Cache<T>>,
-    /// How many of the cache's slots hold a node (the first `len`). Written only by the
-    /// owner, with plain (`Relaxed`) loads and stores, no read-modify-write; an atomic so
-    /// that `stats` may read it from any thread.
-    len: AtomicUsize,
+    /// The owner's side.
+    own: CachePadded<Own<T>>,
     /// Shared with thieves and donors.
-    pub(crate) depot: CachePadded<Mutex<Depot<T>>>,
-    /// `get`s this thread served from idle objects. Written only by the owner
-    /// (`load` + `store`, no read-modify-write); read by `stats`.
-    hits: AtomicU64,
-    /// Mirror of the depot's length, written under the depot lock.
-    depot_len: AtomicUsize,
+    pub(crate) depot: CachePadded<Depot<T>>,
     /// Whether a live thread owns this `Local`. Cleared on thread exit, after the flush;
     /// set by a thread that adopts it.
     owned: AtomicBool,
@@ -75,8 +84,22 @@ pub(crate) struct Local<T> {
     pub(crate) next: *const Local<T>,
 }
 
+/// The part of a `Local` that only its owner writes.
+struct Own<T> {
+    /// Touched only by the owning thread (the one whose registry lists this `Local`), or by
+    /// the pool's destructor when no thread can touch it.
+    cache: UnsafeCell<Cache<T>>,
+    /// How many of the cache's slots hold a node (the first `len`). Written only by the
+    /// owner, with plain (`Relaxed`) loads and stores, no read-modify-write; an atomic so
+    /// that `stats` may read it from any thread.
+    len: AtomicUsize,
+    /// `get`s this thread served from idle objects. Written only by the owner
+    /// (`load` + `store`, no read-modify-write); read by `stats`.
+    hits: AtomicU64,
+}
+
 struct Cache<T> {
-    /// The first `Local::len` slots hold idle nodes this cache owns; the rest hold stale or
+    /// The first `Own::len` slots hold idle nodes this cache owns; the rest hold stale or
     /// dangling pointers, never dereferenced. A fixed array: a push is one store, never an
     /// allocation, and `get(i)` both bounds-checks and tests for empty/full in one compare.
     nodes: [NonNull<Node<T>>; CACHE],
@@ -84,13 +107,73 @@ struct Cache<T> {
     spare: usize,
 }
 
-/// A thread's depot: Go's two generations. `trim` drops `victim` and demotes `primary`.
+/// A thread's depot: two lists behind a lock, and their total length readable without it.
 pub(crate) struct Depot<T> {
+    lists: Mutex<Lists<T>>,
+    /// Mirror of `lists`' total length, stored when a [`DepotGuard`] unlocks. Read
+    /// without the lock as a hint.
+    len: AtomicUsize,
+}
+
+/// Go's two generations. `trim` drops `victim` and demotes `primary`.
+pub(crate) struct Lists<T> {
     primary: Vec<NodePtr<T>>,
     victim: Vec<NodePtr<T>>,
 }
 
+/// A locked depot; updates the depot's length mirror when it unlocks.
+pub(crate) struct DepotGuard<'a, T> {
+    lists: MutexGuard<'a, Lists<T>>,
+    len: &'a AtomicUsize,
+}
+
 impl<T> Depot<T> {
+    fn new(room: usize) -> Depot<T> {
+        Depot {
+            lists: Mutex::new(Lists {
+                primary: Vec::with_capacity(room),
+                victim: Vec::with_capacity(room),
+            }),
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> DepotGuard<'_, T> {
+        DepotGuard {
+            lists: self.lists.lock(),
+            len: &self.len,
+        }
+    }
+
+    /// The length at the last unlock: a hint, possibly stale.
+    fn len_hint(&self) -> usize {
+        // Relaxed: a hint; whoever acts on it takes the lock first, or accepts a miss.
+        self.len.load(Ordering::Relaxed)
+    }
+}
+
+impl<T> Drop for DepotGuard<'_, T> {
+    fn drop(&mut self) {
+        // Relaxed: a mirror for hints and statistics, written under the lock (this runs
+        // before the `lists` field, the lock guard, is dropped).
+        self.len.store(self.lists.len(), Ordering::Relaxed);
+    }
+}
+
+impl<T> std::ops::Deref for DepotGuard<'_, T> {
+    type Target = Lists<T>;
+    fn deref(&self) -> &Lists<T> {
+        &self.lists
+    }
+}
+
+impl<T> std::ops::DerefMut for DepotGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut Lists<T> {
+        &mut self.lists
+    }
+}
+
+impl<T> Lists<T> {
     fn len(&self) -> usize {
         self.primary.len() + self.victim.len()
     }
@@ -116,17 +199,15 @@ impl<T> Local<T> {
     pub(crate) fn new(max_idle: usize, next: *const Local<T>) -> Local<T> {
         let depot_room = max_idle.min(DEPOT_PRESIZE);
         Local {
-            cache: UnsafeCell::new(Cache {
-                nodes: [NonNull::dangling(); CACHE],
-                spare: 0,
+            own: CachePadded::new(Own {
+                cache: UnsafeCell::new(Cache {
+                    nodes: [NonNull::dangling(); CACHE],
+                    spare: 0,
+                }),
+                len: AtomicUsize::new(0),
+                hits: AtomicU64::new(0),
             }),
-            len: AtomicUsize::new(0),
-            depot: CachePadded::new(Mutex::new(Depot {
-                primary: Vec::with_capacity(depot_room),
-                victim: Vec::with_capacity(depot_room),
-            })),
-            hits: AtomicU64::new(0),
-            depot_len: AtomicUsize::new(0),
+            depot: CachePadded::new(Depot::new(depot_room)),
             owned: AtomicBool::new(true),
             next,
         }
@@ -140,7 +221,7 @@ impl<T> Local<T> {
     /// or destructor of `T`) that could re-enter the pool.
     #[inline]
     unsafe fn with_cache<R>(&self, f: impl FnOnce(&mut Cache<T>) -> R) -> R {
-        self.cache.with_mut(|cache| {
+        self.own.cache.with_mut(|cache| {
             // SAFETY: per the caller, no other reference to the cache exists meanwhile.
             f(unsafe { &mut *cache })
         })
@@ -150,25 +231,25 @@ impl<T> Local<T> {
     #[inline]
     fn cache_len(&self) -> usize {
         // Relaxed: only the owner writes it, so the owner reads its own last store.
-        self.len.load(Ordering::Relaxed)
+        self.own.len.load(Ordering::Relaxed)
     }
 
     #[inline]
     fn set_cache_len(&self, len: usize) {
         // Relaxed: owner-written; others read it only for statistics.
-        self.len.store(len, Ordering::Relaxed);
+        self.own.len.store(len, Ordering::Relaxed);
     }
 
     /// Counts a `get` served from idle objects. Owner only.
     #[inline]
     pub(crate) fn count_hit(&self) {
         // Relaxed load + store, not `fetch_add`: only the owner writes this counter.
-        let hits = self.hits.load(Ordering::Relaxed);
-        self.hits.store(hits + 1, Ordering::Relaxed);
+        let hits = self.own.hits.load(Ordering::Relaxed);
+        self.own.hits.store(hits + 1, Ordering::Relaxed);
     }
 
     /// The hit path of `get`: pops the most recently cached node, if any. Plain loads and
-    /// stores; once per `BATCH` pops, one budget RMW to give back spare tokens.
+    /// stores; once per `TOKENS` pops, one budget RMW to give back spare tokens.
     ///
     /// # Safety
     ///
@@ -185,11 +266,11 @@ impl<T> Local<T> {
                 // The popped node's token stays here, spare. Spare tokens are budget that
                 // other threads cannot use: in a handoff, the thread that gets holds the
                 // tokens of the objects it stole, while the thread that puts needs them.
-                // Keeping at most `BATCH` bounds that.
+                // Keeping at most `TOKENS` bounds that.
                 c.spare += 1;
-                if c.spare > BATCH {
-                    shared.unreserve(BATCH);
-                    c.spare -= BATCH;
+                if c.spare > TOKENS {
+                    shared.unreserve(TOKENS);
+                    c.spare -= TOKENS;
                 }
                 Some(NodePtr(node))
             })
@@ -207,7 +288,10 @@ impl<T> Local<T> {
         unsafe { self.pop(shared).or_else(|| self.refill(shared)) }
     }
 
-    /// `take`'s slow path: the cache is empty.
+    /// `take`'s slow path: the cache is empty. Looks at the depots' length hints, without
+    /// locks, and locks only a depot that seems to hold something: this thread's own depot
+    /// first (donations to it wait there), then the others'; primary lists before victim
+    /// lists. Before it gives up, it locks its own depot whatever the hint said.
     ///
     /// # Safety
     ///
@@ -215,30 +299,41 @@ impl<T> Local<T> {
     #[cold]
     unsafe fn refill(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
         for from_victim in [false, true] {
-            // Own depot first: donations to this thread wait there.
             // SAFETY: the caller owns this `Local`.
-            if unsafe { self.refill_from(self, from_victim) } > 0 {
+            let mut found = unsafe { self.refill_from(self, from_victim, true) };
+            let mut other = shared.first_local();
+            while found == 0 && !other.is_null() {
+                // SAFETY: `Local`s live as long as `shared`, which the caller borrows.
+                let victim = unsafe { &*other };
+                if !ptr::eq(victim, self) {
+                    // SAFETY: the caller owns this `Local`.
+                    found = unsafe { self.refill_from(victim, from_victim, true) };
+                }
+                other = victim.next;
+            }
+            if found > 0 {
                 // SAFETY: as above.
                 return unsafe { self.pop_refilled(shared) };
             }
-            let mut other = shared.first_local();
-            while !other.is_null() {
-                // SAFETY: `Local`s live as long as `shared`, which the caller borrows.
-                let victim = unsafe { &*other };
-                // SAFETY: the caller owns this `Local`.
-                if !ptr::eq(victim, self) && unsafe { self.refill_from(victim, from_victim) } > 0 {
-                    // SAFETY: as above.
-                    return unsafe { self.pop_refilled(shared) };
-                }
-                other = victim.next;
+        }
+        // A hint may be stale: a donation to this thread's depot may have been stored while
+        // we read 0 (Miri's weak-memory emulation returns such stale values). Better a lock
+        // here than a factory call while a donated object waits.
+        for from_victim in [false, true] {
+            // SAFETY: the caller owns this `Local`.
+            if unsafe { self.refill_from(self, from_victim, false) } > 0 {
+                // SAFETY: as above.
+                return unsafe { self.pop_refilled(shared) };
             }
         }
         None
     }
 
-    /// Pops the node a refill just brought, and gives its budget slot back at once: the
-    /// refill already took a lock, and a slot kept spare here is one a donation to this
-    /// thread's depot would lack (with `max_idle(1)`, every retired version would be dropped).
+    /// Pops the node a refill just brought, and gives its budget slot back at once, with
+    /// the cache's spare slots (one read-modify-write per refill): the slots a refilling
+    /// thread keeps spare are ones that the threads putting objects back lack, and with a
+    /// small `max_idle`, one a donation to this thread's depot would lack (with
+    /// `max_idle(1)`, every retired version would be dropped).
     ///
     /// # Safety
     ///
@@ -246,24 +341,27 @@ impl<T> Local<T> {
     unsafe fn pop_refilled(&self, shared: &Shared<T>) -> Option<NodePtr<T>> {
         let len = self.cache_len();
         // SAFETY: the caller owns the cache; nothing here runs user code.
-        let node = unsafe { self.with_cache(|c| c.nodes.get(len.wrapping_sub(1)).copied()) }?;
+        let (node, spare) = unsafe {
+            self.with_cache(|c| {
+                let node = c.nodes.get(len.wrapping_sub(1)).copied();
+                (node, std::mem::take(&mut c.spare))
+            })
+        };
+        let node = node?;
         self.set_cache_len(len - 1);
-        shared.unreserve(1);
+        shared.unreserve(spare + 1);
         Some(NodePtr(node))
     }
 
-    /// Moves up to `BATCH` nodes from `victim`'s depot into this thread's cache, with their
-    /// tokens; returns how many.
+    /// Moves nodes from `victim`'s depot into this thread's cache, with their tokens:
+    /// up to [`REFILL`] from its primary list, or one from its victim list. Returns how
+    /// many. If `hinted`, a depot whose length hint reads 0 is passed over unlocked.
     ///
     /// # Safety
     ///
     /// The calling thread owns this `Local` (not necessarily `victim`).
-    unsafe fn refill_from(&self, victim: &Local<T>, from_victim: bool) -> usize {
-        // Quick look without the lock at *other* threads' depots: an empty one is the common
-        // case when stealing. Relaxed: a hint; the lock below decides. Never for our own
-        // depot: donations to this thread land there, and a stale 0 would send us to the
-        // factory while a donated object waits (Miri's weak-memory emulation shows it).
-        if !ptr::eq(victim, self) && victim.depot_len.load(Ordering::Relaxed) == 0 {
+    unsafe fn refill_from(&self, victim: &Local<T>, from_victim: bool, hinted: bool) -> usize {
+        if hinted && victim.depot.len_hint() == 0 {
             return 0;
         }
         let mut depot = victim.depot.lock();
@@ -273,7 +371,7 @@ impl<T> Local<T> {
         let (list, most) = if from_victim {
             (&mut depot.victim, 1)
         } else {
-            (&mut depot.primary, BATCH)
+            (&mut depot.primary, REFILL)
         };
         let len = self.cache_len();
         let n = list.len().min(most).min(CACHE - len);
@@ -291,9 +389,6 @@ impl<T> Local<T> {
             })
         };
         self.set_cache_len(len + n);
-        let left = depot.len();
-        // Relaxed: a mirror, written under the lock.
-        victim.depot_len.store(left, Ordering::Relaxed);
         n
     }
 
@@ -350,11 +445,9 @@ impl<T> Local<T> {
                     c.nodes.copy_within(BATCH.., 0);
                     len -= BATCH;
                     self.set_cache_len(len);
-                    // Relaxed: a mirror, written under the lock.
-                    self.depot_len.store(depot.len(), Ordering::Relaxed);
                 }
                 if c.spare == 0 {
-                    c.spare = shared.reserve(BATCH);
+                    c.spare = shared.reserve(TOKENS);
                     if c.spare == 0 {
                         return Some(node);
                     }
@@ -382,8 +475,6 @@ impl<T> Local<T> {
                     .primary
                     .extend(c.nodes[..len].iter().map(|&n| NodePtr(n)));
                 self.set_cache_len(0);
-                // Relaxed: a mirror, written under the lock.
-                self.depot_len.store(depot.len(), Ordering::Relaxed);
                 shared.unreserve(c.spare);
                 c.spare = 0;
             })
@@ -394,8 +485,6 @@ impl<T> Local<T> {
     pub(crate) fn donate(&self, node: NodePtr<T>) {
         let mut depot = self.depot.lock();
         depot.push(node);
-        // Relaxed: a mirror, written under the lock.
-        self.depot_len.store(depot.len(), Ordering::Relaxed);
     }
 
     /// Pops one node from the depot for `trim`/`clear`: from the victim list if
@@ -407,8 +496,6 @@ impl<T> Local<T> {
             None if !victim_only => depot.primary.pop(),
             None => None,
         };
-        // Relaxed: a mirror, written under the lock.
-        self.depot_len.store(depot.len(), Ordering::Relaxed);
         node
     }
 
@@ -429,13 +516,13 @@ impl<T> Local<T> {
     /// Idle objects held here now (cache and depot), for statistics.
     pub(crate) fn idle(&self) -> usize {
         // Relaxed: statistics.
-        self.cache_len() + self.depot_len.load(Ordering::Relaxed)
+        self.cache_len() + self.depot.len_hint()
     }
 
     /// Hits counted here.
     pub(crate) fn hits(&self) -> u64 {
         // Relaxed: a statistic.
-        self.hits.load(Ordering::Relaxed)
+        self.own.hits.load(Ordering::Relaxed)
     }
 
     /// Claims this `Local` for the calling thread if no live thread owns it.
@@ -458,13 +545,13 @@ impl<T> Drop for Local<T> {
     fn drop(&mut self) {
         // Only the pool's destructor drops a `Local`: no thread can reach it any more.
         let len = self.cache_len();
-        let cache = self.cache.with_mut(|cache| {
+        let cache = self.own.cache.with_mut(|cache| {
             // SAFETY: `&mut self`: nothing else refers to the cache.
             unsafe { (*cache).nodes }
         });
         let depot = std::mem::replace(
             &mut *self.depot.lock(),
-            Depot {
+            Lists {
                 primary: Vec::new(),
                 victim: Vec::new(),
             },
@@ -605,7 +692,7 @@ mod tests {
 
     /// The idle bound's invariant: the budget in use is exactly the tokens held by caches
     /// (one per cached object plus the spare ones) plus the objects in depots, and no cache
-    /// holds more than `BATCH` spare tokens.
+    /// holds more than `TOKENS` spare tokens.
     fn assert_budget_balances<T>(pool: &Pool<T>) {
         let shared = pool.shared();
         let mut held = 0;
@@ -615,8 +702,8 @@ mod tests {
             // joined (exit hooks included), so no owner touches a cache while we read it.
             let l = unsafe { &*local };
             // SAFETY: as above.
-            let spare = l.cache.with(|c| unsafe { (*c).spare });
-            assert!(spare <= BATCH, "a cache holds {spare} spare tokens");
+            let spare = l.own.cache.with(|c| unsafe { (*c).spare });
+            assert!(spare <= TOKENS, "a cache holds {spare} spare tokens");
             held += l.cache_len() + spare + l.depot.lock().len();
             local = l.next;
         }

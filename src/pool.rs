@@ -37,6 +37,8 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
+use crossbeam_utils::CachePadded;
+
 use crate::local::{self, Local};
 use crate::refcount::RefCount;
 use crate::sync::{Arc, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell};
@@ -44,7 +46,7 @@ use crate::sync::{Arc, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell};
 /// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
 ///
 /// A safety net against a burst pinning memory forever, sized for small objects shared by
-/// many threads (each thread's cache alone may hold 8). For objects of megabytes, set
+/// many threads (each thread's cache alone may hold 16). For objects of megabytes, set
 /// [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a container needs
 /// its current version, the one being filled, and one per reader that holds a guard across
 /// an update — and call [`Pool::trim`] from a timer.
@@ -98,7 +100,9 @@ pub(crate) struct Shared<T> {
     /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<T>>>,
     /// Idle-object budget in use: cache tokens plus depot objects; at most `max_idle`.
-    budget: AtomicUsize,
+    /// On cache lines of its own: the threads of a handoff write it once per batch, and
+    /// every slow path reads the fields around it.
+    budget: CachePadded<AtomicUsize>,
     max_idle: usize,
     min_idle: usize,
     // Counters of slow paths only (a miss runs the factory; the others drop an object),
@@ -159,11 +163,12 @@ enum Discard {
 ///
 /// - [`get`](Pool::get) that finds an object in the calling thread's cache: a thread-local
 ///   lookup, the reset closure, and plain loads and stores: no lock, no atomic
-///   read-modify-write. Otherwise one lock per depot it looks in (its own first, then
-///   other threads'), moving up to 4 objects at once; on a miss, the factory and one
-///   allocation (the node), none if a discarded object left its node behind.
-/// - Dropping a [`Pooled`]: the same, the other way. A full cache spills 4 objects to the
-///   thread's depot under one lock; once per 4 puts or gets, one atomic read-modify-write
+///   read-modify-write. Otherwise one lock per depot that seems to hold objects (its own
+///   first, then other threads'), moving up to 16 objects at once, and one atomic
+///   read-modify-write on the idle budget; on a miss, the factory and one allocation (the
+///   node), none if a discarded object left its node behind.
+/// - Dropping a [`Pooled`]: the same, the other way. A full cache (16) spills 8 objects
+///   to the thread's depot under one lock; once per 4 puts, one atomic read-modify-write
 ///   on the idle budget.
 /// - The first use of a pool on a thread allocates that thread's cache and depot (once).
 ///
@@ -396,7 +401,7 @@ impl<T> Pool<T> {
     /// user keeps its working set and a `trim` causes no burst of factory calls. Call it
     /// from a timer (every few seconds, say) to let a pool shrink after a burst.
     ///
-    /// Objects in the caches of *other* live threads (at most 8 per thread) are not
+    /// Objects in the caches of *other* live threads (at most 16 per thread) are not
     /// reached: they are in use by those threads' next operations, and move to their depots,
     /// where `trim` reaches them, when the cache overflows or the thread exits. The calling
     /// thread's cache is moved to its depot first. Runs the objects' destructors on the
@@ -531,7 +536,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
                 reset: self.reset,
                 locals: AtomicPtr::new(ptr::null_mut()),
                 empty: Mutex::new(Vec::new()),
-                budget: AtomicUsize::new(0),
+                budget: CachePadded::new(AtomicUsize::new(0)),
                 max_idle: self.max_idle,
                 min_idle: self.min_idle.min(self.max_idle),
                 created: AtomicUsize::new(0),

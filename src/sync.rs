@@ -17,9 +17,13 @@ pub(crate) use loom::sync::{
     Arc,
 };
 
+#[cfg(loom)]
+pub(crate) use loom::sync::MutexGuard;
 /// A mutual-exclusion lock with `parking_lot`'s infallible `lock` shape.
 #[cfg(not(any(loom, miri)))]
-pub(crate) use parking_lot::Mutex;
+pub(crate) use parking_lot::{Mutex, MutexGuard};
+#[cfg(all(miri, not(loom)))]
+pub(crate) use std::sync::MutexGuard;
 
 /// Under Miri, `std`'s mutex: `parking_lot_core`'s queue lock (`word_lock.rs`) casts
 /// integers to pointers, which Miri's `-Zmiri-strict-provenance` rejects whenever a thread

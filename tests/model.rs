@@ -19,8 +19,8 @@ use poolswap::{Container, Guard, Pool, Pooled};
 use proptest::prelude::*;
 
 /// The most budget slots a thread may hold beyond its cached objects (`PoolBuilder::max_idle`
-/// docs: "a thread's unused slots (at most 8)").
-const SPARE_SLOTS: usize = 8;
+/// docs: "up to 4 slots it is not using").
+const SPARE_SLOTS: usize = 4;
 
 #[derive(Default)]
 struct Log {

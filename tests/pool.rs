@@ -1,7 +1,7 @@
 //! The pool at full strength (issue 4): every bound (`max_idle`, `min_idle`), `trim`'s
 //! two-generation decay, `prefill`, the statistics, cross-thread handoff, thread exit, and
-//! `Debug`, checked against the documented design (per-thread caches of at most 8 objects
-//! that count toward `max_idle`; a thread's spare budget slots, at most 8, may make the pool
+//! `Debug`, checked against the documented design (per-thread caches of at most 16 objects
+//! that count toward `max_idle`; a thread's spare budget slots, at most 4, may make the pool
 //! drop an object while slightly fewer than `max_idle` are idle; see `PoolBuilder::max_idle`).
 //!
 //! Threads whose exit must have flushed their cache are joined explicitly: the end of a
@@ -17,7 +17,7 @@ use poolswap::{Container, Pool, PoolStats, DEFAULT_MAX_IDLE};
 
 /// The most budget slots one thread may hold beyond the objects it caches
 /// (`PoolBuilder::max_idle` docs).
-const SPARE_SLOTS: u64 = 8;
+const SPARE_SLOTS: u64 = 4;
 
 /// Scales an iteration count down under Miri.
 const fn scaled(normal: usize, miri: usize) -> usize {
@@ -162,7 +162,7 @@ fn max_idle_bounds_a_burst_returned_on_one_thread() {
 }
 
 /// Bursts returned on three threads at once: `idle <= max_idle` once they are back, caches
-/// of live threads included, and after the threads exit; at most 8 spare slots per thread
+/// of live threads included, and after the threads exit; at most 4 spare slots per thread
 /// may be unused; nothing is lost or dropped twice. (Readings taken *during* the returns:
 /// `idle_reading_under_traffic_never_exceeds_max_idle`.)
 #[test]
@@ -203,7 +203,7 @@ fn max_idle_bounds_bursts_spread_across_three_threads() {
             assert_eq!(s.idle + s.dropped_over_cap, total, "{s:?}");
             assert!(
                 s.idle + SPARE_SLOTS * THREADS as u64 >= total.min(max),
-                "more than 8 unused slots per thread: {s:?}"
+                "more than 4 unused slots per thread: {s:?}"
             );
             assert_eq!(counts.dropped(), s.dropped_over_cap);
             release.clear();
@@ -221,6 +221,29 @@ fn max_idle_bounds_bursts_spread_across_three_threads() {
         drop(p);
         assert_eq!(counts.dropped(), counts.made());
     }
+}
+
+/// A thread keeps at most `SPARE_SLOTS` budget slots it is not using: here the main thread
+/// caches one object (and holds its spare slots) while another thread returns a burst into
+/// a pool bounded at 12; the burst keeps all but the main thread's spare slots.
+#[test]
+fn a_thread_keeps_at_most_four_spare_slots() {
+    const MAX: u64 = 12;
+    let counts = Counts::new();
+    let p = pool(&counts, MAX as usize, 0);
+    drop(p.get()); // cached on this thread, with its spare slots
+    thread::scope(|s| {
+        let burst = s.spawn(|| drop((0..20).map(|_| p.get()).collect::<Vec<_>>()));
+        burst.join().unwrap(); // its exit moves its cache to its depot
+    });
+    let s = p.stats();
+    assert!(s.idle <= MAX, "{s:?}");
+    assert!(
+        s.idle + SPARE_SLOTS >= MAX,
+        "more than {SPARE_SLOTS} slots unused on the main thread: {s:?}"
+    );
+    assert_eq!(s.idle + s.dropped_over_cap, 21, "{s:?}");
+    assert_accounted(&p, &counts, 0);
 }
 
 /// A reading of `idle` taken while another thread returns objects at the bound never says
