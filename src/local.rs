@@ -491,12 +491,11 @@ impl<T> Local<T> {
     /// `victim_only`, else from either.
     pub(crate) fn pop_depot(&self, victim_only: bool) -> Option<NodePtr<T>> {
         let mut depot = self.depot.lock();
-        let node = match depot.victim.pop() {
+        match depot.victim.pop() {
             Some(node) => Some(node),
             None if !victim_only => depot.primary.pop(),
             None => None,
-        };
-        node
+        }
     }
 
     /// Demotes the primary list to victim (which `trim` has emptied first, down to what
