@@ -11,8 +11,8 @@
 //! the count cannot reach zero in between. Here there is no lock. A reader:
 //!
 //! 1. loads `current` (`Acquire`, which also makes the node's memory visible);
-//! 2. increments the node's count *unless it is zero* ([`RefCount::try_increment`],
-//!    `Acquire`);
+//! 2. increments the node's count *unless it is zero*
+//!    ([`RefCount::try_increment`](crate::refcount::RefCount::try_increment), `Acquire`);
 //! 3. re-loads `current` (`Acquire`): if it still holds the same pointer, the reference
 //!    taken in step 2 is on the current version; otherwise it drops that reference (which
 //!    may be the last: then it recycles the node, as any last holder does) and starts over.
@@ -26,8 +26,8 @@
 //!
 //! Why step 3 cannot be fooled by a stale value of `current`: if step 2 read a count written
 //! after the node was recycled, it read (or followed, in the release sequence) the `Release`
-//! store of [`RefCount::reset_to_one`] made by whoever took the node from the pool. That
-//! taker's view includes the swap that retired the node's old version (it happened before the
+//! store of [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one) made by
+//! whoever took the node from the pool. That taker's view includes the swap that retired the node's old version (it happened before the
 //! last decrement, which happened before the free-list push, which happened before the pop),
 //! so step 3 cannot read the pointer from before that swap. If it reads the pointer again, it
 //! is from a later store that published the node anew, and `Acquire` makes that version's
