@@ -92,7 +92,7 @@ use crate::sync::{self, Arc, AtomicPtr, Ordering};
 /// - [`update`](Container::update): one atomic increment of the pool handle (a version keeps
 ///   its pool alive for guards that outlive it), one atomic swap, and one decrement on the
 ///   old version. If no guard holds the old version, its return to the depot of the thread
-///   that checked it out: one budget read-modify-write, one lock, and the pool handle's
+///   that published it: one budget read-modify-write, one lock, and the pool handle's
 ///   decrement. No allocation. Whoever drops the last guard on a retired version pays that
 ///   return instead (never the reset, which runs in the writer's next `get_new`).
 ///

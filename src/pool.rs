@@ -4,7 +4,7 @@
 //!
 //! Every pooled object lives in a heap [`Node`] made once, when the factory builds the
 //! object (or when [`Pool::adopt`] takes one in): the node holds the object, its
-//! [`RefCount`], the thread that last checked it out, and, while it is a container's
+//! [`RefCount`], the thread that last published it, and, while it is a container's
 //! version, a handle on its pool. Recycling moves the node, never the object, so a steady
 //! state allocates nothing: no wrapper per version, no `Arc` per update.
 //!
@@ -15,7 +15,7 @@
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
 //! starve the writer (regex-automata's pool made ~1 factory call per update in that pattern,
 //! see `NOTES.md`). A container version's last release goes straight to the depot of the
-//! thread that checked it out, which is where that thread's next `get` looks.
+//! thread that published it (the writer), which is where that thread's next `get` looks.
 //!
 //! The reset function runs in [`Pool::get`], on the thread that asks for an object — in a
 //! container, the writer — not when the last reference drops, which may be on a reader's
@@ -740,7 +740,7 @@ impl<T> Shared<T> {
         }
     }
     /// Returns a published node whose last reference was just dropped to the depot of the
-    /// thread that checked it out (or drops its object if the pool is full).
+    /// thread that published it (or drops its object if the pool is full).
     fn donate(&self, node: NodePtr<T>) {
         if self.reserve(1) == 0 {
             self.discard(node, Discard::OverCap);
@@ -900,7 +900,7 @@ pub(crate) unsafe fn free_node<T>(node: NodePtr<T>) {
 }
 
 /// Drops one reference on a published node and, if it was the last, returns the node to
-/// the depot of the thread that checked it out.
+/// the depot of the thread that published it.
 ///
 /// `via` is the pool to return it to when the caller knows it (a container reader that took
 /// a reference on a node that had been recycled: the node may then have no `home`).
