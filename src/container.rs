@@ -89,8 +89,9 @@ use crate::sync::{self, Arc, AtomicPtr, Ordering};
 /// - [`acquire`](Container::acquire): two atomic loads and one compare-and-swap on the
 ///   version's reference count; no lock, no allocation. Retries only if an update lands
 ///   between its first load and its check. Dropping the guard: one atomic decrement.
-/// - [`update`](Container::update): one atomic increment of the pool handle (a version keeps
-///   its pool alive for guards that outlive it), one atomic swap, and one decrement on the
+/// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
+///   where the version will go back to), one atomic increment of the pool handle (a version
+///   keeps its pool alive for guards that outlive it), one atomic swap, and one decrement on the
 ///   old version. If no guard holds the old version, its return to the depot of the thread
 ///   that published it: one budget read-modify-write, one lock, and the pool handle's
 ///   decrement. No allocation. Whoever drops the last guard on a retired version pays that
