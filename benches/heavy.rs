@@ -41,7 +41,7 @@
 
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use arc_swap::ArcSwap;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
@@ -52,7 +52,7 @@ use poolswap::{Container, Pool};
 mod counting_alloc;
 mod support;
 
-use support::Tally;
+use support::{entries, Tally, ENTRIES};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -60,23 +60,10 @@ static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 /// The shared object.
 type Map = HashMap<&'static str, &'static str>;
 
-/// Entries in a full map.
-const ENTRIES: usize = 100_000;
 /// Threads running operations (`RunParallel` uses one per core; the reference machine has 2).
 const THREADS: usize = 2;
 /// Percentages of operations that are writes.
 const WRITE_PCTS: [u64; 3] = [1, 10, 50];
-
-/// The 100,000 `(key, value)` pairs, built once and leaked so they are `&'static str`.
-fn entries() -> &'static [(&'static str, &'static str)] {
-    static ENTRY_LIST: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
-    ENTRY_LIST.get_or_init(|| {
-        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-        (0..ENTRIES)
-            .map(|i| (leak(i.to_string()), leak(format!("value-{i}"))))
-            .collect()
-    })
-}
 
 /// Inserts every entry: the work of one write.
 fn fill(map: &mut Map) {

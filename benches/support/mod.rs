@@ -18,7 +18,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,21 @@ impl Tally {
         self.allocs += alloc.allocs;
         self.bytes += alloc.bytes;
     }
+}
+
+/// Entries in a full map of the heavy-object benchmark.
+pub const ENTRIES: usize = 100_000;
+
+/// The heavy-object benchmark's 100,000 `(key, value)` pairs (keys `"0"`..`"99999"`, values
+/// `"value-N"`), built once and leaked so they are `&'static str`.
+pub fn entries() -> &'static [(&'static str, &'static str)] {
+    static ENTRY_LIST: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    ENTRY_LIST.get_or_init(|| {
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        (0..ENTRIES)
+            .map(|i| (leak(i.to_string()), leak(format!("value-{i}"))))
+            .collect()
+    })
 }
 
 /// A seed for thread `t` of batch `batch` (pass [`Tally::batches`]): deterministic, but

@@ -1,0 +1,3 @@
+module poolswap.example/compare/fill
+
+go 1.22
