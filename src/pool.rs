@@ -207,8 +207,9 @@ pub struct PoolBuilder<T> {
 /// Counts are objects, cumulative since the pool was built, except `idle`, which is a
 /// reading of the moment. Each field is exact when no other thread uses the pool. Under
 /// traffic the per-thread counters are read one after another, not at one instant, so
-/// `idle` may count an object twice (or not at all) while it moves between a thread's
-/// cache and a depot.
+/// `idle` may miss an object, or count one twice, while it moves between a thread's cache
+/// and a depot; it never reads more than [`max_idle`](PoolBuilder::max_idle) (it is capped
+/// by the idle budget in use, which is at every instant at least the idle count).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
@@ -284,6 +285,12 @@ impl<T> Pool<T> {
         }
         // Relaxed: statistics, each read on its own.
         let read = |n: &AtomicUsize| n.load(Ordering::Relaxed) as u64;
+        // Under traffic the sum above may count an object twice, as it moves between a
+        // cache and a depot between two reads. The budget in use is at every instant at
+        // least the number of idle objects, and at most `max_idle`: capping by it keeps the
+        // reading within the bound. (Without traffic it holds the spare slots too, so the
+        // cap changes nothing.)
+        stats.idle = stats.idle.min(read(&shared.budget));
         stats.created = read(&shared.created);
         stats.misses = read(&shared.misses);
         stats.discarded = read(&shared.discarded);
