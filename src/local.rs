@@ -481,6 +481,19 @@ impl<T> Local<T> {
         }
     }
 
+    /// What a thread's exit does to its `Local`: moves its cache to the depot, where other
+    /// threads steal it, gives back spare tokens, and gives the `Local` up for adoption.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to `shared`, and will not use it
+    /// again.
+    pub(crate) unsafe fn retire(&self, shared: &Shared<T>) {
+        // SAFETY: per the caller.
+        unsafe { self.flush(shared) };
+        self.release_ownership();
+    }
+
     /// Pushes a node into this `Local`'s depot: a donation from any thread.
     pub(crate) fn donate(&self, node: NodePtr<T>) {
         let mut depot = self.depot.lock();
@@ -660,6 +673,17 @@ fn find_slow(id: u64) -> Option<NonNull<()>> {
 fn lookup(registry: &Registry, id: u64) -> Option<NonNull<()>> {
     let entries = registry.entries.try_borrow().ok()?;
     entries.iter().find(|e| e.id == id).map(|e| e.local)
+}
+
+/// Removes the calling thread's registry entry for pool `id` and returns its `Local`: what
+/// a thread's exit does, for loom models (see `Pool::loom_thread_exit`).
+#[cfg(loom)]
+pub(crate) fn unregister(id: u64) -> Option<NonNull<()>> {
+    REGISTRY.with(|r| {
+        let mut entries = r.entries.borrow_mut();
+        let at = entries.iter().position(|e| e.id == id)?;
+        Some(entries.swap_remove(at).local)
+    })
 }
 
 /// Records the calling thread's `Local` for pool `id`; returns `false` if the thread's

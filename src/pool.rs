@@ -839,7 +839,7 @@ fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
 }
 
 /// The hook that flushes a thread's cache when it exits (not under loom: loom's `Arc` has
-/// no `Weak`, and models do not exercise thread exit).
+/// no `Weak`; models run the same work through `Pool::loom_thread_exit`).
 #[cfg(not(loom))]
 fn exit_hook<T: Send + 'static>(
     shared: &Arc<Shared<T>>,
@@ -853,11 +853,8 @@ fn exit_hook<T: Send + 'static>(
         fn thread_exit(&self) {
             if let Some(shared) = self.shared.upgrade() {
                 // SAFETY: the pool is alive, so is its `Local`, and this exiting thread owns
-                // it until `release_ownership`.
-                let local = unsafe { self.local.as_ref() };
-                // SAFETY: as above.
-                unsafe { local.flush(&shared) };
-                local.release_ownership();
+                // it; its registry entry is gone, so it will not use it again.
+                unsafe { self.local.as_ref().retire(&shared) };
             }
         }
     }
@@ -865,6 +862,20 @@ fn exit_hook<T: Send + 'static>(
         shared: Arc::downgrade(shared),
         local: NonNull::from(local),
     }))
+}
+
+/// Under loom the exit hook above cannot be built (loom's `Arc` has no `Weak`); models
+/// call this instead, at the end of a thread, to run what the hook runs.
+#[cfg(loom)]
+impl<T> Pool<T> {
+    #[doc(hidden)]
+    pub fn loom_thread_exit(&self) {
+        if let Some(found) = local::unregister(self.shared.id) {
+            // SAFETY: the registry mapped this pool's id to this thread's `Local<T>`, alive
+            // as long as the pool; the entry is gone, so this thread will not use it again.
+            unsafe { found.cast::<Local<T>>().as_ref().retire(&self.shared) };
+        }
+    }
 }
 
 #[cfg(loom)]

@@ -269,3 +269,41 @@ fn concurrent_writers() {
         assert_eq!(stats.idle + 1, stats.created, "{stats:?}");
     });
 }
+
+/// A thread exits (its cache moves to its depot and its `Local` is given up for adoption)
+/// while another thread, new to the pool, takes an object: it adopts the exited thread's
+/// `Local` or makes its own, and steals the flushed object or builds one. Loom's
+/// `UnsafeCell` tracking reports it if the adopter's use of the cache is not ordered after
+/// the exiting thread's last use. Loom's `Arc` has no `Weak`, so the model runs the exit
+/// hook's work through `Pool::loom_thread_exit` instead of a thread-local destructor.
+#[test]
+fn thread_exit_vs_adoption() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let leaver = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let mut mine = pool.get();
+                *mine = 3;
+                drop(mine); // cached on this thread
+                pool.loom_thread_exit();
+            })
+        };
+        let newcomer = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let mut mine = pool.get();
+                assert_eq!(*mine, 0, "handed out without a reset");
+                *mine = 4;
+            })
+        };
+        leaver.join().unwrap();
+        newcomer.join().unwrap();
+
+        let stats = pool.stats();
+        // Everything made is idle again: nothing lost in the flush, nothing handed out twice.
+        assert!(stats.created == 1 || stats.created == 2, "{stats:?}");
+        assert_eq!(stats.idle, stats.created, "{stats:?}");
+        assert_eq!(stats.hits + stats.misses, 2, "{stats:?}");
+    });
+}
