@@ -343,11 +343,10 @@ impl<T> Local<T> {
         // SAFETY: the caller owns the cache; nothing here runs user code.
         let (node, spare) = unsafe {
             self.with_cache(|c| {
-                let node = c.nodes.get(len.wrapping_sub(1)).copied();
-                (node, std::mem::take(&mut c.spare))
+                let node = c.nodes.get(len.wrapping_sub(1)).copied()?;
+                Some((node, std::mem::take(&mut c.spare)))
             })
-        };
-        let node = node?;
+        }?;
         self.set_cache_len(len - 1);
         shared.unreserve(spare + 1);
         Some(NodePtr(node))
