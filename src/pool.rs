@@ -800,6 +800,8 @@ impl<T> Shared<T> {
     }
 }
 
+/// Makes (or adopts) the calling thread's `Local` for `shared` and records it in the
+/// thread's registry; `None` while the thread's thread-locals are being destroyed.
 #[cold]
 fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
     // Adopt the `Local` of an exited thread, else make one.
