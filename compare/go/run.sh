@@ -21,6 +21,8 @@
 #                           source tree; see README.md
 #   POOLSWAP_GO_REF=vX.Y.Z  with a git POOLSWAP_GO_SRC: the tag to build
 #                           (default: its highest v* tag)
+#   BUILD_ONLY=PATH         build the benchmark binary, copy it to PATH, print its
+#                           source line, and stop (compare/go/interleave.sh uses it)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -98,6 +100,11 @@ echo "source: $source_desc" >&2
 
 # Build the module's test binary once; every run below is that same binary.
 go test "${modfile[@]}" -c -o "$tmp/poolswap.test" "$pkg"
+if [[ -n ${BUILD_ONLY:-} ]]; then
+    cp "$tmp/poolswap.test" "$BUILD_ONLY"
+    echo "$source_desc"
+    exit 0
+fi
 
 mkdir -p "$results"
 rm -f "$results"/raw-*.txt
