@@ -725,6 +725,37 @@ fn prefill_reaches_n_with_objects_in_the_callers_cache() {
 // stats
 // ---------------------------------------------------------------------------------------
 
+/// One thread alternating between pools (which share its per-thread lookup cache of the
+/// last two pools used): every pool hands out only its own objects, and after the first
+/// get of each, every get is a hit on that pool.
+#[test]
+fn a_thread_alternating_between_pools_gets_each_pools_own_objects() {
+    let pools: Vec<Pool<Vec<u8>>> = (1..=3)
+        .map(|tag| Pool::new(move || vec![tag], |_: &mut Vec<u8>| true))
+        .collect();
+    let rounds = scaled(100, 5);
+    for _ in 0..rounds {
+        // Two pools in turn, then all three (the third evicts one from the cache).
+        for which in [0, 1, 0, 1, 2, 0, 1, 2] {
+            let v = pools[which].get();
+            assert_eq!(
+                v[..],
+                [which as u8 + 1],
+                "pool {which} handed out another's object"
+            );
+        }
+    }
+    for (which, p) in pools.iter().enumerate() {
+        let s = p.stats();
+        let gets = rounds as u64 * if which == 2 { 2 } else { 3 };
+        assert_eq!(
+            (s.created, s.misses, s.hits),
+            (1, 1, gets - 1),
+            "pool {which}: {s:?}"
+        );
+    }
+}
+
 /// Every counter exact on one thread: hits + misses == gets, created == misses + adopted.
 #[test]
 fn stats_are_exact_on_one_thread() {
