@@ -81,15 +81,15 @@
 //! Measured with `scripts/bench.sh` (criterion; the README has the tables, the machine and
 //! the date) on a 2-core x86-64 VM with rustc 1.95.0, 2026-11-22:
 //!
-//! - the Go README's heavy benchmark (100k-entry map, 2 threads): under 1 KiB allocated
+//! - the Go README's heavy benchmark (100k-entry map, 2 threads): under 2 KiB allocated
 //!   per operation where arc-swap allocates 41 KiB to 2 MiB, in about the same time
-//!   (0.93-1.29x of arc-swap's speed, depending on the write ratio and allocator setting);
-//! - [`Container::acquire`] + drop: ~20 ns with one reader, ~54-64 ns each with two or more
-//!   (arc-swap's `load`: ~10 ns): every reader writes the version's count;
-//! - [`Pool::get`] + drop on one thread: ~9 ns, 0.38x the fastest other pool measured
-//!   (lockfree-object-pool, ~24 ns; a fresh 4 KiB `Vec`: ~99 ns); handed from one thread
-//!   to another through a channel: ~83 ns per object, against ~100 ns for opool and
-//!   ~225 ns for lockfree-object-pool.
+//!   (0.90-1.26x of arc-swap's speed, depending on the write ratio and allocator setting);
+//! - [`Container::acquire`] + drop: ~21 ns with one reader, ~58-64 ns each with two or more
+//!   (arc-swap's `load`: ~10-12 ns): every reader writes the version's count;
+//! - [`Pool::get`] + drop on one thread: ~9 ns, 0.31x the fastest other pool measured
+//!   (lockfree-object-pool, ~29 ns; a fresh 4 KiB `Vec`: ~94 ns); handed from one thread
+//!   to another through a channel: 83-143 ns per object in two runs, against 100-128 ns
+//!   for opool and 225-242 ns for lockfree-object-pool.
 //!
 //! # Go's API in Rust
 //!
