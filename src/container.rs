@@ -27,9 +27,10 @@
 //! Why step 3 cannot be fooled by a stale value of `current`: if step 2 read a count written
 //! after the node was recycled, it read (or followed, in the release sequence) the `Release`
 //! store of [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one) made by
-//! whoever took the node from the pool. That taker's view includes the swap that retired the node's old version (it happened before the
-//! last decrement, which happened before the free-list push, which happened before the pop),
-//! so step 3 cannot read the pointer from before that swap. If it reads the pointer again, it
+//! whoever took the node from the pool. That taker's view includes the swap that retired
+//! the node's old version (it happened before the last decrement, which happened before
+//! the free-list push, which happened before the pop), so step 3 cannot read the pointer
+//! from before that swap. If it reads the pointer again, it
 //! is from a later store that published the node anew, and `Acquire` makes that version's
 //! contents visible. If step 2 instead read a count from before the node was recycled, the
 //! reader's reference keeps the node from being recycled at all.
@@ -94,7 +95,8 @@ use crate::sync::{self, Arc, AtomicPtr, Ordering};
 ///   keeps its pool alive for guards that outlive it), one atomic swap, and one decrement on the
 ///   old version. If no guard holds the old version, its return to the depot of the thread
 ///   that published it: one budget read-modify-write, one lock, and the pool handle's
-///   decrement. No allocation. Whoever drops the last guard on a retired version pays that
+///   decrement. No allocation, except on a thread's first use of the pool (see
+///   [`Pool`]'s costs). Whoever drops the last guard on a retired version pays that
 ///   return instead (never the reset, which runs in the writer's next `get_new`).
 ///
 /// # Send and Sync
@@ -178,10 +180,7 @@ impl<T> Container<T> {
                 // Acquire: see the module docs: this load cannot return a value older than
                 // the swap that retired the node we now hold, if it was retired.
                 if self.current.load(Ordering::Acquire) == node.as_ptr() {
-                    return Some(Guard {
-                        node,
-                        _shares: PhantomData,
-                    });
+                    return Some(Guard::owning(node));
                 }
                 // SAFETY: `try_increment` gave this thread a reference; hand it back. The
                 // node may now be held by a `Pooled` (no `home`), so name its pool: ours.
@@ -252,23 +251,21 @@ impl<T> Container<T> {
              use this container's `get_new()` or `pool().adopt(value)`"
         );
         let new = Pooled::publish(new, Arc::clone(self.pool.shared()));
-        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
-        // contents, published by an earlier swap, are visible to the guard returned here.
-        let old = self.current.swap(new.as_ptr(), Ordering::AcqRel);
-        NonNull::new(old).map(|node| Guard {
-            node,
-            _shares: PhantomData,
-        })
+        self.replace(new.as_ptr())
     }
 
     /// Empties the container and returns a guard on the version it held.
     pub fn take(&self) -> Option<Guard<T>> {
-        // AcqRel: as in `swap`.
-        let old = self.current.swap(ptr::null_mut(), Ordering::AcqRel);
-        NonNull::new(old).map(|node| Guard {
-            node,
-            _shares: PhantomData,
-        })
+        self.replace(ptr::null_mut())
+    }
+
+    /// Stores `new` (null, or a published node carrying the container's reference) as the
+    /// current version, and returns the container's reference on the old one as a guard.
+    fn replace(&self, new: *mut Node<T>) -> Option<Guard<T>> {
+        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
+        // contents, published by an earlier swap, are visible to the guard returned here.
+        let old = self.current.swap(new, Ordering::AcqRel);
+        NonNull::new(old).map(Guard::owning)
     }
 
     /// Whether the container holds no version now.
@@ -338,6 +335,14 @@ unsafe impl<T: Send + Sync> Send for Guard<T> {}
 unsafe impl<T: Send + Sync> Sync for Guard<T> {}
 
 impl<T> Guard<T> {
+    /// Wraps a reference on `node` that the caller owns and hands over.
+    fn owning(node: NonNull<Node<T>>) -> Guard<T> {
+        Guard {
+            node,
+            _shares: PhantomData,
+        }
+    }
+
     /// The version's reference count: one per guard, plus one while it is some container's
     /// current version. For tests and debugging (Go's `DebugPeekRef`); other threads may
     /// change it at any moment.
@@ -364,10 +369,7 @@ impl<T> Clone for Guard<T> {
     fn clone(&self) -> Self {
         // SAFETY: this guard's reference keeps the node live while we add one.
         unsafe { self.node.as_ref() }.refs.increment();
-        Guard {
-            node: self.node,
-            _shares: PhantomData,
-        }
+        Guard::owning(self.node)
     }
 }
 

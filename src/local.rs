@@ -58,14 +58,14 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Orderin
 
 /// The most idle objects a thread's cache holds (2 under loom, so that models reach a
 /// spill and a refill in a few operations).
-pub(crate) const CACHE: usize = if cfg!(loom) { 2 } else { 16 };
+const CACHE: usize = if cfg!(loom) { 2 } else { 16 };
 /// How many objects a full cache spills to its depot at once.
-pub(crate) const BATCH: usize = CACHE / 2;
+const BATCH: usize = CACHE / 2;
 /// How many budget slots move at once between a cache and the pool's budget, and the
 /// most a cache keeps spare.
-pub(crate) const TOKENS: usize = if cfg!(loom) { 1 } else { 4 };
+const TOKENS: usize = if cfg!(loom) { 1 } else { 4 };
 /// The most objects an empty cache takes at once from a depot's primary list.
-pub(crate) const REFILL: usize = CACHE;
+const REFILL: usize = CACHE;
 
 /// One thread's share of one pool.
 ///
@@ -76,7 +76,7 @@ pub(crate) struct Local<T> {
     /// The owner's side.
     own: CachePadded<Own<T>>,
     /// Shared with thieves and donors.
-    pub(crate) depot: CachePadded<Depot<T>>,
+    depot: CachePadded<Depot<T>>,
     /// Whether a live thread owns this `Local`. Cleared on thread exit, after the flush;
     /// set by a thread that adopts it.
     owned: AtomicBool,
@@ -108,7 +108,7 @@ struct Cache<T> {
 }
 
 /// A thread's depot: two lists behind a lock, and their total length readable without it.
-pub(crate) struct Depot<T> {
+struct Depot<T> {
     lists: Mutex<Lists<T>>,
     /// Mirror of `lists`' total length, stored when a [`DepotGuard`] unlocks. Read
     /// without the lock as a hint.
@@ -116,13 +116,13 @@ pub(crate) struct Depot<T> {
 }
 
 /// Go's two generations. `trim` drops `victim` and demotes `primary`.
-pub(crate) struct Lists<T> {
+struct Lists<T> {
     primary: Vec<NodePtr<T>>,
     victim: Vec<NodePtr<T>>,
 }
 
 /// A locked depot; updates the depot's length mirror when it unlocks.
-pub(crate) struct DepotGuard<'a, T> {
+struct DepotGuard<'a, T> {
     lists: MutexGuard<'a, Lists<T>>,
     len: &'a AtomicUsize,
 }
@@ -138,7 +138,7 @@ impl<T> Depot<T> {
         }
     }
 
-    pub(crate) fn lock(&self) -> DepotGuard<'_, T> {
+    fn lock(&self) -> DepotGuard<'_, T> {
         DepotGuard {
             lists: self.lists.lock(),
             len: &self.len,
@@ -176,11 +176,6 @@ impl<T> std::ops::DerefMut for DepotGuard<'_, T> {
 impl<T> Lists<T> {
     fn len(&self) -> usize {
         self.primary.len() + self.victim.len()
-    }
-
-    /// Pushes a node that brings its own budget token.
-    pub(crate) fn push(&mut self, node: NodePtr<T>) {
-        self.primary.push(node);
     }
 }
 
@@ -493,10 +488,10 @@ impl<T> Local<T> {
         self.release_ownership();
     }
 
-    /// Pushes a node into this `Local`'s depot: a donation from any thread.
+    /// Pushes a node, which brings its own budget token, into this `Local`'s depot: a
+    /// donation from any thread.
     pub(crate) fn donate(&self, node: NodePtr<T>) {
-        let mut depot = self.depot.lock();
-        depot.push(node);
+        self.depot.lock().primary.push(node);
     }
 
     /// Pops one node from the depot for `trim`/`clear`: from the victim list if
@@ -526,7 +521,6 @@ impl<T> Local<T> {
 
     /// Idle objects held here now (cache and depot), for statistics.
     pub(crate) fn idle(&self) -> usize {
-        // Relaxed: statistics.
         self.cache_len() + self.depot.len_hint()
     }
 
@@ -673,11 +667,9 @@ pub(crate) fn find_fast(id: u64) -> Option<NonNull<()>> {
             (b == id).then_some(at_b)
         })
     }
+    // Under loom, the registry itself: models then run the same hit paths as real threads.
     #[cfg(loom)]
-    {
-        let _ = id;
-        None
-    }
+    REGISTRY.with(|r| lookup(r, id))
 }
 
 #[cold]

@@ -99,7 +99,8 @@ pub(crate) struct Shared<T> {
     locals: AtomicPtr<Local<T>>,
     /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<T>>>,
-    /// Idle-object budget in use: cache tokens plus depot objects; at most `max_idle`.
+    /// Idle-object budget in use: objects in caches and depots, plus the caches' spare
+    /// slots; at most `max_idle`.
     /// On cache lines of its own: the threads of a handoff write it once per batch, and
     /// every slow path reads the fields around it.
     budget: CachePadded<AtomicUsize>,
@@ -451,7 +452,10 @@ impl<T> Pool<T> {
             unsafe { local.flush(shared) };
         }
         for local in shared.locals() {
-            while shared.idle_now() > shared.min_idle {
+            // Counted once per thread's share, not once per object: a walk of every
+            // `Local`. Each object dropped lowers it by one.
+            let excess = shared.idle_now().saturating_sub(shared.min_idle);
+            for _ in 0..excess {
                 let Some(node) = local.pop_depot(victims_only) else {
                     break;
                 };
@@ -478,7 +482,9 @@ impl<T> Pool<T> {
         // Budget slots held spare in this thread's cache would stop the loop short.
         // SAFETY: the calling thread's own `Local`.
         unsafe { local.flush(shared) };
-        while shared.idle_now() < n.min(shared.max_idle) {
+        let missing = n.min(shared.max_idle).saturating_sub(shared.idle_now());
+        for _ in 0..missing {
+            // One slot at a time: a factory that panics leaves no slot reserved.
             if shared.reserve(1) == 0 {
                 return;
             }
@@ -746,6 +752,7 @@ impl<T> Shared<T> {
             None => (this.register)(this),
         }
     }
+
     /// Returns a published node whose last reference was just dropped to the depot of the
     /// thread that published it (or drops its object if the pool is full).
     fn donate(&self, node: NodePtr<T>) {
