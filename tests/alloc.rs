@@ -2,7 +2,7 @@
 //!
 //! One writer updates the container while reader threads acquire, read and drop guards, so
 //! the last guard on an old version is often dropped on a reader's thread and the object
-//! must travel back to the writer through the pool's shards. A counting global allocator
+//! is donated back to the depot of the thread that published it (the writer). A counting global allocator
 //! proves that, once the pool holds enough objects, neither `get_new`, `update`, `acquire`
 //! nor a guard's drop calls the allocator, and that the factory is never called again.
 //!

@@ -67,12 +67,10 @@ fn acquire_vs_update_vs_release() {
                 let g = c.acquire().expect("never empty");
                 let v = *g;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
-                v
             })
         };
         writer.join().unwrap();
-        let seen = reader.join().unwrap();
-        assert!(seen >= 1);
+        reader.join().unwrap();
         // After both threads, the last update is current.
         assert_eq!(*c.acquire().unwrap(), 3);
     });
@@ -125,8 +123,8 @@ fn last_two_guards_released_at_once() {
         t1.join().unwrap();
         t2.join().unwrap();
 
-        // Version 1 is idle exactly once (in the main thread's depot, where it was checked
-        // out): one more object would mean a double put.
+        // Version 1 is idle exactly once (in the main thread's depot, where it was
+        // published): one more object would mean a double put.
         assert_eq!(pool.stats().idle, 1);
         let before = resets.load(SeqCst);
         let recycled = pool.get();

@@ -484,7 +484,7 @@ proptest! {
 
     #[test]
     fn refcounts_match_model(
-        max_idle in prop_oneof![Just(0usize), 1usize..4, Just(1000)],
+        max_idle in prop_oneof![Just(0usize), 1usize..4, 5usize..=12, Just(1000)],
         ops in prop::collection::vec(op(), 0..if cfg!(miri) { 24 } else { 64 }),
         drop_pool_first in any::<bool>(),
     ) {
@@ -525,7 +525,7 @@ fn scripted_sequence_matches_model() {
         DropGuard(i(1)),
         DropGuard(i(0)),
     ];
-    for max_idle in [0, 1, 2, 1000] {
+    for max_idle in [0, 1, 2, 6, 1000] {
         for drop_pool_first in [false, true] {
             run(max_idle, &ops, drop_pool_first).unwrap();
         }

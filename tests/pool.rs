@@ -544,10 +544,13 @@ fn object_put_back_between_trims_survives_the_next_trim() {
     drop(used); // put back: fresh again
     p.trim();
     let s = p.stats();
-    assert!(s.idle >= 1, "{s:?}");
-    assert!(s.trimmed >= 10 - 4, "the untouched victims went: {s:?}");
-    let again = p.get();
+    assert_eq!(
+        (s.idle, s.trimmed),
+        (1, 9),
+        "the untouched victims went: {s:?}"
+    );
     assert_eq!(s.created, 10);
+    let again = p.get();
     // The survivor is among what is left: take everything idle and look for it.
     let mut rest = vec![again];
     while p.stats().idle > 0 {
@@ -715,7 +718,7 @@ fn prefill_reaches_n_with_objects_in_the_callers_cache() {
     for max_idle in [4usize, 8] {
         let counts = Counts::new();
         let p = pool(&counts, max_idle, 0);
-        drop(p.get()); // one object in this thread's cache, with a batch of slots
+        drop(p.get()); // one object in this thread's cache, and 3 spare budget slots
         p.prefill(max_idle);
         assert_eq!(p.stats().idle, max_idle as u64, "max_idle {max_idle}");
     }
@@ -901,10 +904,6 @@ fn cross_thread_handoff_makes_few_objects() {
         "{} objects made for {ops} handoffs: {s:?}",
         s.created
     );
-    if !cfg!(miri) {
-        let per_op = s.created as f64 / ops as f64;
-        assert!(per_op <= 1e-3, "{per_op} factory calls per op: {s:?}");
-    }
     assert_accounted(&p, &counts, 0);
 }
 
@@ -1017,7 +1016,6 @@ fn debug_output_is_non_empty_and_does_not_block() {
             format!("{:?}", p.stats()),
             format!("{:?}", Container::new(p.clone(), p.get())),
         ] {
-            assert!(!text.is_empty());
             assert!(text.len() > 5, "{text}");
         }
         assert!(format!("{p:?}").starts_with("Pool"));
