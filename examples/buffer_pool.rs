@@ -32,6 +32,8 @@
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
+#[path = "support/iters.rs"]
+mod iters;
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -53,7 +55,7 @@ const DEFAULT_ITERS: usize = 1_000_000;
 const LINES: usize = 1000;
 const WORDS_PER_JOIN: usize = 20;
 
-/// The seed's `BufPool`: a pool of buffers plus the separator to join with.
+/// The Go original's `BufPool`: a pool of buffers plus the separator to join with.
 struct BufPool {
     pool: Pool<String>,
     separator: String,
@@ -72,7 +74,7 @@ impl BufPool {
         }
     }
 
-    /// The seed's `JoinString`: joins `strs` in a pooled buffer and returns a copy.
+    /// The Go original's `JoinString`: joins `strs` in a pooled buffer and returns a copy.
     fn join(&self, strs: &[&str]) -> String {
         self.join_with(strs, str::to_owned)
     }
@@ -147,7 +149,7 @@ fn measure(name: &str, iters: usize, inputs: &[&[&str]], mut op: impl FnMut(&[&s
     let elapsed = start.elapsed();
     let alloc = Snapshot::since(before);
     black_box(total);
-    let n = iters.max(1) as f64;
+    let n = iters as f64;
     println!(
         "{name:<24} {:>8.1} ns/op {:>7.2} allocs/op {:>8.1} B/op",
         elapsed.as_nanos() as f64 / n,
@@ -156,39 +158,10 @@ fn measure(name: &str, iters: usize, inputs: &[&[&str]], mut op: impl FnMut(&[&s
     );
 }
 
-fn parse_args() -> Result<usize, String> {
-    let mut iters = DEFAULT_ITERS;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--iters" => {
-                let v = args.next().ok_or("--iters needs a value")?;
-                iters = v.parse().map_err(|e| format!("--iters {v}: {e}"))?;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    if iters == 0 {
-        return Err("--iters must be at least 1".into());
-    }
-    Ok(iters)
-}
-
 fn main() -> ExitCode {
-    let iters = match parse_args() {
+    let iters = match iters::iters("buffer_pool", DEFAULT_ITERS) {
         Ok(iters) => iters,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("buffer_pool: {msg}");
-            }
-            eprintln!("usage: buffer_pool [--iters N]   (default {DEFAULT_ITERS})");
-            return if msg.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            };
-        }
+        Err(code) => return code,
     };
 
     let lines = make_lines();
@@ -226,10 +199,6 @@ fn main() -> ExitCode {
     let huge_len = bp.join_with(&huge, str::len);
     bp.join_with(inputs[0], str::len);
     let st = bp.pool.stats();
-    println!(
-        "after one {huge_len}-byte join, pool stats: created {} idle {} hits {} misses {} \
-         discarded {} dropped_over_cap {} trimmed {}",
-        st.created, st.idle, st.hits, st.misses, st.discarded, st.dropped_over_cap, st.trimmed
-    );
+    println!("after one {huge_len}-byte join, pool stats: {st:?}");
     ExitCode::SUCCESS
 }

@@ -37,6 +37,8 @@
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
+#[path = "support/iters.rs"]
+mod iters;
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -246,25 +248,6 @@ fn measure(
     Ok(())
 }
 
-fn parse_args() -> Result<usize, String> {
-    let mut iters = DEFAULT_ITERS;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--iters" => {
-                let v = args.next().ok_or("--iters needs a value")?;
-                iters = v.parse().map_err(|e| format!("--iters {v}: {e}"))?;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    if iters == 0 {
-        return Err("--iters must be at least 1".into());
-    }
-    Ok(iters)
-}
-
 fn run(iters: usize) -> Result<(), String> {
     let messages = make_messages();
     let pool = Pool::new(
@@ -299,28 +282,14 @@ fn run(iters: usize) -> Result<(), String> {
     .map_err(|e| format!("pooled: {e}"))?;
 
     let st = pool.stats();
-    println!(
-        "pool stats: created {} idle {} hits {} misses {} discarded {} dropped_over_cap {} \
-         trimmed {}",
-        st.created, st.idle, st.hits, st.misses, st.discarded, st.dropped_over_cap, st.trimmed
-    );
+    println!("pool stats: {st:?}");
     Ok(())
 }
 
 fn main() -> ExitCode {
-    let iters = match parse_args() {
+    let iters = match iters::iters("compressor_pool", DEFAULT_ITERS) {
         Ok(iters) => iters,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("compressor_pool: {msg}");
-            }
-            eprintln!("usage: compressor_pool [--iters N]   (default {DEFAULT_ITERS})");
-            return if msg.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            };
-        }
+        Err(code) => return code,
     };
     match run(iters) {
         Ok(()) => ExitCode::SUCCESS,

@@ -254,7 +254,6 @@ fn load(path: &str) -> Result<Loaded, String> {
     Ok(Loaded { text, entries })
 }
 
-/// One reader: random lookups until `stop`, timing a sample of them.
 /// Makes the calling thread wait on a `parking_lot` lock once, before the clock starts.
 ///
 /// `parking_lot` (the pool's depot locks) allocates its global parking table and each
@@ -269,6 +268,7 @@ fn warm_parking_lot() {
     let _ = ready.wait_for(&mut guard, Duration::from_micros(1));
 }
 
+/// One reader: random lookups until `stop`, timing a sample of them.
 fn reader(
     container: &Container<Map>,
     entries: &[(&str, u32)],
