@@ -10,7 +10,7 @@
 //! - `std-siphash`: `std`'s default `RandomState`, as the heavy bench uses;
 //! - `foldhash`: `foldhash::fast::RandomState`, a fast non-cryptographic hasher.
 //!
-//! The Go side of the same op is `compare/fill` (`go test -bench . ./...` there).
+//! The Go side of the same op is `compare/fill` (`go test -run '^$' -bench . -count 5` there).
 //!
 //! ```text
 //! cargo bench --bench fill

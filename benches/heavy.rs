@@ -29,7 +29,6 @@
 //! or `mmap<N>` when the process runs with `MALLOC_MMAP_THRESHOLD_=<N>` (glibc then
 //! serves every block of N bytes or more straight from the OS and gives it back on free,
 //! as in a memory-capped container; this stands in for the Go benchmark's GOMEMLIMIT).
-//! `POOLSWAP_BENCH_LABEL` overrides the setting's name.
 //!
 //! ```text
 //! cargo bench --bench heavy                                   # glibc defaults
@@ -220,9 +219,6 @@ impl Strategy for LeftRight {
 
 /// The allocator setting this process runs under, for group names.
 fn setting() -> String {
-    if let Ok(label) = std::env::var("POOLSWAP_BENCH_LABEL") {
-        return label;
-    }
     match std::env::var("MALLOC_MMAP_THRESHOLD_") {
         Ok(n) => format!("mmap{n}"),
         Err(_) => "default".to_owned(),
@@ -234,8 +230,8 @@ fn bench<S: Strategy>(c: &mut Criterion, group: &str, name: &str, pct: u64, stra
     let parameter = format!("w{pct}");
     let mut tally = Tally::default();
     let mut g = c.benchmark_group(group);
-    g.sample_size(10)
-        .warm_up_time(support::secs(2.0))
+    // Ten samples, as every bench (`support::criterion`), but longer: an op takes ms.
+    g.warm_up_time(support::secs(2.0))
         .measurement_time(support::secs(10.0))
         .sampling_mode(SamplingMode::Flat);
     g.bench_function(BenchmarkId::new(name, &parameter), |b| {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every poolswap benchmark and writes the README's results from them:
+# Runs the heavy, read and pool benchmarks (not benches/fill.rs, which is run by hand:
+# see the README) and writes the README's results from them:
 #   bench-results/results.md   markdown tables (heavy, read, pool) with machine,
 #                              toolchain, date and command
 #   bench-results/heavy.svg    plot of the heavy table
@@ -17,7 +18,7 @@
 #              MMAP_THRESHOLD (default 131072).
 # A full run takes about 10 minutes on 2 cores. Run it on an otherwise idle machine.
 #
-# For CI, a smoke run of each bench is: cargo bench --bench <heavy|read|pool> -- --test
+# For CI, a smoke run of each bench is: cargo bench --bench <heavy|read|pool|fill> -- --test
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

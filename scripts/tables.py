@@ -40,11 +40,8 @@ HEAVY = [
 GO_STRATEGIES = {
     "poolswap": "poolswap",
     "atomicptr": "arc-swap",
-    "atomicpointer": "arc-swap",
     "mutexalloc": "rwlock-arc",
-    "rwmutexswap": "rwlock-arc",
     "mutexinplace": "rwlock-inplace",
-    "rwmutexinplace": "rwlock-inplace",
 }
 GO_MEMLIMIT = {"512MiB": "default", "50MiB": "tight"}
 READ = [
@@ -66,15 +63,17 @@ POOL = [
 COLORS = ["#1b6ca8", "#e4812f", "#3a9e4f", "#c8413b", "#8a63b8", "#7f7f7f"]
 
 
+def tsv_rows(path):
+    """The rows of a tab-separated file with a header line, as dicts; none if it is missing."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
 def read_tsv(path):
     """Rows of a side file as dicts; the last line for an id wins (reruns append)."""
-    rows = {}
-    if not os.path.exists(path):
-        return rows
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            rows[(row["group"], row["function"], row["parameter"])] = row
-    return rows
+    return {(r["group"], r["function"], r["parameter"]): r for r in tsv_rows(path)}
 
 
 def estimate_ns(target, group, function, parameter, fallback):
@@ -93,13 +92,12 @@ def estimate_ns(target, group, function, parameter, fallback):
 
 
 def load(target, bench):
-    """{(group, function, parameter): {"ns", "bytes", "allocs", "extra"}} for one bench."""
+    """{(group, function, parameter): {"ns", "bytes", "extra"}} for one bench."""
     out = {}
     for key, row in read_tsv(os.path.join(target, "bench-alloc", bench + ".tsv")).items():
         out[key] = {
             "ns": estimate_ns(target, *key, float(row["ns_per_op"])),
             "bytes": float(row["bytes_per_op"]),
-            "allocs": float(row["allocs_per_op"]),
             "extra": float(row["extra_per_op"]),
         }
     return out
@@ -143,18 +141,14 @@ def setting_name(s):
 def go_results(path):
     """{(setting_kind, write_pct, column): row} from compare/go/results/summary.tsv."""
     out = {}
-    if not os.path.exists(path):
-        return out
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            col = GO_STRATEGIES.get(row["strategy"].lower().replace("_", ""))
-            kind = GO_MEMLIMIT.get(row["memlimit"])
-            if col and kind:
-                out[(kind, int(row["write_pct"]), col)] = {
-                    "ns": float(row["ns_per_op"]),
-                    "bytes": float(row["bytes_per_op"]),
-                    "allocs": float(row["allocs_per_op"]),
-                }
+    for row in tsv_rows(path):
+        col = GO_STRATEGIES.get(row["strategy"].lower().replace("_", ""))
+        kind = GO_MEMLIMIT.get(row["memlimit"])
+        if col and kind:
+            out[(kind, int(row["write_pct"]), col)] = {
+                "ns": float(row["ns_per_op"]),
+                "bytes": float(row["bytes_per_op"]),
+            }
     return out
 
 

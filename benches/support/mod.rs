@@ -2,10 +2,11 @@
 //! script reads, a deterministic per-thread random number generator, and runners that time
 //! single-threaded and multi-threaded batches for criterion's `iter_custom`.
 //!
-//! Criterion reports time only. Every batch a bench runs is also bracketed by two readings
-//! of the counting global allocator (`tests/support/counting_alloc.rs`, which the bench
-//! binary installs), and when a benchmark finishes its totals go as one line to
-//! `$CARGO_TARGET_DIR/bench-alloc/<bench>.tsv` (default `target/`): iterations, allocation
+//! Criterion reports time only. In the heavy, read and pool benches, every batch is also
+//! bracketed by two readings of the counting global allocator
+//! (`tests/support/counting_alloc.rs`, which those bench binaries install), and when a
+//! benchmark finishes its totals go as one line to `$CARGO_TARGET_DIR/bench-alloc/<bench>.tsv`
+//! (default `target/`): iterations, allocation
 //! calls and bytes requested, per op, plus an optional extra counter (factory calls).
 //! `scripts/tables.py` joins those lines with criterion's `estimates.json`.
 //!

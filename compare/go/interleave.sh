@@ -22,6 +22,7 @@
 #
 # About 4 minutes with the defaults on the 2-core VM (226 s measured).
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(...) stops the script too
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -32,16 +33,24 @@ BENCHTIME_01=${BENCHTIME_01:-1s}
 BENCHTIME_10=${BENCHTIME_10:-1000x}
 BENCHTIME_50=${BENCHTIME_50:-1000x}
 
+for w in $WRITES; do
+    bt_var=BENCHTIME_$w
+    [[ -n ${!bt_var:-} ]] ||
+        { echo "interleave.sh: no BENCHTIME_$w; WRITES takes 01, 10 and 50 (or set it)" >&2; exit 2; }
+done
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 source_desc=$(BUILD_ONLY="$tmp/poolswap.test" "$here/run.sh")
-rust_bin=$(cd "$root" && cargo bench --locked --bench heavy --no-run 2>&1 |
-    sed -n 's/.*Executable benches\/heavy.rs (\(.*\))$/\1/p' | tail -n1)
+build_log=$(cd "$root" && cargo bench --locked --bench heavy --no-run 2>&1) ||
+    { printf '%s\n' "$build_log" >&2; exit 1; }
+rust_bin=$(sed -n 's/.*Executable benches\/heavy.rs (\(.*\))$/\1/p' <<<"$build_log" | tail -n1)
+[[ -n $rust_bin ]] || { echo "interleave.sh: cargo named no heavy bench binary" >&2; exit 1; }
 [[ $rust_bin == /* ]] || rust_bin=$root/$rust_bin
-[[ -x $rust_bin ]] || { echo "interleave.sh: no heavy bench binary found" >&2; exit 1; }
+[[ -f $rust_bin && -x $rust_bin ]] || { echo "interleave.sh: $rust_bin is not executable" >&2; exit 1; }
 
 go_run() { # writes -> ns/op
     local w=$1 bt_var=BENCHTIME_$1
@@ -55,8 +64,10 @@ rust_run() { # writes -> ns/op (criterion's mean; the heavy bench samples flat)
     local w=$((10#$1)) id
     rm -rf "$tmp/criterion" "$tmp/target"
     (cd "$root" && CRITERION_HOME="$tmp/criterion" CARGO_TARGET_DIR="$tmp/target" \
-        "$rust_bin" --bench "^heavy-[^/]*/poolswap/w$w\$" >"$tmp/rust.log" 2>&1)
-    id=$(cd "$tmp/criterion" && ls -d heavy-*/poolswap/w"$w" | head -n1)
+        "$rust_bin" --bench "^heavy-[^/]*/poolswap/w$w\$" >"$tmp/rust.log" 2>&1) ||
+        { cat "$tmp/rust.log" >&2; return 1; }
+    id=$(cd "$tmp/criterion" && ls -d heavy-*/poolswap/w"$w" 2>/dev/null | head -n1) || true
+    [[ -n $id ]] || { cat "$tmp/rust.log" >&2; echo "interleave.sh: no poolswap/w$w result" >&2; return 1; }
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["mean"]["point_estimate"])' \
         "$tmp/criterion/$id/new/estimates.json"
 }
@@ -70,6 +81,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         if ((r % 2)); then order="go rust"; else order="rust go"; fi
         for lang in $order; do
             ns=$("${lang}_run" "$w")
+            [[ $ns =~ ^[0-9.]+$ ]] || { echo "interleave.sh: no ns/op from $lang at $w%" >&2; exit 1; }
             printf '%s\t%s\t%s\t%s\n' "$r" "$((10#$w))" "$lang" "$ns" | tee -a "$tsv" >&2
         done
     done
