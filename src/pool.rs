@@ -71,7 +71,7 @@ pub(crate) struct Node<T> {
     origin: UnsafeCell<*const Local<T>>,
     /// `Some` while the node is a container version with guards or a container on it: keeps
     /// the pool alive for guards that outlive it. Written by the publisher before its
-    /// `Release` swap, taken by whoever drops the last reference, after its `Acquire` fence.
+    /// `Release` swap, taken by whoever drops the last reference, after its `Acquire` load of the count.
     home: UnsafeCell<Option<Arc<Shared<T>>>>,
     /// Initialised unless the node is empty (in `Shared::empty`).
     value: UnsafeCell<MaybeUninit<T>>,
@@ -942,7 +942,7 @@ pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>, via: Option<&Shared<T>>)
     if !unsafe { node.as_ref() }.refs.decrement() {
         return;
     }
-    // Count 0 with the Acquire fence done: this thread owns the node and sees every write
+    // Count 0, read with Acquire: this thread owns the node and sees every write
     // made through other references. Take the pool handle out before the node is visible
     // in a depot, where another thread could check it out and overwrite `home`.
     // SAFETY: exclusive ownership (above).
