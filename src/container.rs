@@ -49,7 +49,8 @@ use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use crate::pool::{self, Node, Pool, Pooled};
+use crate::pool::shared::{self, PoolNode};
+use crate::pool::{Pool, Pooled};
 use crate::sync::{self, Arc, AtomicPtr, Ordering};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
@@ -105,7 +106,7 @@ use crate::sync::{self, Arc, AtomicPtr, Ordering};
 /// one to let go hands the `T` to the pool for another thread to reuse.
 pub struct Container<T> {
     /// The current version, or null while empty. Holds one reference on it.
-    current: CachePadded<AtomicPtr<Node<T>>>,
+    current: CachePadded<AtomicPtr<PoolNode<T>>>,
     /// Every version published here comes from this pool, whose node memory outlives
     /// `&self`: the reader protocol depends on it (see the module docs).
     pool: Pool<T>,
@@ -175,7 +176,7 @@ impl<T> Container<T> {
             let node = NonNull::new(node)?;
             // SAFETY: every node ever stored in `current` belongs to `self.pool`, whose
             // node memory lives as long as the pool, which `&self` keeps alive.
-            let refs = unsafe { pool::refs(node.as_ptr()) };
+            let refs = unsafe { PoolNode::refs_at(node.as_ptr()) };
             if refs.try_increment() {
                 // Acquire: see the module docs: this load cannot return a value older than
                 // the swap that retired the node we now hold, if it was retired.
@@ -184,7 +185,7 @@ impl<T> Container<T> {
                 }
                 // SAFETY: `try_increment` gave this thread a reference; hand it back. The
                 // node may now be held by a `Pooled` (no `home`), so name its pool: ours.
-                unsafe { pool::release(node, Some(self.pool.shared())) };
+                unsafe { shared::release(node, Some(self.pool.shared())) };
             }
             sync::spin_hint();
         }
@@ -261,7 +262,7 @@ impl<T> Container<T> {
 
     /// Stores `new` (null, or a published node carrying the container's reference) as the
     /// current version, and returns the container's reference on the old one as a guard.
-    fn replace(&self, new: *mut Node<T>) -> Option<Guard<T>> {
+    fn replace(&self, new: *mut PoolNode<T>) -> Option<Guard<T>> {
         // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
         // contents, published by an earlier swap, are visible to the guard returned here.
         let old = self.current.swap(new, Ordering::AcqRel);
@@ -324,7 +325,7 @@ impl<T> fmt::Debug for Container<T> {
 #[must_use = "a guard that is dropped at once reads nothing"]
 pub struct Guard<T> {
     /// A node on which this guard owns one reference.
-    node: NonNull<Node<T>>,
+    node: NonNull<PoolNode<T>>,
     _shares: PhantomData<T>,
 }
 
@@ -336,7 +337,7 @@ unsafe impl<T: Send + Sync> Sync for Guard<T> {}
 
 impl<T> Guard<T> {
     /// Wraps a reference on `node` that the caller owns and hands over.
-    fn owning(node: NonNull<Node<T>>) -> Guard<T> {
+    fn owning(node: NonNull<PoolNode<T>>) -> Guard<T> {
         Guard {
             node,
             _shares: PhantomData,
@@ -361,7 +362,7 @@ impl<T> Deref for Guard<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: this guard owns a reference on the node for as long as `&self` lives.
-        unsafe { pool::value(self.node) }
+        unsafe { PoolNode::object(self.node) }
     }
 }
 
@@ -377,7 +378,7 @@ impl<T> Drop for Guard<T> {
     fn drop(&mut self) {
         // SAFETY: this guard owns one reference, consumed here; the node is a container
         // version, so it holds its pool in `home`.
-        unsafe { pool::release(self.node, None) }
+        unsafe { shared::release(self.node, None) }
     }
 }
 

@@ -185,10 +185,9 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod container;
-mod local;
 mod pool;
 mod refcount;
 mod sync;
 
 pub use container::{Container, Guard};
-pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE};
+pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE, MAGAZINE_SIZE, SLOT_BATCH};

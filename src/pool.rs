@@ -1,137 +1,68 @@
 //! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
 //!
-//! # Design
+//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`); the
+//! machinery lives in private children, each importing only the ones below it:
 //!
-//! Every pooled object lives in a heap [`Node`] made once, when the factory builds the
-//! object (or when [`Pool::adopt`] takes one in): the node holds the object, its
-//! [`RefCount`], the thread that last published it, and, while it is a container's
-//! version, a handle on its pool. Recycling moves the node, never the object, so a steady
-//! state allocates nothing: no wrapper per version, no `Arc` per update.
+//! | module | what | knows of `T` |
+//! |---|---|---|
+//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, close | yes |
+//! | `node` | the type-stable node and its lifecycle | yes |
+//! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
+//! | `depot` | the lock-backed lists other threads take from | no |
+//! | `budget` | the idle bound's shared budget | no |
+//! | `registry` | each thread's entries, its lookup memo, exit hooks, ids | no |
 //!
-//! Idle nodes wait in per-thread caches and depots (see `local.rs`): a hit takes no lock
-//! and makes no atomic read-modify-write; threads whose cache and depot are empty steal
-//! from other threads' depots in batches before they call the factory. Stealing matters: in
-//! the hot-swap pattern the last reader releases the old version on *its* thread while the
+//! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
+//! atomic read-modify-write; threads whose magazine and depot are empty steal from other
+//! threads' depots in batches before they call the factory. Stealing matters: in the
+//! hot-swap pattern the last reader releases the old version on *its* thread while the
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
-//! starve the writer (regex-automata's pool made ~1 factory call per update in that pattern,
-//! see `NOTES.md`). A container version's last release goes straight to the depot of the
+//! starve the writer. A container version's last release goes straight to the depot of the
 //! thread that published it (the writer), which is where that thread's next `get` looks.
 //!
-//! The reset function runs in [`Pool::get`], on the thread that asks for an object — in a
-//! container, the writer — not when the last reference drops, which may be on a reader's
-//! thread. Clearing a 100k-entry map costs about a millisecond; the reader that happens to
-//! be last should not pay it. The price: an idle object keeps its old contents (and their
+//! The reset function runs in [`Pool::get`], on the thread that asks for an object (in a
+//! container, the writer), not when the last reference drops, which may be on a reader's
+//! thread: clearing a large map can take a millisecond, and the reader that happens to be
+//! last should not pay it. The price: an idle object keeps its old contents (and their
 //! memory, which `clear` keeps anyway) until it is handed out again or dropped.
-//!
-//! # Type-stable nodes
-//!
-//! Once a node has been a container's version, readers may touch its reference count
-//! through a stale pointer (see `container.rs`). So the memory of such a node is freed only
-//! when the pool's shared state is dropped: when its object is discarded (reset said
-//! `false`, the idle bound was full, `trim` or `clear`), the object is dropped but the empty
-//! node is kept to house the factory's next object (the technique Linux calls
-//! `SLAB_TYPESAFE_BY_RCU`). Nodes never published in a container are freed outright.
 
 use std::fmt;
-use std::mem::{ManuallyDrop, MaybeUninit};
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
-use crossbeam_utils::CachePadded;
+mod budget;
+mod depot;
+mod local;
+mod node;
+mod registry;
+pub(crate) mod shared;
 
-use crate::local::{self, Local};
-use crate::refcount::RefCount;
-use crate::sync::{Arc, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell};
+use self::depot::NodePtr;
+use self::node::Node;
+use self::shared::{Discard, Factory, PoolLocal, PoolNode, Reset, Shared};
+use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
 ///
 /// A safety net against a burst pinning memory forever, sized for small objects shared by
-/// many threads (each thread's cache alone may hold 16). For objects of megabytes, set
-/// [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a container needs
-/// its current version, the one being filled, and one per reader that holds a guard across
-/// an update — and call [`Pool::trim`] from a timer.
+/// many threads (each thread's magazine alone may hold [`MAGAZINE_SIZE`]). For objects of
+/// megabytes, set [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a
+/// container needs its current version, the one being filled, and one per reader that
+/// holds a guard across an update — and call [`Pool::trim`] from a timer.
 pub const DEFAULT_MAX_IDLE: usize = 256;
 
-type Factory<T> = dyn Fn() -> T + Send + Sync;
-type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+/// The most idle objects one thread's magazine holds, per pool: its share that it gets and
+/// puts without a lock or an atomic read-modify-write.
+///
+/// A full magazine spills half of itself to the thread's depot, where other threads can
+/// take them; [`Pool::trim`] does not reach the magazines of other live threads.
+pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
 
-/// One pooled object with its reference count.
-pub(crate) struct Node<T> {
-    /// For a container version: the container's reference plus one per guard; 0 once the
-    /// last is gone. For a [`Pooled`]: 1 (plus, briefly, stale readers if `published`).
-    /// Idle nodes hold 0 if `published`, else any value (nobody reads it).
-    pub(crate) refs: RefCount,
-    /// Set before the node is first published in a container, never cleared: from then on
-    /// readers may touch `refs` through stale pointers. Written and read only by the node's
-    /// exclusive owner.
-    published: UnsafeCell<bool>,
-    /// The `Local` of the thread that last published the node (null if it has not been
-    /// published, or that thread had none): where a container version goes back to.
-    /// Owner-written, like `published`.
-    origin: UnsafeCell<*const Local<T>>,
-    /// `Some` while the node is a container version with guards or a container on it: keeps
-    /// the pool alive for guards that outlive it. Written by the publisher before its
-    /// `Release` swap, taken by whoever drops the last reference, after its `Acquire` load of the count.
-    home: UnsafeCell<Option<Arc<Shared<T>>>>,
-    /// Initialised unless the node is empty (in `Shared::empty`).
-    value: UnsafeCell<MaybeUninit<T>>,
-}
-
-/// A node pointer that may cross threads with the object it owns.
-pub(crate) struct NodePtr<T>(pub(crate) NonNull<Node<T>>);
-
-// SAFETY: a `NodePtr` on a free list or in flight is the only handle on its node, so
-// sending it sends the `T` inside: `T: Send` is exactly what that needs.
-unsafe impl<T: Send> Send for NodePtr<T> {}
-
-/// State shared by every handle on one pool.
-pub(crate) struct Shared<T> {
-    /// Unique for the life of the process: keys the per-thread registries.
-    id: u64,
-    /// Makes the calling thread's `Local`: `register::<T>`, instantiated where `build`
-    /// knows `T: Send + 'static`, so that paths without that bound (`Pooled`'s `Drop`)
-    /// can register a thread too.
-    register: fn(&Arc<Shared<T>>) -> Option<&Local<T>>,
-    factory: Box<Factory<T>>,
-    reset: Box<Reset<T>>,
-    /// Head of the list of `Local`s (linked through `Local::next`), pushed at the front,
-    /// never shortened before `Drop`.
-    locals: AtomicPtr<Local<T>>,
-    /// Published nodes whose object was dropped, kept so their memory stays type-stable.
-    empty: Mutex<Vec<NodePtr<T>>>,
-    /// Idle-object budget in use: objects in caches and depots, plus the caches' spare
-    /// slots; at most `max_idle`.
-    /// On cache lines of its own: the threads of a handoff write it once per batch, and
-    /// every slow path reads the fields around it.
-    budget: CachePadded<AtomicUsize>,
-    max_idle: usize,
-    min_idle: usize,
-    // Counters of slow paths only (a miss runs the factory; the others drop an object),
-    // so a shared atomic costs nothing that matters. Hits are counted per thread.
-    created: AtomicUsize,
-    misses: AtomicUsize,
-    discarded: AtomicUsize,
-    dropped_over_cap: AtomicUsize,
-    trimmed: AtomicUsize,
-}
-
-// SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
-// which `T: Send` allows; it never gives out `&T`, so `T: Sync` is not needed. The closures
-// are `Send + Sync` by their type; `Local<T>` is `Send + Sync` for `T: Send`.
-unsafe impl<T: Send> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Shared<T> {}
-
-/// Why an object left the pool for good.
-#[derive(Clone, Copy)]
-enum Discard {
-    /// `reset` returned `false` or panicked.
-    Reset,
-    /// The idle bound was reached.
-    OverCap,
-    /// `clear` or `trim`.
-    Trim,
-}
+/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes or gives
+/// back at once, and the most it holds spare: each thread that uses a pool may hold up to
+/// this many slots it is not using.
+pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
 /// counting for [`Container`](crate::Container).
@@ -162,16 +93,28 @@ enum Discard {
 ///
 /// # Costs
 ///
-/// - [`get`](Pool::get) that finds an object in the calling thread's cache: a thread-local
-///   lookup, the reset closure, and plain loads and stores: no lock, no atomic
+/// - [`get`](Pool::get) that finds an object in the calling thread's magazine: a
+///   thread-local lookup, the reset closure, and plain loads and stores: no lock, no atomic
 ///   read-modify-write. Otherwise one lock per depot that seems to hold objects (its own
-///   first, then other threads'), moving up to 16 objects at once, and one atomic
-///   read-modify-write on the idle budget; on a miss, the factory and one allocation (the
-///   node), none if a discarded object left its node behind.
-/// - Dropping a [`Pooled`]: the same, the other way. A full cache (16) spills 8 objects
-///   to the thread's depot under one lock; once per 4 puts, one atomic read-modify-write
-///   on the idle budget.
-/// - The first use of a pool on a thread allocates that thread's cache and depot (once).
+///   first, then other threads'), moving up to [`MAGAZINE_SIZE`] objects at once, and one
+///   atomic read-modify-write on the idle budget; on a miss, the factory and one allocation
+///   (the node), none if a discarded object left its node behind.
+/// - Dropping a [`Pooled`]: the same, the other way. A full magazine spills half of itself
+///   to the thread's depot under one lock; once per [`SLOT_BATCH`] puts, one atomic
+///   read-modify-write on the idle budget.
+/// - The first use of a pool on a thread allocates that thread's magazine and depot
+///   (once), and an entry in the thread's registry (one allocation).
+/// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
+///
+/// # Lifetime
+///
+/// When the last handle (`Pool`, or the [`Container`](crate::Container) that holds one) is
+/// dropped, every idle object is dropped, on that thread, even while guards on container
+/// versions remain: a version whose last guard drops later is dropped then, not kept. So an
+/// object that holds a guard on an older version (a history, a diff base) never keeps its
+/// pool alive, and a `mem::forget` of a guard leaks that version and the pool's bookkeeping
+/// (a few hundred bytes per thread that used it), never the idle objects. If an object's
+/// destructor panics, the other objects are still dropped, then the panic continues.
 ///
 /// # Send and Sync
 ///
@@ -280,18 +223,18 @@ impl<T> Pool<T> {
     pub fn stats(&self) -> PoolStats {
         let shared = &*self.shared;
         let mut stats = PoolStats::default();
-        for local in shared.locals() {
+        for local in shared.locals.iter() {
             stats.idle += local.idle() as u64;
             stats.hits += local.hits();
         }
         // Relaxed: statistics, each read on its own.
-        let read = |n: &AtomicUsize| n.load(Ordering::Relaxed) as u64;
+        let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
         // Under traffic the sum above may count an object twice, as it moves between a
         // cache and a depot between two reads. The budget in use is at every instant at
         // least the number of idle objects, and at most `max_idle`: capping by it keeps the
         // reading within the bound. (Without traffic it holds the spare slots too, so the
         // cap changes nothing.)
-        stats.idle = stats.idle.min(read(&shared.budget));
+        stats.idle = stats.idle.min(shared.budget.in_use() as u64);
         stats.created = read(&shared.created);
         stats.misses = read(&shared.misses);
         stats.discarded = read(&shared.discarded);
@@ -302,7 +245,7 @@ impl<T> Pool<T> {
 
     /// The most idle objects this pool keeps.
     pub fn max_idle(&self) -> usize {
-        self.shared.max_idle
+        self.shared.budget.max()
     }
 
     /// The fewest idle objects [`trim`](Pool::trim) and [`clear`](Pool::clear) leave.
@@ -346,7 +289,7 @@ impl<T> Pool<T> {
         let shared = &*self.shared;
         if let Some(local) = shared.local_fast() {
             // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
-            if let Some(node) = unsafe { local.pop(shared) } {
+            if let Some(node) = unsafe { local.pop(&shared.budget) } {
                 if shared.reset(&node) {
                     local.count_hit();
                     return Pooled::check_out(node, self);
@@ -356,7 +299,7 @@ impl<T> Pool<T> {
         self.get_slow()
     }
 
-    /// `get` past the calling thread's cache: its depot, other threads' depots, and at
+    /// `get` past the calling thread's magazine: its depot, other threads' depots, and at
     /// last the factory; also a thread's first `get`, which registers it.
     #[cold]
     #[inline(never)]
@@ -365,16 +308,17 @@ impl<T> Pool<T> {
         let local = Shared::local(&self.shared);
         if let Some(local) = local {
             // SAFETY: `Shared::local` returns the calling thread's own `Local`.
-            while let Some(node) = unsafe { local.take(shared) } {
+            while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
                 if shared.reset(&node) {
                     local.count_hit();
                     return Pooled::check_out(node, self);
                 }
             }
         }
+        let value = (shared.factory)();
+        // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
-        let value = (shared.factory)();
         self.adopt(value)
     }
 
@@ -431,39 +375,39 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 0);
     /// ```
     pub fn trim(&self) {
-        self.shed(true);
+        self.shed(PoolLocal::pop_victim);
+        for local in self.shared.locals.iter() {
+            local.age();
+        }
     }
 
     /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain, the
-    /// calling thread's cache included (other threads' caches: see [`trim`](Pool::trim)).
+    /// calling thread's magazine included (other threads' magazines: see
+    /// [`trim`](Pool::trim)).
     ///
     /// Runs the objects' destructors on the calling thread.
     pub fn clear(&self) {
-        self.shed(false);
+        self.shed(PoolLocal::pop_any);
     }
 
-    /// `trim` (`victims_only`) and `clear`: moves the calling thread's cache to its depot,
-    /// drops idle objects from every depot while more than `min_idle` are idle (only victims
-    /// for `trim`), and for `trim` demotes what is left to victims.
-    fn shed(&self, victims_only: bool) {
+    /// `trim` and `clear`: moves the calling thread's magazine to its depot, then drops
+    /// idle objects that `pop` takes from each depot while more than `min_idle` are idle.
+    fn shed(&self, pop: fn(&PoolLocal<T>) -> Option<NodePtr<PoolNode<T>>>) {
         let shared = &*self.shared;
         if let Some(local) = Shared::local(&self.shared) {
             // SAFETY: the calling thread's own `Local`.
-            unsafe { local.flush(shared) };
+            unsafe { local.flush(&shared.budget) };
         }
-        for local in shared.locals() {
+        for local in shared.locals.iter() {
             // Counted once per thread's share, not once per object: a walk of every
             // `Local`. Each object dropped lowers it by one.
             let excess = shared.idle_now().saturating_sub(shared.min_idle);
             for _ in 0..excess {
-                let Some(node) = local.pop_depot(victims_only) else {
+                let Some(node) = pop(local) else {
                     break;
                 };
-                shared.unreserve(1);
+                shared.budget.unreserve(1);
                 shared.discard(node, Discard::Trim);
-            }
-            if victims_only {
-                local.age();
             }
         }
     }
@@ -479,29 +423,39 @@ impl<T> Pool<T> {
         let Some(local) = Shared::local(&self.shared) else {
             return;
         };
-        // Budget slots held spare in this thread's cache would stop the loop short.
+        // Budget slots held spare in this thread's magazine would stop the loop short.
         // SAFETY: the calling thread's own `Local`.
-        unsafe { local.flush(shared) };
-        let missing = n.min(shared.max_idle).saturating_sub(shared.idle_now());
+        unsafe { local.flush(&shared.budget) };
+        let missing = n.min(shared.budget.max()).saturating_sub(shared.idle_now());
         for _ in 0..missing {
-            // One slot at a time: a factory that panics leaves no slot reserved.
-            if shared.reserve(1) == 0 {
+            // One slot at a time, reserved before the factory runs and given back if it
+            // panics, so the idle bound holds and a panic leaves every count as it was.
+            let Some(node) = shared.make_idle() else {
                 return;
+            };
+            // The slot goes with the object into the depot; this thread holds a handle, so
+            // the pool is open and the depot takes it.
+            if let Err(node) = local.donate(node) {
+                shared.budget.unreserve(1);
+                shared.discard(node, Discard::Closed);
             }
-            // Relaxed: a statistic.
-            shared.created.fetch_add(1, Ordering::Relaxed);
-            let value = (shared.factory)();
-            // The token reserved above goes with the object into the depot.
-            local.donate(shared.house(value));
         }
     }
 }
 
 impl<T> Clone for Pool<T> {
     fn clone(&self) -> Self {
+        self.shared.add_handle();
         Pool {
             shared: Arc::clone(&self.shared),
         }
+    }
+}
+
+impl<T> Drop for Pool<T> {
+    /// Drops the handle; the last one drops every idle object (see [`Pool`]'s lifetime).
+    fn drop(&mut self) {
+        self.shared.drop_handle();
     }
 }
 
@@ -511,22 +465,23 @@ impl<T> fmt::Debug for Pool<T> {
         let stats = self.stats();
         f.debug_struct("Pool")
             .field("idle", &stats.idle)
-            .field("max_idle", &self.shared.max_idle)
+            .field("max_idle", &self.shared.budget.max())
             .field("created", &stats.created)
             .finish_non_exhaustive()
     }
 }
 
 impl<T: Send + 'static> PoolBuilder<T> {
-    /// The most idle objects the pool keeps, per-thread caches included (default
+    /// The most idle objects the pool keeps, per-thread magazines included (default
     /// [`DEFAULT_MAX_IDLE`]). An object that comes back to a full pool is dropped, on the
     /// thread that gave it back. A bound of 0 makes a pool that never keeps anything.
     ///
-    /// The bound is enforced through a shared budget handed to threads 4 slots at a time, so
-    /// that the hit path need not touch a shared counter. It is never exceeded, but each
-    /// thread that uses the pool may hold up to 4 slots it is not using, so the pool may drop
-    /// a returned object while up to 4 per thread fewer than `max_idle` are idle. With many
-    /// threads and a tight bound, leave room for that.
+    /// The bound is enforced through a shared budget handed to threads [`SLOT_BATCH`] slots
+    /// at a time, so that the hit path need not touch a shared counter. It is never
+    /// exceeded, but each thread that uses the pool may hold up to `SLOT_BATCH` slots it is
+    /// not using, so the pool may drop a returned object while up to `SLOT_BATCH` per thread
+    /// fewer than `max_idle` are idle. With many threads and a tight bound, leave room for
+    /// that.
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = n;
         self
@@ -542,22 +497,13 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     pub fn build(self) -> Pool<T> {
         Pool {
-            shared: Arc::new(Shared {
-                id: crate::sync::next_pool_id(),
-                register: register::<T>,
-                factory: self.factory,
-                reset: self.reset,
-                locals: AtomicPtr::new(ptr::null_mut()),
-                empty: Mutex::new(Vec::new()),
-                budget: CachePadded::new(AtomicUsize::new(0)),
-                max_idle: self.max_idle,
-                min_idle: self.min_idle.min(self.max_idle),
-                created: AtomicUsize::new(0),
-                misses: AtomicUsize::new(0),
-                discarded: AtomicUsize::new(0),
-                dropped_over_cap: AtomicUsize::new(0),
-                trimmed: AtomicUsize::new(0),
-            }),
+            shared: Arc::new(Shared::new(
+                shared::claim_local::<T>,
+                self.factory,
+                self.reset,
+                self.max_idle,
+                self.min_idle,
+            )),
         }
     }
 }
@@ -569,393 +515,6 @@ impl<T> fmt::Debug for PoolBuilder<T> {
             .field("min_idle", &self.min_idle)
             .finish_non_exhaustive()
     }
-}
-
-/// Iterates over a pool's `Local`s.
-struct Locals<'a, T> {
-    next: *const Local<T>,
-    _pool: std::marker::PhantomData<&'a Shared<T>>,
-}
-
-impl<'a, T> Iterator for Locals<'a, T> {
-    type Item = &'a Local<T>;
-    fn next(&mut self) -> Option<&'a Local<T>> {
-        // SAFETY: `Local`s are freed only by `Shared::drop`; the iterator borrows `Shared`.
-        let local = unsafe { self.next.as_ref()? };
-        self.next = local.next;
-        Some(local)
-    }
-}
-
-impl<T> Shared<T> {
-    /// The first `Local` of the list (null if none).
-    pub(crate) fn first_local(&self) -> *const Local<T> {
-        // Acquire: pairs with the Release push in `register`, so the `Local` (its `next`
-        // field included) is fully built when we read it.
-        self.locals.load(Ordering::Acquire)
-    }
-
-    fn locals(&self) -> Locals<'_, T> {
-        Locals {
-            next: self.first_local(),
-            _pool: std::marker::PhantomData,
-        }
-    }
-
-    /// Idle objects now, summed over every thread.
-    fn idle_now(&self) -> usize {
-        self.locals().map(Local::idle).sum()
-    }
-
-    /// Takes up to `n` slots of the idle budget; returns how many it got.
-    pub(crate) fn reserve(&self, n: usize) -> usize {
-        // Relaxed: a budget, not a synchronization point; nodes travel under locks.
-        let mut used = self.budget.load(Ordering::Relaxed);
-        loop {
-            let grant = n.min(self.max_idle.saturating_sub(used));
-            if grant == 0 {
-                return 0;
-            }
-            // Relaxed both ways: only the count matters; the CAS makes it exact.
-            match self.budget.compare_exchange_weak(
-                used,
-                used + grant,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return grant,
-                Err(now) => used = now,
-            }
-        }
-    }
-
-    /// The idle budget in use, for tests.
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn budget_in_use(&self) -> usize {
-        self.budget.load(Ordering::Relaxed)
-    }
-
-    /// Gives back `n` slots of the idle budget.
-    pub(crate) fn unreserve(&self, n: usize) {
-        if n > 0 {
-            // Relaxed: as in `reserve`.
-            self.budget.fetch_sub(n, Ordering::Relaxed);
-        }
-    }
-
-    /// Runs the reset function on an idle node; on `false` or a panic drops the object.
-    #[inline]
-    fn reset(&self, node: &NodePtr<T>) -> bool {
-        /// Drops the object if `reset` unwinds, so nothing leaks and the pool stays usable.
-        struct OnUnwind<'a, T> {
-            shared: &'a Shared<T>,
-            node: Option<NonNull<Node<T>>>,
-        }
-        impl<T> Drop for OnUnwind<'_, T> {
-            fn drop(&mut self) {
-                if let Some(node) = self.node.take() {
-                    self.shared.discard(NodePtr(node), Discard::Reset);
-                }
-            }
-        }
-
-        let mut guard = OnUnwind {
-            shared: self,
-            node: Some(node.0),
-        };
-        // SAFETY: the node came off a free list, so this thread owns it and its object is
-        // initialised. Stale readers touch only `refs`, and only to fail.
-        let keep = unsafe { node.0.as_ref() }.value.with_mut(|value| {
-            // SAFETY: as above.
-            (self.reset)(unsafe { (*value).assume_init_mut() })
-        });
-        guard.node = None;
-        if !keep {
-            self.discard(NodePtr(node.0), Discard::Reset);
-        }
-        keep
-    }
-
-    /// Puts `value` in a node: an empty one if there is one, else a new allocation.
-    fn house(&self, value: T) -> NodePtr<T> {
-        if let Some(node) = self.empty.lock().pop() {
-            // SAFETY: an empty node sits only in `empty`, which we just popped it from: this
-            // thread owns it, and its value slot is uninitialised.
-            unsafe { node.0.as_ref() }.value.with_mut(|slot| {
-                // SAFETY: as above.
-                unsafe { (*slot).write(value) };
-            });
-            return node;
-        }
-        let node = Box::new(Node {
-            refs: RefCount::new(),
-            published: UnsafeCell::new(false),
-            origin: UnsafeCell::new(ptr::null()),
-            home: UnsafeCell::new(None),
-            value: UnsafeCell::new(MaybeUninit::new(value)),
-        });
-        NodePtr(NonNull::from(Box::leak(node)))
-    }
-
-    /// Drops the object in `node`; frees the node too unless it was ever published, in
-    /// which case it is kept empty for reuse (type-stable memory).
-    fn discard(&self, node: NodePtr<T>, why: Discard) {
-        let counter = match why {
-            Discard::Reset => &self.discarded,
-            Discard::OverCap => &self.dropped_over_cap,
-            Discard::Trim => &self.trimmed,
-        };
-        counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
-
-        // SAFETY: the caller owns the node exclusively.
-        let published = unsafe { node.0.as_ref() }.published.with(|p| unsafe { *p });
-        if !published {
-            // SAFETY: owned, initialised, never reachable by a stale reader.
-            unsafe { free_node(node) };
-            return;
-        }
-        /// Files the node as empty even if the object's destructor panics.
-        struct Keep<'a, T>(&'a Shared<T>, NonNull<Node<T>>);
-        impl<T> Drop for Keep<'_, T> {
-            fn drop(&mut self) {
-                self.0.empty.lock().push(NodePtr(self.1));
-            }
-        }
-        let keep = Keep(self, node.0);
-        // SAFETY: the caller owns the node (count 0, on no list) and its object is
-        // initialised; after this it is not, and the node goes to `empty`.
-        unsafe { keep.1.as_ref() }.value.with_mut(|value| {
-            // SAFETY: as above.
-            unsafe { (*value).assume_init_drop() };
-        });
-    }
-
-    /// The calling thread's `Local` for this pool, made on first use; `None` while the
-    /// thread's thread-locals are being destroyed.
-    ///
-    /// Takes the `Arc` (not `&Shared`) because registering a thread keeps a `Weak` on it.
-    /// The calling thread's `Local` for this pool if it is the one it used last: one
-    /// thread-local load and compare. `None` sends the caller to its slow path.
-    #[inline]
-    fn local_fast(&self) -> Option<&Local<T>> {
-        // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
-        // lives as long as `self`; ids are never reused.
-        local::find_fast(self.id).map(|found| unsafe { found.cast::<Local<T>>().as_ref() })
-    }
-
-    #[inline]
-    pub(crate) fn local(this: &Arc<Shared<T>>) -> Option<&Local<T>> {
-        match local::find(this.id) {
-            // SAFETY: the registry maps this pool's id to a `Local<T>` of this pool, which
-            // lives as long as `this`; ids are never reused.
-            Some(found) => Some(unsafe { found.cast::<Local<T>>().as_ref() }),
-            None => (this.register)(this),
-        }
-    }
-
-    /// Returns a published node whose last reference was just dropped to the depot of the
-    /// thread that published it (or drops its object if the pool is full).
-    fn donate(&self, node: NodePtr<T>) {
-        if self.reserve(1) == 0 {
-            self.discard(node, Discard::OverCap);
-            return;
-        }
-        // SAFETY: the caller owns the node; `origin` is owner-written.
-        let origin = unsafe { node.0.as_ref() }.origin.with(|o| unsafe { *o });
-        // SAFETY: a `Local` lives as long as its pool, which `&self` is.
-        match unsafe { origin.as_ref() }.or_else(|| {
-            // SAFETY: as above.
-            unsafe { self.first_local().as_ref() }
-        }) {
-            // The reserved token goes with the node into the depot.
-            Some(local) => local.donate(node),
-            None => {
-                self.unreserve(1);
-                self.discard(node, Discard::OverCap);
-            }
-        }
-    }
-
-    /// Returns an idle node on the calling thread (to its cache if it has one).
-    #[inline]
-    fn put(this: &Arc<Shared<T>>, node: NodePtr<T>) {
-        let node = match this.local_fast() {
-            // SAFETY: the calling thread's own `Local`, of this pool.
-            Some(local) => match unsafe { local.push(node) } {
-                Ok(()) => return,
-                Err(node) => node,
-            },
-            None => node,
-        };
-        Shared::put_slow(this, node);
-    }
-
-    /// `put` when the cache is full or has no spare budget token, or the thread has no
-    /// `Local` at hand.
-    #[cold]
-    #[inline(never)]
-    fn put_slow(this: &Arc<Shared<T>>, node: NodePtr<T>) {
-        match Shared::local(this) {
-            Some(local) => {
-                // SAFETY: the calling thread's own `Local`, of this pool.
-                if let Some(node) = unsafe { local.put_slow(this, node) } {
-                    this.discard(node, Discard::OverCap);
-                }
-            }
-            None => this.donate(node),
-        }
-    }
-}
-
-/// Makes (or adopts) the calling thread's `Local` for `shared` and records it in the
-/// thread's registry; `None` while the thread's thread-locals are being destroyed.
-#[cold]
-fn register<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&Local<T>> {
-    // Adopt the `Local` of an exited thread, else make one.
-    let adopted = shared.locals().find(|l| l.try_adopt());
-    let local: &Local<T> = match adopted {
-        Some(local) => local,
-        None => {
-            let mut head = shared.first_local();
-            let local = Box::leak(Box::new(Local::new(shared.max_idle, head)));
-            loop {
-                // Release: publishes the `Local` to `first_local`'s Acquire. Acquire on
-                // failure: we re-link to the new head and try again.
-                match shared.locals.compare_exchange_weak(
-                    head as *mut _,
-                    local,
-                    Ordering::Release,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => break,
-                    Err(now) => {
-                        head = now;
-                        local.next = head;
-                    }
-                }
-            }
-            local
-        }
-    };
-    let hook = exit_hook(shared, local);
-    if local::register(shared.id, NonNull::from(local).cast(), hook) {
-        Some(local)
-    } else {
-        // The thread is exiting: leave the `Local` for another thread to adopt.
-        local.release_ownership();
-        None
-    }
-}
-
-/// The hook that flushes a thread's cache when it exits (not under loom: loom's `Arc` has
-/// no `Weak`; models run the same work through `Pool::loom_thread_exit`).
-#[cfg(not(loom))]
-fn exit_hook<T: Send + 'static>(
-    shared: &Arc<Shared<T>>,
-    local: &Local<T>,
-) -> Option<Box<dyn local::ExitHook>> {
-    struct Hook<T> {
-        shared: std::sync::Weak<Shared<T>>,
-        local: NonNull<Local<T>>,
-    }
-    impl<T: Send> local::ExitHook for Hook<T> {
-        fn thread_exit(&self) {
-            if let Some(shared) = self.shared.upgrade() {
-                // SAFETY: the pool is alive, so is its `Local`, and this exiting thread owns
-                // it; its registry entry is gone, so it will not use it again.
-                unsafe { self.local.as_ref().retire(&shared) };
-            }
-        }
-    }
-    Some(Box::new(Hook {
-        shared: Arc::downgrade(shared),
-        local: NonNull::from(local),
-    }))
-}
-
-/// Under loom the exit hook above cannot be built (loom's `Arc` has no `Weak`); models
-/// call this instead, at the end of a thread, to run what the hook runs.
-#[cfg(loom)]
-impl<T> Pool<T> {
-    #[doc(hidden)]
-    pub fn loom_thread_exit(&self) {
-        if let Some(found) = local::unregister(self.shared.id) {
-            // SAFETY: the registry mapped this pool's id to this thread's `Local<T>`, alive
-            // as long as the pool; the entry is gone, so this thread will not use it again.
-            unsafe { found.cast::<Local<T>>().as_ref().retire(&self.shared) };
-        }
-    }
-}
-
-#[cfg(loom)]
-fn exit_hook<T>(_: &Arc<Shared<T>>, _: &Local<T>) -> Option<Box<dyn local::ExitHook>> {
-    None
-}
-
-impl<T> Drop for Shared<T> {
-    fn drop(&mut self) {
-        // Every handle is gone, so no node is checked out and no reader holds a pointer: each
-        // node is in a `Local` or empty, and no thread can reach a `Local`.
-        let mut next = self.first_local();
-        while !next.is_null() {
-            // SAFETY: made by `Box::leak` in `register`, freed only here, once.
-            let local = unsafe { Box::from_raw(next.cast_mut()) };
-            next = local.next;
-            drop(local); // frees its idle nodes
-        }
-        for node in self.empty.lock().drain(..) {
-            // SAFETY: as above; the object slot is uninitialised and `MaybeUninit` drops
-            // nothing.
-            drop(unsafe { Box::from_raw(node.0.as_ptr()) });
-        }
-    }
-}
-
-/// Drops an idle node's object and frees the node.
-///
-/// # Safety
-///
-/// The caller owns `node` exclusively, its object is initialised, and no stale reader can
-/// reach it (it was never published, or its pool is being dropped).
-pub(crate) unsafe fn free_node<T>(node: NodePtr<T>) {
-    // SAFETY: made by `Box::leak` in `house`; owned per the caller.
-    let node = unsafe { Box::from_raw(node.0.as_ptr()) };
-    node.value.with_mut(|value| {
-        // SAFETY: initialised, per the caller; dropped once.
-        unsafe { (*value).assume_init_drop() };
-    });
-}
-
-/// Drops one reference on a published node and, if it was the last, returns the node to
-/// the depot of the thread that published it.
-///
-/// `via` is the pool to return it to when the caller knows it (a container reader that took
-/// a reference on a node that had been recycled: the node may then have no `home`).
-///
-/// # Safety
-///
-/// `node` must be a node whose count includes a reference owned by the caller, which this
-/// call consumes, and if `via` is `None`, the node must be a container version (with
-/// `home` set); if `Some`, it must be the node's pool.
-pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>, via: Option<&Shared<T>>) {
-    // SAFETY: the caller's reference keeps the node's memory live.
-    if !unsafe { node.as_ref() }.refs.decrement() {
-        return;
-    }
-    // Count 0, read with Acquire: this thread owns the node and sees every write
-    // made through other references. Take the pool handle out before the node is visible
-    // in a depot, where another thread could check it out and overwrite `home`.
-    // SAFETY: exclusive ownership (above).
-    let home = unsafe { node.as_ref() }.home.with_mut(|home| {
-        // SAFETY: as above.
-        unsafe { (*home).take() }
-    });
-    let shared = via
-        .or(home.as_deref())
-        .expect("a container version holds its pool");
-    shared.donate(NodePtr(node));
-    // If this was the last handle on the pool, this drop frees every node, this one too.
-    drop(home);
 }
 
 /// An exclusive guard on one pooled object: Go's `pool.Get()` result, with its `Release`
@@ -985,7 +544,7 @@ pub(crate) unsafe fn release<T>(node: NonNull<Node<T>>, via: Option<&Shared<T>>)
 /// assert_eq!(pool.stats().idle, 1);
 /// ```
 pub struct Pooled<'a, T> {
-    node: NonNull<Node<T>>,
+    node: NonNull<PoolNode<T>>,
     pool: &'a Pool<T>,
 }
 
@@ -999,7 +558,7 @@ unsafe impl<T: Sync + Send> Sync for Pooled<'_, T> {}
 impl<'a, T> Pooled<'a, T> {
     /// Marks an owned node checked out, and wraps it.
     #[inline]
-    fn check_out(node: NodePtr<T>, pool: &'a Pool<T>) -> Self {
+    fn check_out(node: NodePtr<PoolNode<T>>, pool: &'a Pool<T>) -> Self {
         // SAFETY: the caller owns the node (it came off a free list or was just made).
         let n = unsafe { node.0.as_ref() };
         // Release: a stale reader that reads this 1 sees the retirement of the node's
@@ -1009,26 +568,14 @@ impl<'a, T> Pooled<'a, T> {
     }
 
     /// Gives up the guard, marking the node published, and returns its reference.
-    pub(crate) fn publish(this: Pooled<'a, T>, home: Arc<Shared<T>>) -> NonNull<Node<T>> {
+    pub(crate) fn publish(this: Pooled<'a, T>, pool: Arc<Shared<T>>) -> NonNull<PoolNode<T>> {
         let this = ManuallyDrop::new(this);
-        // SAFETY: the guard owns the node exclusively (stale readers touch only `refs`);
-        // these writes happen before the caller's Release swap publishes the node.
-        let n = unsafe { this.node.as_ref() };
-        n.published.with_mut(|p| {
-            // SAFETY: as above.
-            unsafe { *p = true };
-        });
         // The publishing thread (the writer) is where the version goes back to, whose next
         // `get` looks in its own depot first.
-        let origin = Shared::local(&home).map_or(ptr::null(), ptr::from_ref);
-        n.origin.with_mut(|o| {
-            // SAFETY: as above: owner-written.
-            unsafe { *o = origin };
-        });
-        n.home.with_mut(|h| {
-            // SAFETY: as above; `home` is `None` while a node is held by a `Pooled`.
-            unsafe { *h = Some(home) };
-        });
+        let home = Shared::local(&pool).map_or(ptr::null(), ptr::from_ref);
+        // SAFETY: the guard owns the node exclusively (stale readers touch only `refs`), so
+        // it holds no keepalive; the caller's Release swap publishes it next.
+        unsafe { this.node.as_ref().publish(home, pool) };
         this.node
     }
 
@@ -1048,29 +595,24 @@ impl<'a, T> Pooled<'a, T> {
 impl<T> Deref for Pooled<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: this guard owns the node for as long as `&self` lives.
-        unsafe { value(self.node) }
+        // SAFETY: this guard owns the node, so its object is initialised and only this
+        // guard reaches it, for as long as `&self` lives.
+        unsafe { Node::object(self.node) }
     }
 }
 
 impl<T> DerefMut for Pooled<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: checked out, so the object is initialised; this guard is exclusive (other
-        // parties touch only `refs`), and `&mut self` makes the access unique.
-        unsafe { self.node.as_ref() }.value.with_mut(|value| {
-            // SAFETY: as above.
-            unsafe { (*value).assume_init_mut() }
-        })
+        // SAFETY: as above, and `&mut self` makes the access unique.
+        unsafe { Node::object_mut(self.node) }
     }
 }
 
 impl<T> Drop for Pooled<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: the guard owns the node; `published` is owner-written.
-        let published = unsafe { self.node.as_ref() }
-            .published
-            .with(|p| unsafe { *p });
+        // SAFETY: the guard owns the node.
+        let published = unsafe { self.node.as_ref().ever_published() };
         // A node that was never a container version has no stale readers: no atomic needed.
         // One that was may have one holding a brief reference; the last of them recycles.
         // SAFETY: the guard owns a reference.
@@ -1087,47 +629,73 @@ impl<T: fmt::Debug> fmt::Debug for Pooled<'_, T> {
     }
 }
 
-/// Reads the object of a checked-out node.
-///
-/// # Safety
-///
-/// The caller holds a reference on `node` for at least `'a`.
-pub(crate) unsafe fn value<'a, T>(node: NonNull<Node<T>>) -> &'a T {
-    // SAFETY: per the caller, the node is checked out, so its object is initialised, and no
-    // one mutates it while shared references exist (`Pooled` is exclusive; versions in a
-    // container are only read).
-    unsafe { node.as_ref() }.value.with(|value| {
-        // SAFETY: as above.
-        unsafe { (*value).assume_init_ref() }
-    })
-}
-
-/// The count of a node whose memory is live (type-stable while its pool lives).
-///
-/// # Safety
-///
-/// `node` points to a node of a pool that outlives `'a`.
-pub(crate) unsafe fn refs<'a, T>(node: *const Node<T>) -> &'a RefCount {
-    // SAFETY: per the caller; only the `refs` field is borrowed, never the object.
-    unsafe { &*ptr::addr_of!((*node).refs) }
-}
-
-#[cfg(all(test, not(loom), target_arch = "x86_64"))]
+#[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Node;
-    use std::mem::size_of;
+    use super::*;
 
-    /// The node size the crate docs and README state: a 128-byte padded count, 24 bytes of
-    /// bookkeeping (`published`, `origin`, `home`), the object, rounded up to 128.
+    /// The idle bound's invariant: the budget in use is exactly the slots held by magazines
+    /// (one per object plus the spare ones, at most `SLOT_BATCH`) plus the objects in
+    /// depots.
+    fn assert_budget_balances<T>(pool: &Pool<T>) {
+        let shared = pool.shared();
+        // No other thread uses the pool here (the test's threads have been joined, exit
+        // hooks included), as `slots_held` requires.
+        let held: usize = shared.locals.iter().map(|l| l.slots_held()).sum();
+        assert_eq!(shared.budget.in_use(), held, "budget out of balance");
+        assert!(held <= pool.max_idle());
+    }
+
     #[test]
-    fn node_size_is_what_the_docs_say() {
-        let stated = |object: usize| (128 + 24 + object).div_ceil(128) * 128;
-        assert_eq!(size_of::<Node<u64>>(), stated(8));
-        assert_eq!(size_of::<Node<[u8; 100]>>(), stated(100));
-        assert_eq!(
-            size_of::<Node<std::collections::HashMap<u64, u64>>>(),
-            256,
-            "the docs say 256 for a HashMap"
+    fn budget_balances_through_spills_refills_steals_and_trims() {
+        let pool = Pool::builder(|| 0u32, |_: &mut u32| true)
+            .max_idle(20)
+            .build();
+        // Bursts bigger than a magazine: spills to the depot, refills, over-cap drops.
+        for burst in [3, MAGAZINE_SIZE + 3, 30, 1] {
+            let held: Vec<_> = (0..burst).map(|_| pool.get()).collect();
+            drop(held);
+            assert_budget_balances(&pool);
+        }
+        // Objects put on another thread, stolen by this one.
+        std::thread::scope(|s| {
+            // `join`, not just the end of the scope: only `join` waits for the thread's
+            // thread-local destructors, where its exit hook flushes its magazine.
+            let putter = s.spawn(|| drop((0..12).map(|_| pool.get()).collect::<Vec<_>>()));
+            putter.join().unwrap();
+        });
+        assert_budget_balances(&pool);
+        let stolen: Vec<_> = (0..15).map(|_| pool.get()).collect();
+        assert_budget_balances(&pool);
+        drop(stolen);
+        pool.trim();
+        assert_budget_balances(&pool);
+        pool.trim();
+        pool.prefill(7);
+        assert_budget_balances(&pool);
+        pool.clear();
+        assert_budget_balances(&pool);
+    }
+
+    #[test]
+    fn a_thread_keeps_registry_entries_for_live_pools_only() {
+        let live: Vec<Pool<u8>> = (0..3).map(|_| Pool::new(|| 0u8, |_| true)).collect();
+        for pool in &live {
+            drop(pool.get());
+        }
+        let before = registry::len();
+        for _ in 0..1000 {
+            let pool = Pool::new(|| 0u8, |_| true);
+            drop(pool.get());
+        }
+        for pool in &live {
+            drop(pool.get());
+        }
+        // Sweeps run when the registry doubles: at most twice the live entries, plus the
+        // first sweep's threshold.
+        let after = registry::len();
+        assert!(
+            after <= 2 * before.max(4) + 8,
+            "{after} registry entries after 1000 dead pools ({before} before)"
         );
     }
 }

@@ -86,16 +86,6 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// A number that names one pool for the life of the process (never reused, unlike an
-/// address), keying the per-thread registries in `local.rs`.
-///
-/// A plain `std` atomic even under loom: it is a name, never part of a synchronization
-/// argument, hence `Relaxed`.
-pub(crate) fn next_pool_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
 /// Spin-loop hint for retry loops; under loom a yield so the model explores other threads.
 #[inline]
 pub(crate) fn spin_hint() {

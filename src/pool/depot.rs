@@ -1,0 +1,110 @@
+//! A thread's depot: idle nodes behind a lock, in Go's two generations, that any thread
+//! may take from or give to.
+//!
+//! The depot never looks inside a node: it is generic over the node type `N` and stores
+//! owned pointers ([`NodePtr`]).
+
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+
+/// The only handle on an idle node while it sits in a magazine or depot or moves between
+/// them: sending it sends the node, and the object inside.
+pub(crate) struct NodePtr<N>(pub(crate) NonNull<N>);
+
+// SAFETY: a `NodePtr` is the unique owner of its node (see the type's docs), so sending it
+// sends an `N`: `N: Send` is exactly what that needs.
+unsafe impl<N: Send> Send for NodePtr<N> {}
+
+/// Go's two generations of idle objects (`sync.Pool`'s `local` and `victim`): `trim` drops
+/// the victims and demotes the primaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Generation {
+    Primary,
+    Victim,
+}
+
+/// A depot: two lists behind a lock, and their total length readable without it.
+pub(crate) struct Depot<N> {
+    lists: Mutex<Lists<N>>,
+    /// Mirror of `lists`' total length, stored when a [`DepotGuard`] unlocks. Read without
+    /// the lock as a hint.
+    len: AtomicUsize,
+}
+
+/// The depot's contents.
+pub(crate) struct Lists<N> {
+    pub(crate) primary: Vec<NodePtr<N>>,
+    pub(crate) victim: Vec<NodePtr<N>>,
+    /// Set, under the lock, when the pool's last handle is dropped: from then on the depot
+    /// takes nothing in (see `Local::donate`).
+    pub(crate) closed: bool,
+}
+
+/// A locked depot; updates the depot's length mirror when it unlocks.
+pub(crate) struct DepotGuard<'a, N> {
+    lists: MutexGuard<'a, Lists<N>>,
+    len: &'a AtomicUsize,
+}
+
+impl<N> Depot<N> {
+    /// A depot with room for `room` nodes in each list before it allocates.
+    pub(crate) fn new(room: usize) -> Depot<N> {
+        Depot {
+            lists: Mutex::new(Lists {
+                primary: Vec::with_capacity(room),
+                victim: Vec::with_capacity(room),
+                closed: false,
+            }),
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> DepotGuard<'_, N> {
+        DepotGuard {
+            lists: self.lists.lock(),
+            len: &self.len,
+        }
+    }
+
+    /// The length at the last unlock: a hint, possibly stale.
+    pub(crate) fn len_hint(&self) -> usize {
+        // Relaxed: a hint; whoever acts on it takes the lock first, or accepts a miss.
+        self.len.load(Ordering::Relaxed)
+    }
+}
+
+impl<N> Lists<N> {
+    pub(crate) fn len(&self) -> usize {
+        self.primary.len() + self.victim.len()
+    }
+
+    pub(crate) fn list(&mut self, generation: Generation) -> &mut Vec<NodePtr<N>> {
+        match generation {
+            Generation::Primary => &mut self.primary,
+            Generation::Victim => &mut self.victim,
+        }
+    }
+}
+
+impl<N> Drop for DepotGuard<'_, N> {
+    fn drop(&mut self) {
+        // Relaxed: a mirror for hints and statistics, written under the lock (this runs
+        // before the `lists` field, the lock guard, is dropped).
+        self.len.store(self.lists.len(), Ordering::Relaxed);
+    }
+}
+
+impl<N> Deref for DepotGuard<'_, N> {
+    type Target = Lists<N>;
+    fn deref(&self) -> &Lists<N> {
+        &self.lists
+    }
+}
+
+impl<N> DerefMut for DepotGuard<'_, N> {
+    fn deref_mut(&mut self) -> &mut Lists<N> {
+        &mut self.lists
+    }
+}

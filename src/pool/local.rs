@@ -1,0 +1,616 @@
+//! One thread's share of a pool: its magazine and its depot (Bonwick's magazine layer, and
+//! Go's per-P `poolLocal`), and the list of every thread's share.
+//!
+//! # Layout
+//!
+//! - A **magazine** of at most [`MAGAZINE_SIZE`] idle nodes that only the owning thread
+//!   touches: no lock, no atomic read-modify-write (Go's `private` slot, widened).
+//! - A **depot** behind it (see `depot.rs`). When the magazine is full the owner spills its
+//!   older half there ([`SPILL`] nodes); an empty magazine refills with up to [`REFILL`]
+//!   nodes at once from the thread's own depot, or else steals them from another thread's.
+//!   The last reference to a container version is donated to the depot of the thread that
+//!   published it (the writer), which is where its next `get` looks first.
+//!
+//! Batches are what a handoff (one thread gets, another puts back) pays for: each spill and
+//! each steal takes a contended lock, so their size sets how often (measured with
+//! `cargo bench --bench pool -- pool-handoff`). The owner's half of a [`Local`] and the
+//! depot's half sit on separate cache lines, so a thief locking the depot does not evict
+//! the owner's magazine from the owner's CPU.
+//!
+//! The idle budget ([`IdleBudget`]) travels with the nodes: see `budget.rs`.
+//!
+//! This layer never looks inside a node: it is generic over the node type `N` and moves
+//! [`NodePtr`]s. Freeing nodes is the pool's business (`shared.rs`), which drains a `Local`
+//! before it drops it.
+//!
+//! # Synchronization
+//!
+//! 1. The magazine (`OwnerSide::magazine`) is touched by one thread at a time: its owner,
+//!    without a lock; or, holding the depot's lock, the owner's exit hook and the pool's
+//!    close, which run only when the owner can no longer touch it unlocked (the thread is
+//!    exiting; no pool handle is left). Ownership passes from an exiting thread to the next
+//!    through `owned`: a Release store on exit, an Acquire CAS to claim.
+//! 2. Nodes change hands only under a depot's lock, or through the refcount's last
+//!    decrement (see `refcount.rs`).
+//! 3. `OwnerSide::len`, the depot's length mirror, `hits` and the budget are Relaxed: hints
+//!    and counts that never publish a node.
+//! 4. The list of `Local`s is pushed at the front with a Release CAS and read with Acquire
+//!    loads; a `Local`'s `next` is written only before it is published, and a `Local` is
+//!    freed only with the pool.
+
+use std::ptr::{self, NonNull};
+
+use crossbeam_utils::CachePadded;
+
+use super::budget::IdleBudget;
+use super::depot::{Depot, DepotGuard, Generation, NodePtr};
+use super::{MAGAZINE_SIZE, SLOT_BATCH};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
+
+/// How many nodes a full magazine spills to its depot at once.
+const SPILL: usize = MAGAZINE_SIZE / 2;
+/// The most nodes an empty magazine takes at once from a depot's primary list.
+const REFILL: usize = MAGAZINE_SIZE;
+/// Depot room reserved up front per list (beyond it a list grows, once).
+const DEPOT_PRESIZE: usize = 64;
+
+/// One thread's share of one pool.
+pub(crate) struct Local<N> {
+    /// The owner's side.
+    owner: CachePadded<OwnerSide<N>>,
+    /// Shared with thieves and donors.
+    depot: CachePadded<Depot<N>>,
+    /// Whether a live thread owns this `Local`. Cleared on thread exit, after the flush;
+    /// set by the thread that claims it.
+    owned: AtomicBool,
+    /// The next `Local` of the same pool; written only before this one is published.
+    next: *const Local<N>,
+}
+
+/// The part of a `Local` that only its owner writes.
+struct OwnerSide<N> {
+    /// See the module's synchronization rule 1.
+    magazine: UnsafeCell<Magazine<N>>,
+    /// How many of the magazine's slots hold a node (the first `len`). Written only by
+    /// whoever may touch the magazine, with plain (`Relaxed`) loads and stores; an atomic
+    /// so that `stats` may read it from any thread.
+    len: AtomicUsize,
+    /// `get`s this thread served from idle objects. Written only by the owner (`load` +
+    /// `store`, no read-modify-write); read by `stats`.
+    hits: AtomicU64,
+}
+
+struct Magazine<N> {
+    /// The first `OwnerSide::len` entries hold idle nodes this magazine owns; the rest are
+    /// stale or dangling, never dereferenced. A fixed array: a push is one store, never an
+    /// allocation, and `get(i)` both bounds-checks and tests for empty/full in one compare.
+    nodes: [NonNull<N>; MAGAZINE_SIZE],
+    /// Budget slots held beyond the nodes in the magazine: it holds `len + spare` slots.
+    spare: usize,
+}
+
+/// Whether `refill_from` may skip a depot whose length hint reads 0.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// Trust the hint: lock only a depot that seems to hold something.
+    Hinted,
+    /// Lock whatever the hint says.
+    Locked,
+}
+
+// SAFETY: a `Local` is shared between threads, but its only non-`Sync` part, the magazine,
+// is touched by one thread at a time (synchronization rule 1). The depot is behind a lock;
+// the rest is atomic. The nodes it holds move between threads, which `N: Send` allows.
+unsafe impl<N: Send> Sync for Local<N> {}
+// SAFETY: as above; moving a `Local` moves the nodes it owns.
+unsafe impl<N: Send> Send for Local<N> {}
+
+impl<N> Local<N> {
+    fn new(max_idle: usize) -> Local<N> {
+        Local {
+            owner: CachePadded::new(OwnerSide {
+                magazine: UnsafeCell::new(Magazine {
+                    nodes: [NonNull::dangling(); MAGAZINE_SIZE],
+                    spare: 0,
+                }),
+                len: AtomicUsize::new(0),
+                hits: AtomicU64::new(0),
+            }),
+            depot: CachePadded::new(Depot::new(max_idle.min(DEPOT_PRESIZE))),
+            owned: AtomicBool::new(true),
+            next: ptr::null(),
+        }
+    }
+
+    /// Runs `f` on the magazine and its length.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread may touch the magazine (synchronization rule 1), and `f` runs no
+    /// user code (no reset, factory or destructor of an object) that could re-enter the
+    /// pool.
+    #[inline]
+    unsafe fn with_magazine<R>(&self, f: impl FnOnce(&mut Magazine<N>, &mut usize) -> R) -> R {
+        // Relaxed: only whoever may touch the magazine writes `len` (rule 1).
+        let mut len = self.owner.len.load(Ordering::Relaxed);
+        let before = len;
+        let r = self.owner.magazine.with_mut(|m| {
+            // SAFETY: per the caller, no other reference to the magazine exists meanwhile.
+            let m = unsafe { &mut *m };
+            let r = f(m, &mut len);
+            debug_assert!(
+                len <= MAGAZINE_SIZE && m.spare <= SLOT_BATCH,
+                "magazine over bounds"
+            );
+            r
+        });
+        if len != before {
+            // Relaxed: as above; others read it only for statistics.
+            self.owner.len.store(len, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Counts a `get` served from idle objects. Owner only.
+    #[inline]
+    pub(crate) fn count_hit(&self) {
+        // Relaxed load + store, not `fetch_add`: only the owner writes this counter.
+        let hits = self.owner.hits.load(Ordering::Relaxed);
+        self.owner.hits.store(hits + 1, Ordering::Relaxed);
+    }
+
+    /// The hit path of `get`: pops the most recently stored node, if any. Plain loads and
+    /// stores; once per [`SLOT_BATCH`] pops, one budget RMW to give back spare slots.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, and `budget` is its pool's.
+    #[inline]
+    pub(crate) unsafe fn pop(&self, budget: &IdleBudget) -> Option<NodePtr<N>> {
+        // SAFETY: the caller owns the magazine; nothing here runs user code.
+        unsafe {
+            self.with_magazine(|m, len| {
+                // `len - 1`, or `usize::MAX` (out of bounds) when the magazine is empty.
+                let node = *m.nodes.get(len.wrapping_sub(1))?;
+                *len -= 1;
+                // The popped node's slot stays here, spare. Spare slots are budget other
+                // threads cannot use: in a handoff, the thread that gets holds the slots of
+                // the objects it stole while the thread that puts needs them. Keeping at
+                // most `SLOT_BATCH` bounds that.
+                m.spare += 1;
+                if m.spare > SLOT_BATCH {
+                    budget.unreserve(SLOT_BATCH);
+                    m.spare -= SLOT_BATCH;
+                }
+                Some(NodePtr(node))
+            })
+        }
+    }
+
+    /// Takes an idle node: from the magazine, else a batch from this thread's depot, else a
+    /// batch stolen from another thread's depot (primary lists before victim lists).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which is on `list`, and `budget` is its pool's.
+    pub(crate) unsafe fn take(
+        &self,
+        budget: &IdleBudget,
+        list: &LocalList<N>,
+    ) -> Option<NodePtr<N>> {
+        // SAFETY: per the caller.
+        unsafe { self.pop(budget).or_else(|| self.refill(budget, list)) }
+    }
+
+    /// `take`'s slow path: the magazine is empty. Looks at the depots' length hints, without
+    /// locks, and locks only a depot that seems to hold something: this thread's own depot
+    /// first (donations to it wait there), then the others'; primary lists before victim
+    /// lists. Before it gives up, it locks its own depot whatever the hint said.
+    ///
+    /// # Safety
+    ///
+    /// As for `take`.
+    #[cold]
+    unsafe fn refill(&self, budget: &IdleBudget, list: &LocalList<N>) -> Option<NodePtr<N>> {
+        for generation in [Generation::Primary, Generation::Victim] {
+            // SAFETY: the caller owns this `Local`.
+            let mut found = unsafe { self.refill_from(self, generation, Look::Hinted) };
+            for target in list.iter() {
+                if found > 0 {
+                    break;
+                }
+                if !ptr::eq(target, self) {
+                    // SAFETY: as above.
+                    found = unsafe { self.refill_from(target, generation, Look::Hinted) };
+                }
+            }
+            if found > 0 {
+                // SAFETY: as above.
+                return unsafe { self.pop_refilled(budget) };
+            }
+        }
+        // A hint may be stale: a donation to this thread's depot may have been stored while
+        // we read 0 (Miri's weak-memory emulation returns such stale values). Better a lock
+        // here than a factory call while a donated object waits.
+        for generation in [Generation::Primary, Generation::Victim] {
+            // SAFETY: the caller owns this `Local`.
+            if unsafe { self.refill_from(self, generation, Look::Locked) } > 0 {
+                // SAFETY: as above.
+                return unsafe { self.pop_refilled(budget) };
+            }
+        }
+        None
+    }
+
+    /// Pops the node a refill just brought, and gives its budget slot back at once, with
+    /// the magazine's spare slots (one read-modify-write per refill): the slots a refilling
+    /// thread keeps spare are ones that the threads putting objects back lack, and with a
+    /// small `max_idle`, one a donation to this thread's depot would lack (with
+    /// `max_idle(1)`, every retired version would be dropped).
+    ///
+    /// # Safety
+    ///
+    /// As for `take`.
+    unsafe fn pop_refilled(&self, budget: &IdleBudget) -> Option<NodePtr<N>> {
+        // SAFETY: the caller owns the magazine; nothing here runs user code.
+        let (node, spare) = unsafe {
+            self.with_magazine(|m, len| {
+                let node = *m.nodes.get(len.wrapping_sub(1))?;
+                *len -= 1;
+                Some((node, std::mem::take(&mut m.spare)))
+            })
+        }?;
+        budget.unreserve(spare + 1);
+        Some(NodePtr(node))
+    }
+
+    /// Moves nodes from `target`'s depot into this thread's magazine, with their slots: up
+    /// to [`REFILL`] from its primary list, or one from its victim list. Returns how many.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local` (not necessarily `target`).
+    unsafe fn refill_from(&self, target: &Local<N>, generation: Generation, look: Look) -> usize {
+        if look == Look::Hinted && target.depot.len_hint() == 0 {
+            return 0;
+        }
+        let mut depot = target.depot.lock();
+        // From a victim list, one object, handed out at once, as Go's `Get` takes from the
+        // victim generation: a batch would sit in this magazine and be flushed back as
+        // fresh by the next `trim`, escaping the decay.
+        let most = match generation {
+            Generation::Primary => REFILL,
+            Generation::Victim => 1,
+        };
+        let list = depot.list(generation);
+        // SAFETY: the caller owns this magazine; moving nodes runs no user code. Exactly `n`
+        // nodes are drained into exactly `n` free slots.
+        unsafe {
+            self.with_magazine(|m, len| {
+                let n = list.len().min(most).min(MAGAZINE_SIZE - *len);
+                let from = list.len() - n;
+                for (slot, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
+                    *slot = node.0;
+                }
+                *len += n;
+                n
+            })
+        }
+    }
+
+    /// The hit path of dropping a `Pooled`: stores `node` if the magazine has room and a
+    /// spare budget slot, with plain loads and stores. Hands the node back otherwise, for
+    /// [`put_slow`](Self::put_slow).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, which belongs to the node's pool.
+    #[inline]
+    pub(crate) unsafe fn push(&self, node: NodePtr<N>) -> Result<(), NodePtr<N>> {
+        // SAFETY: the caller owns the magazine; nothing here runs user code.
+        unsafe {
+            self.with_magazine(|m, len| {
+                if m.spare == 0 {
+                    return Err(node);
+                }
+                let Some(slot) = m.nodes.get_mut(*len) else {
+                    return Err(node);
+                };
+                *slot = node.0;
+                m.spare -= 1;
+                *len += 1;
+                Ok(())
+            })
+        }
+    }
+
+    /// `push`'s slow path: spills half of a full magazine to the depot, and reserves budget
+    /// if no slot is spare; returns the node if the idle bound is reached, for the caller
+    /// to drop.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, and `budget` is its pool's.
+    #[cold]
+    pub(crate) unsafe fn put_slow(
+        &self,
+        budget: &IdleBudget,
+        node: NodePtr<N>,
+    ) -> Option<NodePtr<N>> {
+        // SAFETY: the caller owns the magazine; nothing here runs user code.
+        unsafe {
+            self.with_magazine(|m, len| {
+                if *len == MAGAZINE_SIZE {
+                    // The oldest half goes (the newest is likeliest still in the CPU cache).
+                    spill(&mut self.depot.lock(), &m.nodes[..SPILL]);
+                    m.nodes.copy_within(SPILL.., 0);
+                    *len -= SPILL;
+                }
+                if m.spare == 0 {
+                    m.spare = budget.reserve(SLOT_BATCH);
+                    if m.spare == 0 {
+                        return Some(node);
+                    }
+                }
+                m.nodes[*len] = node.0;
+                m.spare -= 1;
+                *len += 1;
+                None
+            })
+        }
+    }
+
+    /// Moves the whole magazine to the depot and gives back its spare slots.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`, and `budget` is its pool's.
+    pub(crate) unsafe fn flush(&self, budget: &IdleBudget) {
+        // The magazine is read under the depot's lock, so that this may run as a thread's
+        // exit hook beside the pool's close (synchronization rule 1).
+        let mut depot = self.depot.lock();
+        // SAFETY: per the caller; no user code runs.
+        unsafe {
+            self.with_magazine(|m, len| {
+                debug_assert!(
+                    !depot.closed || *len == 0,
+                    "a closed pool's magazine refilled"
+                );
+                spill(&mut depot, &m.nodes[..*len]);
+                *len = 0;
+                budget.unreserve(std::mem::take(&mut m.spare));
+            })
+        }
+    }
+
+    /// What a thread's exit does to its `Local`: moves its magazine to the depot, where other
+    /// threads steal it, gives back spare slots, and gives the `Local` up to be claimed.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local` and will not use it again; `budget` is its
+    /// pool's.
+    pub(crate) unsafe fn abandon(&self, budget: &IdleBudget) {
+        // SAFETY: per the caller.
+        unsafe { self.flush(budget) };
+        self.release_ownership();
+    }
+
+    /// Empties this `Local` for the pool's close: moves every node (magazine and depot) to
+    /// `out`, gives back their budget slots and the spare ones, frees the depot's lists, and
+    /// marks the depot closed so that it takes nothing in again.
+    ///
+    /// # Safety
+    ///
+    /// No pool handle is left: the owner can no longer touch the magazine without the
+    /// depot's lock (synchronization rule 1). `budget` is the pool's.
+    pub(crate) unsafe fn close(&self, budget: &IdleBudget, out: &mut Vec<NodePtr<N>>) {
+        let mut depot = self.depot.lock();
+        depot.closed = true;
+        let mut slots = 0;
+        // SAFETY: per the caller, the lock held here excludes every other user of the
+        // magazine; no user code runs.
+        unsafe {
+            self.with_magazine(|m, len| {
+                out.extend(m.nodes[..*len].iter().map(|&n| NodePtr(n)));
+                slots += *len + std::mem::take(&mut m.spare);
+                *len = 0;
+            })
+        };
+        let lists = &mut *depot;
+        for list in [&mut lists.primary, &mut lists.victim] {
+            slots += list.len();
+            out.append(list);
+            *list = Vec::new(); // frees the capacity too: nothing comes in any more
+        }
+        budget.unreserve(slots);
+    }
+
+    /// Pushes a node, which brings its own budget slot, into this `Local`'s depot: a
+    /// donation from any thread. Hands the node back if the pool is closed.
+    pub(crate) fn donate(&self, node: NodePtr<N>) -> Result<(), NodePtr<N>> {
+        let mut depot = self.depot.lock();
+        if depot.closed {
+            return Err(node);
+        }
+        depot.primary.push(node);
+        Ok(())
+    }
+
+    /// Pops one node of the victim generation, for `trim`.
+    pub(crate) fn pop_victim(&self) -> Option<NodePtr<N>> {
+        self.depot.lock().victim.pop()
+    }
+
+    /// Pops one node of either generation, victims first, for `clear`.
+    pub(crate) fn pop_any(&self) -> Option<NodePtr<N>> {
+        let mut depot = self.depot.lock();
+        depot.victim.pop().or_else(|| depot.primary.pop())
+    }
+
+    /// Demotes the primary list to victim (which `trim` has emptied first, down to what
+    /// `min_idle` keeps). Swaps the lists so that no allocation happens.
+    pub(crate) fn age(&self) {
+        let mut depot = self.depot.lock();
+        let depot = &mut *depot;
+        if depot.victim.is_empty() {
+            std::mem::swap(&mut depot.primary, &mut depot.victim);
+        } else {
+            let kept = std::mem::take(&mut depot.victim);
+            std::mem::swap(&mut depot.primary, &mut depot.victim);
+            depot.primary = kept;
+        }
+    }
+
+    /// Idle objects held here now (magazine and depot), for statistics.
+    pub(crate) fn idle(&self) -> usize {
+        // Relaxed: a statistic.
+        self.owner.len.load(Ordering::Relaxed) + self.depot.len_hint()
+    }
+
+    /// Hits counted here.
+    pub(crate) fn hits(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.owner.hits.load(Ordering::Relaxed)
+    }
+
+    /// Claims this `Local` for the calling thread if no live thread owns it.
+    fn try_claim(&self) -> bool {
+        // Acquire: pairs with the Release in `release_ownership`, so the exiting thread's
+        // last use of the magazine happens-before ours. One CAS, so two new threads cannot
+        // both claim it.
+        self.owned
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Gives up ownership, after a flush; another thread may then claim this `Local`.
+    pub(crate) fn release_ownership(&self) {
+        // Release: see `try_claim`.
+        self.owned.store(false, Ordering::Release);
+    }
+
+    /// The budget slots this `Local` holds: nodes in its magazine and depot plus spare
+    /// slots. For tests, when no thread uses the pool.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn slots_held(&self) -> usize {
+        let depot = self.depot.lock();
+        // SAFETY: per the caller's contract (no thread uses the pool); no user code runs.
+        let (len, spare) = unsafe { self.with_magazine(|m, len| (*len, m.spare)) };
+        assert!(spare <= SLOT_BATCH, "a magazine holds {spare} spare slots");
+        len + spare + depot.len()
+    }
+}
+
+/// Moves `nodes` to the depot's primary list.
+fn spill<N>(depot: &mut DepotGuard<'_, N>, nodes: &[NonNull<N>]) {
+    depot.primary.extend(nodes.iter().map(|&n| NodePtr(n)));
+}
+
+impl<N> Drop for Local<N> {
+    fn drop(&mut self) {
+        // The pool drains every `Local` (`close`) before it frees them.
+        debug_assert_eq!(self.idle(), 0, "a Local dropped with idle nodes");
+    }
+}
+
+impl<N> std::fmt::Debug for Local<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Local")
+            .field("idle", &self.idle())
+            .field("hits", &self.hits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A pool's `Local`s: a prepend-only list, shortened only when the pool is dropped.
+pub(crate) struct LocalList<N> {
+    head: AtomicPtr<Local<N>>,
+}
+
+impl<N> LocalList<N> {
+    pub(crate) fn new() -> LocalList<N> {
+        LocalList {
+            head: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Iterates over the `Local`s, newest first.
+    pub(crate) fn iter(&self) -> Iter<'_, N> {
+        Iter {
+            // Acquire: pairs with the Release push in `claim`, so the `Local` (its `next`
+            // included) is fully built when we read it.
+            next: self.head.load(Ordering::Acquire),
+            _list: std::marker::PhantomData,
+        }
+    }
+
+    /// The first `Local`, if any.
+    pub(crate) fn first(&self) -> Option<&Local<N>> {
+        self.iter().next()
+    }
+
+    /// A `Local` for the calling thread: one that no live thread owns (left by an exited
+    /// thread), else a new one (one allocation) pushed at the front.
+    pub(crate) fn claim(&self, max_idle: usize) -> &Local<N> {
+        if let Some(local) = self.iter().find(|l| l.try_claim()) {
+            return local;
+        }
+        let local = Box::leak(Box::new(Local::new(max_idle)));
+        // Relaxed: only a guess; the CAS below checks it.
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            local.next = head;
+            // Release: publishes the `Local` to `iter`'s Acquire. Relaxed on failure: we
+            // only re-link to the new head; nothing is read through it.
+            match self
+                .head
+                .compare_exchange_weak(head, local, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return local,
+                Err(now) => head = now,
+            }
+        }
+    }
+
+    /// Drains every `Local` into `out` (see [`Local::close`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Local::close`].
+    pub(crate) unsafe fn close(&self, budget: &IdleBudget, out: &mut Vec<NodePtr<N>>) {
+        for local in self.iter() {
+            // SAFETY: per the caller.
+            unsafe { local.close(budget, out) };
+        }
+    }
+}
+
+impl<N> Drop for LocalList<N> {
+    fn drop(&mut self) {
+        // Relaxed: `&mut self` means every push happened-before this.
+        let mut next = self.head.load(Ordering::Relaxed);
+        while !next.is_null() {
+            // SAFETY: made by `Box::leak` in `claim`, freed only here, once: `&mut self`
+            // means no thread can reach the list any more.
+            let local = unsafe { Box::from_raw(next) };
+            next = local.next.cast_mut();
+        }
+    }
+}
+
+/// Iterates over a pool's `Local`s.
+pub(crate) struct Iter<'a, N> {
+    next: *const Local<N>,
+    _list: std::marker::PhantomData<&'a LocalList<N>>,
+}
+
+impl<'a, N> Iterator for Iter<'a, N> {
+    type Item = &'a Local<N>;
+    fn next(&mut self) -> Option<&'a Local<N>> {
+        // SAFETY: `Local`s are freed only when the list is dropped; the iterator borrows it.
+        let local = unsafe { self.next.as_ref()? };
+        self.next = local.next;
+        Some(local)
+    }
+}

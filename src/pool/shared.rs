@@ -1,0 +1,425 @@
+//! The state every handle on one pool shares, and the paths that move nodes between the
+//! pool's threads: reset, discard, put, the return of a retired version, registration of a
+//! thread, and the close when the last handle goes.
+//!
+//! # What keeps what alive
+//!
+//! `Shared` lives in an `Arc` held by every [`Pool`] handle (a [`Container`] holds one),
+//! by every container version (its node's keepalive, so that guards may outlive the pool),
+//! and by each thread's registry entry for the pool. Only the handles count as *users*:
+//! `handles` counts them, and when the last goes the pool **closes**: every idle object is
+//! dropped and its node freed (no reader can exist without a handle, so type-stability is
+//! no longer needed), and every depot refuses what comes later, so a version whose last
+//! guard drops afterwards is dropped too. The rest of `Shared` (the `Local`s, counters and
+//! closures) is freed when the last `Arc` goes.
+//!
+//! So idle objects never keep their pool alive (an object holding a guard on an older
+//! version would otherwise make a cycle: idle object → guard → node → pool → idle object),
+//! a forgotten guard leaks its own version and this bookkeeping only, and a thread's
+//! registry entry for a closed pool is swept away lazily (see `registry.rs`).
+//!
+//! [`Pool`]: crate::Pool
+//! [`Container`]: crate::Container
+
+use std::ptr::NonNull;
+
+use super::budget::{IdleBudget, SlotOnUnwind};
+use super::depot::NodePtr;
+use super::local::{Local, LocalList};
+use super::node::{free_all, Node};
+use super::registry;
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+/// A node of a pool of `T`: its keepalive is the pool's shared state.
+pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
+/// A thread's share of a pool of `T`.
+pub(crate) type PoolLocal<T> = Local<PoolNode<T>>;
+
+pub(crate) type Factory<T> = dyn Fn() -> T + Send + Sync;
+pub(crate) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+
+/// Counts above this abort the process, as std's `Arc` does: leaked handles
+/// (`mem::forget` in a loop) must not wrap the count around and close a pool in use.
+const MAX_HANDLES: usize = isize::MAX as usize;
+
+/// State shared by every handle on one pool.
+pub(crate) struct Shared<T> {
+    /// Unique for the life of the process: keys the per-thread registries.
+    pub(crate) id: u64,
+    /// Makes or claims the calling thread's `Local`: [`claim_local::<T>`], instantiated
+    /// where `build` knows `T: Send + 'static`, so that paths without that bound
+    /// (`Pooled`'s `Drop`) can claim one too.
+    pub(crate) claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
+    pub(crate) factory: Box<Factory<T>>,
+    pub(crate) reset: Box<Reset<T>>,
+    pub(crate) locals: LocalList<PoolNode<T>>,
+    /// Published nodes whose object was dropped, kept so their memory stays type-stable.
+    empty: Mutex<Vec<NodePtr<PoolNode<T>>>>,
+    pub(crate) budget: IdleBudget,
+    pub(crate) min_idle: usize,
+    /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
+    handles: AtomicUsize,
+    /// Set once the last handle is gone.
+    closed: AtomicBool,
+    // Counters of slow paths only (a miss runs the factory; the others drop an object),
+    // so a shared atomic costs nothing that matters. Hits are counted per thread.
+    pub(crate) created: AtomicU64,
+    pub(crate) misses: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) dropped_over_cap: AtomicU64,
+    pub(crate) trimmed: AtomicU64,
+}
+
+// SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
+// which `T: Send` allows; it never gives out `&T`, so `T: Sync` is not needed. The closures
+// are `Send + Sync` by their type; `Local<PoolNode<T>>` is `Send + Sync` for `T: Send`.
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+/// Why an object left the pool for good (which counter it goes to).
+#[derive(Clone, Copy)]
+pub(crate) enum Discard {
+    /// `reset` returned `false` or panicked.
+    Reset,
+    /// The idle bound was reached.
+    OverCap,
+    /// `clear` or `trim`.
+    Trim,
+    /// The pool has no handle left (counted nowhere: nobody can read the counters).
+    Closed,
+}
+
+impl<T> Shared<T> {
+    /// State for a new pool with one handle.
+    pub(crate) fn new(
+        claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
+        factory: Box<Factory<T>>,
+        reset: Box<Reset<T>>,
+        max_idle: usize,
+        min_idle: usize,
+    ) -> Shared<T> {
+        Shared {
+            id: registry::next_id(),
+            claim_local,
+            factory,
+            reset,
+            locals: LocalList::new(),
+            empty: Mutex::new(Vec::new()),
+            budget: IdleBudget::new(max_idle),
+            min_idle: min_idle.min(max_idle),
+            handles: AtomicUsize::new(1),
+            closed: AtomicBool::new(false),
+            created: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            discarded: AtomicU64::new(0),
+            dropped_over_cap: AtomicU64::new(0),
+            trimmed: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one more handle; the caller holds one.
+    pub(crate) fn add_handle(&self) {
+        // Relaxed: the caller's handle keeps the count above zero (std's `Arc::clone`).
+        if self.handles.fetch_add(1, Ordering::Relaxed) > MAX_HANDLES {
+            std::process::abort();
+        }
+    }
+
+    /// Drops one handle; closes the pool if it was the last.
+    pub(crate) fn drop_handle(&self) {
+        // Release: this handle's uses of the pool (its thread's unlocked magazine accesses
+        // included) happen-before the close.
+        if self.handles.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        // Acquire: pairs with every other handle's Release decrement (as in `RefCount`).
+        let now = self.handles.load(Ordering::Acquire);
+        debug_assert_eq!(now, 0);
+        self.close();
+    }
+
+    /// Drops every idle object and frees its node; from now on depots refuse nodes.
+    ///
+    /// Runs on the thread that dropped the last handle, with the objects' destructors. If
+    /// one panics, the rest are dropped first.
+    fn close(&self) {
+        // Release: pairs with `discard`'s Acquire, which then knows no reader exists.
+        self.closed.store(true, Ordering::Release);
+        let mut idle = Vec::new();
+        // SAFETY: no handle is left, so no thread touches a magazine without its depot's
+        // lock (the exit hooks take it).
+        unsafe { self.locals.close(&self.budget, &mut idle) };
+        let empty = std::mem::take(&mut *self.empty.lock());
+        for node in empty {
+            // SAFETY: an empty node sits only on the empty list, which we took; without a
+            // handle no reader can reach it.
+            unsafe { Node::free_empty(node) };
+        }
+        // SAFETY: idle nodes, now owned here, each with its object; no reader can exist.
+        unsafe { free_all(idle) };
+    }
+
+    /// Whether the pool has no handle left; a hint (Relaxed), for the registry's sweep.
+    pub(crate) fn is_closed(&self) -> bool {
+        // Relaxed: `closed` never goes back to false; acting on a stale `false` only
+        // delays a sweep.
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    /// Runs the reset function on an idle node; on `false` or a panic drops the object.
+    #[inline]
+    pub(crate) fn reset(&self, node: &NodePtr<PoolNode<T>>) -> bool {
+        /// Drops the object if `reset` unwinds, so nothing leaks and the pool stays usable.
+        struct OnUnwind<'a, T> {
+            shared: &'a Shared<T>,
+            node: Option<NonNull<PoolNode<T>>>,
+        }
+        impl<T> Drop for OnUnwind<'_, T> {
+            fn drop(&mut self) {
+                if let Some(node) = self.node.take() {
+                    self.shared.discard(NodePtr(node), Discard::Reset);
+                }
+            }
+        }
+
+        let mut guard = OnUnwind {
+            shared: self,
+            node: Some(node.0),
+        };
+        // SAFETY: the node came off a free list, so this thread owns it and its object is
+        // initialised. Stale readers touch only `refs`, and only to fail.
+        let keep = (self.reset)(unsafe { Node::object_mut(node.0) });
+        guard.node = None;
+        if !keep {
+            self.discard(NodePtr(node.0), Discard::Reset);
+        }
+        keep
+    }
+
+    /// Puts `object` in a node: an empty one if there is one, else a new allocation.
+    pub(crate) fn house(&self, object: T) -> NodePtr<PoolNode<T>> {
+        match self.empty.lock().pop() {
+            Some(node) => {
+                // SAFETY: an empty node sits only on `empty`, which we just popped it from:
+                // this thread owns it, and it is empty.
+                unsafe { node.0.as_ref().fill(object) };
+                node
+            }
+            None => Node::alloc(object),
+        }
+    }
+
+    /// Drops the object in `node`; frees the node too unless readers may still reach it
+    /// (it was published and the pool has a handle), in which case it is kept empty for
+    /// reuse (type-stable memory).
+    pub(crate) fn discard(&self, node: NodePtr<PoolNode<T>>, why: Discard) {
+        let counter = match why {
+            Discard::Reset => Some(&self.discarded),
+            Discard::OverCap => Some(&self.dropped_over_cap),
+            Discard::Trim => Some(&self.trimmed),
+            Discard::Closed => None,
+        };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
+        }
+        // SAFETY: the caller owns the node exclusively.
+        let published = unsafe { node.0.as_ref().ever_published() };
+        // Acquire: pairs with `close`'s Release, after the last handle's decrement: no
+        // reader can exist.
+        if !published || self.closed.load(Ordering::Acquire) {
+            // SAFETY: owned, initialised, and no stale reader can reach it.
+            unsafe { Node::free(node) };
+            return;
+        }
+        /// Files the node as empty even if the object's destructor panics.
+        struct Keep<'a, T>(&'a Shared<T>, NonNull<PoolNode<T>>);
+        impl<T> Drop for Keep<'_, T> {
+            fn drop(&mut self) {
+                self.0.empty.lock().push(NodePtr(self.1));
+            }
+        }
+        let keep = Keep(self, node.0);
+        // SAFETY: the caller owns the node (count 0, on no list) and its object is
+        // initialised; after this it is not, and the node goes to `empty`.
+        unsafe { keep.1.as_ref().drop_object() };
+    }
+
+    /// Returns a published node whose last reference was just dropped to the depot of the
+    /// thread that published it (or drops its object if the pool is full or closed).
+    fn return_retired(&self, node: NodePtr<PoolNode<T>>) {
+        if self.budget.reserve(1) == 0 {
+            self.discard(node, Discard::OverCap);
+            return;
+        }
+        // SAFETY: the caller owns the node (its count is zero).
+        let home = unsafe { node.0.as_ref().home() };
+        // SAFETY: a `Local` lives as long as its pool's shared state, which `&self` is.
+        let local = unsafe { home.as_ref() }.or_else(|| self.locals.first());
+        // The slot reserved above goes with the node into the depot.
+        let refused = match local {
+            Some(local) => local.donate(node).err().map(|n| (n, Discard::Closed)),
+            None => Some((node, Discard::OverCap)),
+        };
+        if let Some((node, why)) = refused {
+            self.budget.unreserve(1);
+            self.discard(node, why);
+        }
+    }
+
+    /// The calling thread's `Local` for this pool if it is one of the last two the thread
+    /// looked up: two thread-local loads and compares. `None` sends the caller to its slow
+    /// path.
+    #[inline]
+    pub(crate) fn local_fast(&self) -> Option<&PoolLocal<T>> {
+        // SAFETY: the registry maps this pool's id to a `Local` of this pool, which lives as
+        // long as `self`; ids are never reused.
+        registry::find_fast(self.id).map(|found| unsafe { found.cast::<PoolLocal<T>>().as_ref() })
+    }
+
+    /// The calling thread's `Local` for this pool, made or claimed on first use; `None`
+    /// while the thread's thread-locals are being destroyed. Takes the `Arc` because the
+    /// thread's registry entry keeps one.
+    #[inline]
+    pub(crate) fn local(this: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
+        match registry::find(this.id) {
+            // SAFETY: as in `local_fast`.
+            Some(found) => Some(unsafe { found.cast::<PoolLocal<T>>().as_ref() }),
+            None => (this.claim_local)(this),
+        }
+    }
+
+    /// Returns an idle node on the calling thread (to its magazine if it has one).
+    #[inline]
+    pub(crate) fn put(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+        let node = match this.local_fast() {
+            // SAFETY: the calling thread's own `Local`, of this pool.
+            Some(local) => match unsafe { local.push(node) } {
+                Ok(()) => return,
+                Err(node) => node,
+            },
+            None => node,
+        };
+        Shared::put_slow(this, node);
+    }
+
+    /// `put` when the magazine is full or has no spare slot, or the thread has no `Local`
+    /// at hand.
+    #[cold]
+    #[inline(never)]
+    fn put_slow(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+        match Shared::local(this) {
+            Some(local) => {
+                // SAFETY: the calling thread's own `Local`, of this pool.
+                if let Some(node) = unsafe { local.put_slow(&this.budget, node) } {
+                    this.discard(node, Discard::OverCap);
+                }
+            }
+            None => this.return_retired(node),
+        }
+    }
+
+    /// Idle objects now, summed over every thread.
+    pub(crate) fn idle_now(&self) -> usize {
+        self.locals.iter().map(Local::idle).sum()
+    }
+
+    /// Builds one object with the factory for `prefill`, holding a budget slot for it;
+    /// `None` if the idle bound is reached. A factory that panics leaves the slot and the
+    /// counters as they were.
+    pub(crate) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
+        if self.budget.reserve(1) == 0 {
+            return None;
+        }
+        let slot = SlotOnUnwind(&self.budget);
+        let object = (self.factory)();
+        slot.disarm();
+        // Relaxed: a statistic.
+        self.created.fetch_add(1, Ordering::Relaxed);
+        Some(self.house(object))
+    }
+}
+
+/// Makes or claims the calling thread's `Local` for `shared` and records it in the thread's
+/// registry; `None` while the thread's thread-locals are being destroyed.
+#[cold]
+pub(crate) fn claim_local<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
+    let local = shared.locals.claim(shared.budget.max());
+    let hook = Box::new(ThreadShare {
+        shared: Arc::clone(shared),
+        local: NonNull::from(local),
+    });
+    if registry::insert(shared.id, NonNull::from(local).cast(), hook) {
+        Some(local)
+    } else {
+        // The thread is exiting: leave the `Local` (empty: just made, or flushed by the
+        // thread that left it) for another thread to claim.
+        local.release_ownership();
+        None
+    }
+}
+
+/// A thread's registry entry for one pool: keeps the pool's shared state alive while the
+/// entry exists, and flushes the thread's magazine when the thread exits.
+struct ThreadShare<T> {
+    shared: Arc<Shared<T>>,
+    local: NonNull<PoolLocal<T>>,
+}
+
+impl<T: Send> registry::Hook for ThreadShare<T> {
+    fn owner_is_gone(&self) -> bool {
+        self.shared.is_closed()
+    }
+
+    fn thread_exit(&self) {
+        // SAFETY: `self.shared` keeps the `Local` alive; this exiting thread owns it, and
+        // its registry entry is gone, so it will not use it again.
+        unsafe { self.local.as_ref().abandon(&self.shared.budget) };
+    }
+}
+
+/// Drops one reference on a published node and, if it was the last, returns the node to
+/// the depot of the thread that published it.
+///
+/// `via` is the pool to return it to when the caller knows it (a container reader that took
+/// a reference on a node that had been recycled: the node may then have no keepalive).
+///
+/// # Safety
+///
+/// `node` must be a node whose count includes a reference owned by the caller, which this
+/// call consumes. If `via` is `None`, the node must be a container version (with its
+/// keepalive set); if `Some`, it must be the node's pool.
+pub(crate) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<T>>) {
+    // SAFETY: the caller's reference keeps the node's memory live.
+    if !unsafe { node.as_ref() }.refs.decrement() {
+        return;
+    }
+    // Count 0, read with Acquire: this thread owns the node and sees every write made
+    // through other references. Take the keepalive out before the node is visible in a
+    // depot, where another thread could check it out and publish it again.
+    // SAFETY: exclusive ownership (above).
+    let keepalive = unsafe { node.as_ref().take_keepalive() };
+    let shared = via
+        .or(keepalive.as_deref())
+        .expect("a container version holds its pool");
+    shared.return_retired(NodePtr(node));
+    // If this was the last `Arc` on the pool's state, this frees it.
+    drop(keepalive);
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // The pool closed when its last handle went, so this finds nothing idle; drain
+        // anyway, so that no path can leak an object.
+        let mut idle = Vec::new();
+        // SAFETY: `&mut self`: no thread can reach the pool any more.
+        unsafe { self.locals.close(&self.budget, &mut idle) };
+        debug_assert!(idle.is_empty(), "objects idle after the pool closed");
+        for node in std::mem::take(&mut *self.empty.lock()) {
+            // SAFETY: as above.
+            unsafe { Node::free_empty(node) };
+        }
+        // SAFETY: as above; each node owned here with its object.
+        unsafe { free_all(idle) };
+    }
+}
