@@ -69,3 +69,50 @@ impl Snapshot {
         }
     }
 }
+
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+/// [`Counting`] that also tracks live bytes (allocated, not yet freed): one more relaxed
+/// read-modify-write per allocation and one per deallocation, so the benches keep the
+/// cheaper [`Counting`].
+pub struct CountingLive;
+
+// SAFETY: every method forwards to `Counting` (hence `System`) with the caller's arguments
+// unchanged; the extra counter is a plain relaxed statistic.
+unsafe impl GlobalAlloc for CountingLive {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        live(unsafe { Counting.alloc(layout) }, layout.size(), 0)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        live(unsafe { Counting.alloc_zeroed(layout) }, layout.size(), 0)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged; the caller upholds the contract.
+        live(
+            unsafe { Counting.realloc(ptr, layout, new_size) },
+            new_size,
+            layout.size(),
+        )
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as u64, Relaxed);
+        // SAFETY: forwarded unchanged; `ptr` came from `Counting` through this type.
+        unsafe { Counting.dealloc(ptr, layout) }
+    }
+}
+
+/// Counts `added - freed` live bytes if the allocation `at` succeeded.
+fn live(at: *mut u8, added: usize, freed: usize) -> *mut u8 {
+    if !at.is_null() {
+        LIVE.fetch_add(added as u64, Relaxed);
+        LIVE.fetch_sub(freed as u64, Relaxed);
+    }
+    at
+}
+
+/// Bytes allocated through [`CountingLive`] and not yet freed, process-wide.
+pub fn live_bytes() -> u64 {
+    LIVE.load(Relaxed)
+}
