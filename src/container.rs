@@ -1,46 +1,61 @@
 //! The container: the current version of a shared object, and read guards on it.
 //!
-//! # Synchronization
-//!
 //! The container holds one reference on its current version and a pointer to it in
-//! `current`. A writer publishes a filled [`Pooled`] with one `swap` of that pointer (the
-//! `Pooled`'s reference becomes the container's), then drops the container's reference on
-//! the old version; whoever drops the last reference puts the node back in the pool.
+//! `current`. Go's original takes a read lock around "load the pointer, increment its
+//! count" so that the count cannot reach zero in between; here there is no lock, which is
+//! safe because nodes are type-stable (see `pool/node.rs`): a node's memory lives while its
+//! pool has a handle, and the container holds one.
 //!
-//! Go's original takes a read lock around "load the pointer, increment its count" so that
-//! the count cannot reach zero in between. Here there is no lock. A reader:
+//! # Reader (`acquire`)
 //!
-//! 1. loads `current` (`Acquire`, which also makes the node's memory visible);
-//! 2. increments the node's count *unless it is zero*
-//!    ([`RefCount::try_increment`](crate::refcount::RefCount::try_increment), `Acquire`);
-//! 3. re-loads `current` (`Acquire`): if it still holds the same pointer, the reference
-//!    taken in step 2 is on the current version; otherwise it drops that reference (which
-//!    may be the last: then it recycles the node, as any last holder does) and starts over.
+//! 1. Load `current` (`Acquire`: makes the node's memory visible).
+//! 2. Increment the node's count *unless it is zero*
+//!    ([`RefCount::try_increment`](crate::refcount::RefCount::try_increment), `Acquire`). A
+//!    zero count means idle: nothing is written, start over.
+//! 3. Re-load `current` (`Acquire`). The same pointer: the reference is on the current
+//!    version; return a guard. Another: drop the reference (if it was the last, recycle the
+//!    node, as any last holder does) and start over.
 //!
-//! Why step 2 may touch a node that was recycled meanwhile: nodes are type-stable (see
-//! `pool.rs`). A node's memory lives as long as its pool, and the container holds its pool,
-//! so through `&self` the pointer always leads to a valid count. A count of zero means idle:
-//! step 2 fails and nothing is written. A nonzero count on a node that was recycled and
-//! handed out again means the node now belongs to someone else's handle; the reader holds it
-//! only until step 3 tells it so, and it never reads the object before step 3.
+//! The reader never reads the object before step 3 succeeds.
 //!
-//! Why step 3 cannot be fooled by a stale value of `current`: if step 2 read a count written
-//! after the node was recycled, it read (or followed, in the release sequence) the `Release`
-//! store of [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one) made by
-//! whoever took the node from the pool. That taker's view includes the swap that retired
-//! the node's old version (it happened before the last decrement, which happened before
-//! the free-list push, which happened before the pop), so step 3 cannot read the pointer
-//! from before that swap. If it reads the pointer again, it
-//! is from a later store that published the node anew, and `Acquire` makes that version's
-//! contents visible. If step 2 instead read a count from before the node was recycled, the
-//! reader's reference keeps the node from being recycled at all.
+//! # Writer (`update`, `swap`, `take`)
+//!
+//! 1. Mark the filled [`Pooled`]'s node published, with its keepalive (the pool) and its
+//!    home depot (the writer's).
+//! 2. `swap` it into `current` (`AcqRel`): its reference becomes the container's.
+//! 3. Drop the container's reference on the old version; whoever drops the last reference
+//!    returns the node to its home depot.
+//!
+//! # A recycled node (the ABA case)
+//!
+//! Between steps 1 and 2 of a reader, the node may be retired, recycled and handed out
+//! again, even published anew.
+//!
+//! - If step 2 read a count from before the node was recycled, the reader's reference keeps
+//!   the node from being recycled at all.
+//! - If it read a count written after, it read (or followed, in the release sequence) the
+//!   `Release` store of [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one)
+//!   made by whoever took the node from the pool. That taker's view includes the swap that
+//!   retired the node's old version (the swap happened before the last decrement, which
+//!   happened before the free-list push, which happened before the pop). So step 3 cannot
+//!   read the pointer from before that swap: it sees another pointer (and lets go), or the
+//!   same pointer from a later store that published the node anew, whose contents its
+//!   `Acquire` makes visible.
+//!
+//! # Orderings
+//!
+//! - `current`: loads `Acquire`, swap `AcqRel` (publishes the new version, acquires the
+//!   old one's contents for the returned guard).
+//! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
+//!   `Release` for the ABA case (see `refcount.rs`).
 //!
 //! The price is the guard's two atomic read-modify-writes on the version's count, whose
 //! cache line is shared by every reader of that version. A read path that writes no shared
 //! line (per-thread hazard slots, as arc-swap's debts do) can sit in front of this one and
-//! fall back to it; nothing here rules it out.
+//! fall back to it.
 //!
-//! The loom models in `tests/loom.rs` check this protocol against updates and releases.
+//! The loom models in `tests/loom.rs` check this protocol against updates and releases;
+//! they fail when `try_increment` or `reset_to_one` is weakened to `Relaxed`.
 
 use std::fmt;
 use std::marker::PhantomData;

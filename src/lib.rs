@@ -66,8 +66,10 @@
 //!   one object out of the pool (the next update then takes or builds another).
 //! - Once an object has been a container's version, its node (`128 + 24 +
 //!   size_of::<T>()` bytes, rounded up to a multiple of 128 on x86-64: 256 for a `HashMap`)
-//!   stays with the pool until the pool is dropped, even after the object itself is
-//!   dropped: this is what makes lock-free reads safe (see [`Pool`]).
+//!   stays with the pool while the pool has a handle, even after the object itself is
+//!   dropped: a reader may still touch the node's count through a stale pointer, which is
+//!   what makes lock-free reads safe. The last handle frees every idle node (see
+//!   [`Pool`]'s lifetime).
 //! - A thread's first wait on a contended depot lock makes `parking_lot` allocate its
 //!   per-thread parking data (and, the first time in the process, its global table): a
 //!   one-time cost per thread, not per update, that can fall late in a run.
@@ -78,18 +80,12 @@
 //!
 //! # Performance
 //!
-//! Measured with `scripts/bench.sh` (criterion; the README has the tables, the machine and
-//! the date) on a 2-core x86-64 VM with rustc 1.95.0, 2026-11-22:
-//!
-//! - the Go README's heavy benchmark (100k-entry map, 2 threads): under 2 KiB allocated
-//!   per operation where arc-swap allocates 41 KiB to 2 MiB, in about the same time
-//!   (0.90-1.26x of arc-swap's speed, depending on the write ratio and allocator setting);
-//! - [`Container::acquire`] + drop: ~21 ns with one reader, ~58-64 ns each with two or more
-//!   (arc-swap's `load`: ~10-12 ns): every reader writes the version's count;
-//! - [`Pool::get`] + drop on one thread: ~9 ns, 0.31x the fastest other pool measured
-//!   (lockfree-object-pool, ~29 ns; a fresh 4 KiB `Vec`: ~94 ns); handed from one thread
-//!   to another through a channel: 83-143 ns per object in two runs, against 100-128 ns
-//!   for opool and 225-242 ns for lockfree-object-pool.
+//! `scripts/bench.sh` runs the criterion benchmarks against arc-swap, left-right,
+//! `RwLock<Arc<T>>`, the pool crates and the Go original; the README has the tables, with
+//! the machine, the toolchain and the date. In short: the Go README's heavy benchmark
+//! allocates almost nothing per operation where pointer-swapping designs allocate a map per
+//! write; a pool hit takes no lock and no atomic read-modify-write; a read costs two atomic
+//! read-modify-writes on a shared line (see the trade-offs above).
 //!
 //! # Go's API in Rust
 //!

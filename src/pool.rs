@@ -151,7 +151,7 @@ pub struct PoolBuilder<T> {
 /// Counts are objects, cumulative since the pool was built, except `idle`, which is a
 /// reading of the moment. Each field is exact when no other thread uses the pool. Under
 /// traffic the per-thread counters are read one after another, not at one instant, so
-/// `idle` may miss an object, or count one twice, while it moves between a thread's cache
+/// `idle` may miss an object, or count one twice, while it moves between a thread's magazine
 /// and a depot; it never reads more than [`max_idle`](PoolBuilder::max_idle) (it is capped
 /// by the idle budget in use, which is at every instant at least the idle count).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,7 +159,7 @@ pub struct PoolBuilder<T> {
 pub struct PoolStats {
     /// Objects the factory built, plus those taken in by [`Pool::adopt`].
     pub created: u64,
-    /// Objects waiting in the pool now, per-thread caches included.
+    /// Objects waiting in the pool now, per-thread magazines included.
     pub idle: u64,
     /// [`Pool::get`] calls served with an idle object.
     pub hits: u64,
@@ -230,7 +230,7 @@ impl<T> Pool<T> {
         // Relaxed: statistics, each read on its own.
         let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
         // Under traffic the sum above may count an object twice, as it moves between a
-        // cache and a depot between two reads. The budget in use is at every instant at
+        // magazine and a depot between two reads. The budget in use is at every instant at
         // least the number of idle objects, and at most `max_idle`: capping by it keeps the
         // reading within the bound. (Without traffic it holds the spare slots too, so the
         // cap changes nothing.)
@@ -266,7 +266,7 @@ impl<T> Pool<T> {
 impl<T> Pool<T> {
     /// Hands out an object: an idle one, reset, or else a new one from the factory.
     ///
-    /// Looks in the calling thread's cache, then its depot, then steals from other threads'
+    /// Looks in the calling thread's magazine, then its depot, then steals from other threads'
     /// depots. Idle objects whose reset returns `false` are dropped on the way.
     ///
     /// # Panics
@@ -353,11 +353,11 @@ impl<T> Pool<T> {
     /// user keeps its working set and a `trim` causes no burst of factory calls. Call it
     /// from a timer (every few seconds, say) to let a pool shrink after a burst.
     ///
-    /// Objects in the caches of *other* live threads (at most 16 per thread) are not
-    /// reached: they are in use by those threads' next operations, and move to their depots,
-    /// where `trim` reaches them, when the cache overflows or the thread exits. The calling
-    /// thread's cache is moved to its depot first. Runs the objects' destructors on the
-    /// calling thread; takes each depot's lock once per object moved.
+    /// Objects in the magazines of *other* live threads (at most [`MAGAZINE_SIZE`] per
+    /// thread) are not reached: they are in use by those threads' next operations, and move
+    /// to their depots, where `trim` reaches them, when the magazine overflows or the thread
+    /// exits. The calling thread's magazine is moved to its depot first. Runs the objects'
+    /// destructors on the calling thread; takes each depot's lock once per object moved.
     ///
     /// # Examples
     ///

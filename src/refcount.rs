@@ -31,9 +31,9 @@ const MAX_REFCOUNT: usize = isize::MAX as usize;
 
 /// A reference count on its own cache line(s).
 pub(crate) struct RefCount {
-    /// Number of live handles on the node: `Pooled` (exactly 1, exclusive), or the
-    /// container's own reference plus one per `Guard`. 0 means the node is idle in its pool
-    /// (or being recycled) and must not be read through a stale pointer.
+    /// Live references on the node; its values in each state of the node are in the
+    /// lifecycle table on `Node` (`pool/node.rs`). Once a node has been published, 0 means
+    /// nobody holds it (idle, or being recycled): a stale reader must not take it.
     count: CachePadded<AtomicUsize>,
 }
 
