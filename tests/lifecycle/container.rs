@@ -6,12 +6,11 @@ use std::panic::{self, AssertUnwindSafe};
 use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{tracked_pool, Log};
-use crate::{logged_pool, publish};
+use crate::{logged_container, logged_pool, publish};
 
 #[test]
 fn empty_container_acquires_none() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool);
+    let (log, _, c) = logged_container();
     assert!(c.is_empty());
     assert!(c.acquire().is_none());
     let mut called = false;
@@ -27,8 +26,7 @@ fn empty_container_acquires_none() {
 
 #[test]
 fn with_acquire_sees_current_and_holds_it_during_the_call() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool);
+    let (log, _, c) = logged_container();
     let id = publish(&c, 42);
     let seen = c.with_acquire(|v| {
         let v = v.expect("not empty");
@@ -49,8 +47,7 @@ fn with_acquire_sees_current_and_holds_it_during_the_call() {
 
 #[test]
 fn swap_returns_the_old_version() {
-    let (_log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (_log, pool, c) = logged_container();
     let mut first = c.get_new();
     first.value = 1;
     assert!(
@@ -74,8 +71,7 @@ fn swap_returns_the_old_version() {
 
 #[test]
 fn take_empties_the_container() {
-    let (_log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (_log, pool, c) = logged_container();
     let id = publish(&c, 9);
     let g = c.acquire().unwrap();
     let taken = c.take().expect("a version");
@@ -95,8 +91,7 @@ fn take_empties_the_container() {
 #[test]
 #[should_panic(expected = "given an object from another pool")]
 fn update_with_object_from_another_pool_panics() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool);
+    let (log, _, c) = logged_container();
     let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
     c.update(other.get());
 }
@@ -112,8 +107,7 @@ fn new_with_object_from_another_pool_panics() {
 /// A rejected foreign object is returned to its own pool, and the container is unchanged.
 #[test]
 fn rejected_foreign_object_goes_home() {
-    let (_log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (_log, pool, c) = logged_container();
     publish(&c, 1);
     let other_log = Log::with_history();
     let other = tracked_pool(&other_log, DEFAULT_MAX_IDLE, 0);
@@ -138,8 +132,7 @@ fn rejected_foreign_object_goes_home() {
 
 #[test]
 fn guard_ref_count_counts_container_and_guards() {
-    let (_log, pool) = logged_pool();
-    let c = Container::empty(pool);
+    let (_, _, c) = logged_container();
     publish(&c, 1);
     let mut guards = Vec::new();
     for n in 1..=5 {

@@ -24,6 +24,13 @@ fn logged_pool() -> (Arc<Log>, Pool<Tracked>) {
     (log, pool)
 }
 
+/// An empty container on a [`logged_pool`], with that pool's handle and log.
+fn logged_container() -> (Arc<Log>, Pool<Tracked>, Container<Tracked>) {
+    let (log, pool) = logged_pool();
+    let c = Container::empty(pool.clone());
+    (log, pool, c)
+}
+
 /// Publishes a new version holding `value`; returns its id.
 fn publish(c: &Container<Tracked>, value: u64) -> usize {
     let mut next = c.get_new();

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use poolswap::{Container, Pooled, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{panic_message, tracked_pool, Log, Tracked};
-use crate::{logged_pool, publish};
+use crate::{logged_container, logged_pool, publish};
 
 /// The default idle bound, and a burst of returns over it: the excess is dropped.
 #[test]
@@ -56,8 +56,7 @@ fn builder_max_idle_bounds_returned_versions() {
 /// A panicking factory reaches the caller of `get`; the pool stays usable.
 #[test]
 fn factory_panic_reaches_caller_and_pool_stays_usable() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     publish(&c, 1);
 
     log.panic_in_factory.store(true, SeqCst);
@@ -80,8 +79,7 @@ fn factory_panic_reaches_caller_and_pool_stays_usable() {
 /// and container stay usable.
 #[test]
 fn reset_panic_reaches_caller_and_drops_the_object() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     let old = publish(&c, 1);
     publish(&c, 2);
     assert_eq!(pool.stats().idle, 1);

@@ -6,7 +6,7 @@ use std::thread;
 
 use poolswap::{Container, Guard, Pooled};
 
-use crate::{logged_pool, publish};
+use crate::{logged_container, logged_pool, publish};
 
 /// Go's `TestLifecycle`, extended: get -> count 1; the container holds it; acquire adds;
 /// update releases the container's reference; the old version is recycled only after its
@@ -87,8 +87,7 @@ fn lifecycle() {
 /// while held; after the last guard goes it is reset exactly once when next handed out.
 #[test]
 fn guard_held_across_updates_is_never_reset() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     let held_id = publish(&c, 1);
     let held = c.acquire().unwrap();
     let extra = Guard::clone(&held);
@@ -140,8 +139,7 @@ fn guard_held_across_updates_is_never_reset() {
 /// Reset runs on the thread that calls `get`, never on the thread that drops the last guard.
 #[test]
 fn reset_runs_on_the_getting_thread() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     let old_id = publish(&c, 1);
     let guard = c.acquire().unwrap();
     publish(&c, 2);
@@ -170,8 +168,7 @@ fn reset_runs_on_the_getting_thread() {
 /// Dropping the last handles (container, pool) frees every idle object.
 #[test]
 fn dropping_last_handles_frees_idle_objects() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     let guards: Vec<_> = (0..6)
         .map(|v| {
             publish(&c, v);
@@ -192,8 +189,7 @@ fn dropping_last_handles_frees_idle_objects() {
 /// last is dropped — on another thread, too.
 #[test]
 fn guards_outlive_container_and_pool() {
-    let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (log, pool, c) = logged_container();
     publish(&c, 7);
     let id = publish(&c, 8);
     let g = c.acquire().unwrap();
@@ -248,8 +244,7 @@ fn pooled_outlives_other_pool_handles() {
 
 #[test]
 fn pooled_is_send_across_threads() {
-    let (_log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let (_log, pool, c) = logged_container();
     let p = c.get_new();
     let id = p.id;
     // A `Pooled` borrows its pool, so it crosses to a scoped thread.
