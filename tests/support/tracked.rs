@@ -2,11 +2,11 @@
 //! share.
 //!
 //! Include it with `#[path = "support/tracked.rs"] mod tracked;` (from `tests/NAME/main.rs`:
-//! `#[path = "../support/tracked.rs"]`). Every [`Tracked`] object counts, in its pool's
-//! [`Log`], when the factory made it, when reset ran on it and when it was dropped; a log
-//! made with [`Log::with_history`] also keeps which ids that happened to, in order, and the
-//! thread each reset ran on. The plain [`Log::new`] keeps counts only: a few atomics per
-//! operation and no lock, cheap enough for loops of 100,000 gets.
+//! `#[path = "../support/tracked.rs"]`). A pool's [`Log`] counts the [`Tracked`] objects
+//! its factory made and the ones dropped; a log made with [`Log::with_history`] also keeps
+//! which ids were reset (and on which thread) and dropped, in order. The plain [`Log::new`]
+//! keeps the counts only: a few atomics per operation and no lock, cheap enough for loops
+//! of 100,000 gets.
 #![allow(dead_code)]
 
 use std::any::Any;
@@ -36,13 +36,12 @@ pub const fn scaled(normal: usize, miri: usize) -> usize {
 pub struct Log {
     /// Factory calls so far, and so the next object's id.
     made: AtomicUsize,
-    resets: AtomicU64,
     dropped: AtomicU64,
     /// `Some` for a log made by [`Log::with_history`].
     history: Option<Mutex<History>>,
     /// The factory panics with "factory failed on purpose" while set.
     pub panic_in_factory: AtomicBool,
-    /// Reset panics with "reset failed on purpose" while set (before it counts or resets).
+    /// Reset panics with "reset failed on purpose" while set (before it logs or resets).
     pub panic_in_reset: AtomicBool,
     /// Reset returns `false` (the pool discards the object) while set.
     pub reject: AtomicBool,
@@ -78,11 +77,6 @@ impl Log {
         self.made.load(SeqCst) as u64
     }
 
-    /// Resets run so far.
-    pub fn reset_count(&self) -> u64 {
-        self.resets.load(SeqCst)
-    }
-
     /// Objects dropped so far, made by the factory or not.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(SeqCst)
@@ -103,6 +97,7 @@ impl Log {
         self.history().drops.clone()
     }
 
+    /// Whether an object with this id was dropped.
     pub fn was_dropped(&self, id: usize) -> bool {
         self.history().drops.contains(&id)
     }
@@ -125,7 +120,7 @@ impl Log {
 }
 
 /// A pooled object: its id, a value the tests write, and whether reset ran on it since it
-/// was last published.
+/// was last filled.
 pub struct Tracked {
     pub id: usize,
     pub value: u64,
@@ -135,7 +130,8 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    /// A new object from the factory: the next id, counted as made.
+    /// The factory: a new object with the next id, counted as made (or the factory's panic,
+    /// while `panic_in_factory` is set).
     pub fn new(log: &Arc<Log>) -> Tracked {
         if log.panic_in_factory.load(SeqCst) {
             panic!("factory failed on purpose");
@@ -160,7 +156,6 @@ impl Tracked {
         if log.panic_in_reset.load(SeqCst) {
             panic!("reset failed on purpose");
         }
-        log.resets.fetch_add(1, SeqCst);
         if log.history.is_some() {
             log.history().resets.push((self.id, thread::current().id()));
         }
