@@ -12,55 +12,31 @@
 //! and the idle count); outside it, the model decides.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
 
 use poolswap::{Container, Guard, Pool, Pooled};
 use proptest::prelude::*;
 
-/// The most budget slots a thread may hold beyond its cached objects (`PoolBuilder::max_idle`
-/// docs: "up to 4 slots it is not using").
-const SPARE_SLOTS: usize = 4;
+#[path = "support/tracked.rs"]
+mod tracked;
 
-#[derive(Default)]
-struct Log {
-    next_id: AtomicUsize,
-    resets: Mutex<Vec<usize>>,
-    drops: Mutex<Vec<usize>>,
-    reject: AtomicBool,
-}
+use tracked::{tracked_pool, Log, Tracked, SPARE_SLOTS};
 
-struct Obj {
-    id: usize,
-    value: u64,
-    recycled: bool,
-    log: Arc<Log>,
-}
-
-impl Obj {
-    fn new(log: &Arc<Log>) -> Obj {
-        Obj {
-            id: log.next_id.fetch_add(1, SeqCst),
-            value: 0,
-            recycled: false,
-            log: Arc::clone(log),
-        }
-    }
-}
-
-impl Drop for Obj {
-    fn drop(&mut self) {
-        self.log.drops.lock().unwrap().push(self.id);
-    }
-}
-
-/// Picks an element of a non-empty list.
+/// Picks an element of a list, if it has any.
 #[derive(Clone, Copy, Debug)]
 struct Pick(usize);
 
 impl Pick {
-    fn of(self, len: usize) -> usize {
-        self.0 % len
+    fn of(self, len: usize) -> Option<usize> {
+        (len > 0).then(|| self.0 % len)
+    }
+
+    /// Removes the picked element of `real` and the id at the same index of `model`, the
+    /// list that mirrors it.
+    fn take<T>(self, real: &mut Vec<T>, model: &mut Vec<usize>) -> Option<(T, usize)> {
+        let i = self.of(real.len())?;
+        Some((real.remove(i), model.remove(i)))
     }
 }
 
@@ -111,10 +87,10 @@ fn op() -> impl Strategy<Value = Op> {
 /// The real thing. `pooled` borrows `pool`, which the caller creates before and drops after.
 struct Real<'p> {
     log: Arc<Log>,
-    pool: &'p Pool<Obj>,
-    c: Container<Obj>,
-    guards: Vec<Guard<Obj>>,
-    pooled: Vec<Pooled<'p, Obj>>,
+    pool: &'p Pool<Tracked>,
+    c: Container<Tracked>,
+    guards: Vec<Guard<Tracked>>,
+    pooled: Vec<Pooled<'p, Tracked>>,
 }
 
 /// The model: what every object's state should be.
@@ -130,7 +106,7 @@ struct Model {
     dropped: BTreeSet<usize>,
     /// Version ids of `Real::guards`, index for index.
     guards: Vec<usize>,
-    /// Object ids of `Real::pooled`, index for index.
+    /// Trackedect ids of `Real::pooled`, index for index.
     pooled: Vec<usize>,
     created: u64,
     misses: u64,
@@ -156,7 +132,7 @@ impl Model {
         if *n == 0 {
             self.refs.remove(&id);
             self.values.remove(&id);
-            let really_dropped = log.drops.lock().unwrap().contains(&id);
+            let really_dropped = log.was_dropped(id);
             let keep = if self.idle.len() >= self.max_idle {
                 false
             } else if self.idle.len() + SPARE_SLOTS < self.max_idle {
@@ -175,8 +151,8 @@ impl Model {
     }
 
     /// Checks a `get` that returned `got` against the model, given the resets it ran.
-    fn get(&mut self, got: &Obj, log: &Log) -> Result<(), TestCaseError> {
-        let resets = log.resets.lock().unwrap().clone();
+    fn get(&mut self, got: &Tracked, log: &Log) -> Result<(), TestCaseError> {
+        let resets = log.resets();
         let new_resets = &resets[self.resets_seen..];
         self.resets_seen = resets.len();
         if self.reject {
@@ -215,6 +191,29 @@ impl Model {
     }
 }
 
+/// Keeps a new guard (from `acquire` or a clone): one more reference on its version.
+fn hold(real: &mut Real, m: &mut Model, g: Guard<Tracked>) {
+    *m.refs.get_mut(&g.id).unwrap() += 1;
+    m.guards.push(g.id);
+    real.guards.push(g);
+}
+
+/// Keeps the guard that `swap` or `take` returned, after checking it holds the version the
+/// model had current. The container's reference moved to the guard: the count is unchanged.
+fn keep_displaced(
+    real: &mut Real,
+    m: &mut Model,
+    old: Option<Guard<Tracked>>,
+    expected: Option<usize>,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(old.as_ref().map(|g| g.id), expected);
+    if let Some(g) = old {
+        m.guards.push(g.id);
+        real.guards.push(g);
+    }
+    Ok(())
+}
+
 fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
     match *op {
         Op::Update(v) => {
@@ -237,37 +236,25 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             let id = p.id;
             let old = real.c.swap(p);
             let expected = m.publish(id);
-            prop_assert_eq!(old.as_ref().map(|g| g.id), expected);
-            if let Some(g) = old {
-                // The container's reference moved to the guard: the count is unchanged.
-                real.guards.push(g);
-                m.guards.push(expected.unwrap());
-            }
+            keep_displaced(real, m, old, expected)?;
         }
         Op::Acquire => {
             let g = real.c.acquire();
             prop_assert_eq!(g.as_ref().map(|g| g.id), m.current);
             if let Some(g) = g {
-                *m.refs.get_mut(&g.id).unwrap() += 1;
-                m.guards.push(g.id);
-                real.guards.push(g);
+                hold(real, m, g);
             }
         }
         Op::CloneGuard(i) => {
-            if !real.guards.is_empty() {
-                let i = i.of(real.guards.len());
+            if let Some(i) = i.of(real.guards.len()) {
                 let g = Guard::clone(&real.guards[i]);
                 prop_assert!(Guard::ptr_eq(&g, &real.guards[i]));
-                *m.refs.get_mut(&g.id).unwrap() += 1;
-                m.guards.push(g.id);
-                real.guards.push(g);
+                hold(real, m, g);
             }
         }
         Op::DropGuard(i) => {
-            if !real.guards.is_empty() {
-                let i = i.of(real.guards.len());
-                drop(real.guards.remove(i));
-                let id = m.guards.remove(i);
+            if let Some((g, id)) = i.take(&mut real.guards, &mut m.guards) {
+                drop(g);
                 m.release(id, &real.log)?;
             }
         }
@@ -278,18 +265,13 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             real.pooled.push(p);
         }
         Op::DropPooled(i) => {
-            if !real.pooled.is_empty() {
-                let i = i.of(real.pooled.len());
-                drop(real.pooled.remove(i));
-                let id = m.pooled.remove(i);
+            if let Some((p, id)) = i.take(&mut real.pooled, &mut m.pooled) {
+                drop(p);
                 m.release(id, &real.log)?;
             }
         }
         Op::PublishPooled(i, v) => {
-            if !real.pooled.is_empty() {
-                let i = i.of(real.pooled.len());
-                let mut p = real.pooled.remove(i);
-                let id = m.pooled.remove(i);
+            if let Some((mut p, id)) = i.take(&mut real.pooled, &mut m.pooled) {
                 p.value = v;
                 m.values.insert(id, v);
                 real.c.update(p);
@@ -306,7 +288,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             m.release(id, &real.log)?;
         }
         Op::Adopt => {
-            let p = real.pool.adopt(Obj::new(&real.log));
+            let p = real.pool.adopt(Tracked::new(&real.log));
             prop_assert_eq!(p.id as u64, m.created);
             m.created += 1;
             m.refs.insert(p.id, 1);
@@ -317,11 +299,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         Op::Take => {
             let old = real.c.take();
             let expected = m.current.take();
-            prop_assert_eq!(old.as_ref().map(|g| g.id), expected);
-            if let Some(g) = old {
-                real.guards.push(g);
-                m.guards.push(expected.unwrap());
-            }
+            keep_displaced(real, m, old, expected)?;
         }
         Op::Clear => {
             real.pool.clear();
@@ -390,7 +368,7 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(stats.dropped_over_cap, m.over_cap);
     prop_assert_eq!(stats.trimmed, m.trimmed);
 
-    let mut drops = real.log.drops.lock().unwrap().clone();
+    let mut drops = real.log.drops();
     drops.sort_unstable();
     let expected: Vec<usize> = m.dropped.iter().copied().collect();
     prop_assert_eq!(
@@ -398,7 +376,7 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
         expected,
         "dropped exactly the objects the model freed"
     );
-    let resets = real.log.resets.lock().unwrap().len();
+    let resets = real.log.resets().len();
     prop_assert_eq!(resets, m.resets_seen, "reset ran outside a get");
     prop_assert_eq!(
         m.created as usize,
@@ -409,21 +387,9 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
 }
 
 fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCaseError> {
-    let log = Arc::new(Log::default());
-    let flog = Arc::clone(&log);
-    let rlog = Arc::clone(&log);
+    let log = Log::with_history();
     // Created before and dropped after `real`, whose `pooled` objects borrow it.
-    let pool = Pool::builder(
-        move || Obj::new(&flog),
-        move |o: &mut Obj| {
-            rlog.resets.lock().unwrap().push(o.id);
-            o.value = 0;
-            o.recycled = true;
-            !rlog.reject.load(SeqCst)
-        },
-    )
-    .max_idle(max_idle)
-    .build();
+    let pool = tracked_pool(&log, max_idle, 0);
     let mut m = Model {
         max_idle,
         ..Model::default()
@@ -468,7 +434,7 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCas
         }
         drop(guards);
     }
-    let mut drops = log.drops.lock().unwrap().clone();
+    let mut drops = log.drops();
     drops.sort_unstable();
     let all: Vec<usize> = (0..m.created as usize).collect();
     prop_assert_eq!(drops, all, "every object dropped exactly once");

@@ -12,16 +12,12 @@ use std::thread;
 
 use poolswap::{Container, Guard, Pool};
 
-const DATA_LEN: usize = 32;
+#[path = "support/tracked.rs"]
+mod tracked;
 
-/// Scales an iteration count down under Miri.
-const fn scaled(normal: usize, miri: usize) -> usize {
-    if cfg!(miri) {
-        miri
-    } else {
-        normal
-    }
-}
+use tracked::scaled;
+
+const DATA_LEN: usize = 32;
 
 /// A version: who wrote it, its contents, and marks that reset changes.
 struct Payload {
@@ -78,10 +74,34 @@ fn recheck(g: &Guard<Payload>, seen: Snapshot) {
     assert_eq!(check(g), seen, "a held version changed under its guard");
 }
 
-fn payload_pool(drops: &Arc<AtomicUsize>, created: &Arc<AtomicUsize>) -> Pool<Payload> {
-    let drops = Arc::clone(drops);
-    let created = Arc::clone(created);
-    Pool::new(
+/// How many payloads one pool made and dropped.
+#[derive(Default)]
+struct Counts {
+    created: Arc<AtomicUsize>,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Counts {
+    fn created(&self) -> usize {
+        self.created.load(SeqCst)
+    }
+
+    fn dropped(&self) -> usize {
+        self.drops.load(SeqCst)
+    }
+
+    /// Every payload made was dropped: call once the container and the pool are gone.
+    fn assert_all_dropped(&self) {
+        assert_eq!(self.dropped(), self.created(), "created == dropped");
+    }
+}
+
+/// An empty container on a fresh pool of payloads, with the pool's handle and counts.
+fn payload_container() -> (Pool<Payload>, Container<Payload>, Counts) {
+    let counts = Counts::default();
+    let drops = Arc::clone(&counts.drops);
+    let created = Arc::clone(&counts.created);
+    let pool = Pool::new(
         move || {
             created.fetch_add(1, SeqCst);
             Payload {
@@ -99,7 +119,9 @@ fn payload_pool(drops: &Arc<AtomicUsize>, created: &Arc<AtomicUsize>) -> Pool<Pa
             p.data.clear();
             true
         },
-    )
+    );
+    let c = Container::empty(pool.clone());
+    (pool, c, counts)
 }
 
 /// Fills a fresh object from the pool as `(writer, seq)`.
@@ -137,10 +159,7 @@ fn stress_no_use_after_free() {
     let hold = 4; // guards a reader keeps at once
     let hold_across_every = scaled(200, 10); // then wait until the version changes
 
-    let drops = Arc::new(AtomicUsize::new(0));
-    let created = Arc::new(AtomicUsize::new(0));
-    let pool = payload_pool(&drops, &created);
-    let c = Container::empty(pool.clone());
+    let (pool, c, counts) = payload_container();
     c.update(fill(&c, 99, 0));
 
     let start = Barrier::new(writers + readers);
@@ -253,7 +272,7 @@ fn stress_no_use_after_free() {
 
     // Every object is accounted for: the current one, the idle ones, the dropped ones.
     let stats = pool.stats();
-    let made = created.load(SeqCst) as u64;
+    let made = counts.created() as u64;
     assert_eq!(stats.created, made);
     assert_eq!(
         stats.idle + 1 + stats.dropped_over_cap + stats.discarded,
@@ -261,16 +280,12 @@ fn stress_no_use_after_free() {
         "{stats:?}"
     );
     assert_eq!(
-        drops.load(SeqCst) as u64,
+        counts.dropped() as u64,
         stats.dropped_over_cap + stats.discarded
     );
     drop(c);
     drop(pool);
-    assert_eq!(
-        drops.load(SeqCst),
-        created.load(SeqCst),
-        "created == dropped"
-    );
+    counts.assert_all_dropped();
 }
 
 /// The hot-swap pattern: one writer, readers on other threads dropping the last guards on
@@ -279,10 +294,7 @@ fn stress_no_use_after_free() {
 fn few_factory_calls_with_readers_releasing_on_other_threads() {
     let updates = scaled(10_000, 40);
     let readers = scaled(2, 1);
-    let drops = Arc::new(AtomicUsize::new(0));
-    let created = Arc::new(AtomicUsize::new(0));
-    let pool = payload_pool(&drops, &created);
-    let c = Container::empty(pool.clone());
+    let (pool, c, counts) = payload_container();
     c.update(fill(&c, 0, 0));
     let writer_done = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
@@ -316,7 +328,7 @@ fn few_factory_calls_with_readers_releasing_on_other_threads() {
     });
 
     let stats = pool.stats();
-    let made = created.load(SeqCst);
+    let made = counts.created();
     assert!(
         made <= 8,
         "{made} objects made for {updates} updates: {stats:?}"
@@ -331,7 +343,7 @@ fn few_factory_calls_with_readers_releasing_on_other_threads() {
     assert_eq!(c.acquire().unwrap().seq, updates as u64);
     assert!(reads.load(SeqCst) >= 10 * readers);
     drop((c, pool));
-    assert_eq!(drops.load(SeqCst), made, "created == dropped");
+    counts.assert_all_dropped();
 }
 
 /// Several writers update concurrently with `swap`: every published version is displaced
@@ -340,10 +352,7 @@ fn few_factory_calls_with_readers_releasing_on_other_threads() {
 fn concurrent_writers_last_writer_wins() {
     let writers = scaled(4, 2);
     let updates = scaled(2_000, 20);
-    let drops = Arc::new(AtomicUsize::new(0));
-    let created = Arc::new(AtomicUsize::new(0));
-    let pool = payload_pool(&drops, &created);
-    let c = Container::empty(pool.clone());
+    let (pool, c, counts) = payload_container();
     let start = Barrier::new(writers);
 
     let displaced: Vec<Vec<(u64, u64)>> = thread::scope(|s| {
@@ -389,12 +398,8 @@ fn concurrent_writers_last_writer_wins() {
     drop(cur);
 
     let stats = pool.stats();
-    let made = created.load(SeqCst) as u64;
+    let made = counts.created() as u64;
     assert_eq!(stats.idle + 1 + stats.dropped_over_cap, made, "{stats:?}");
     drop((c, pool));
-    assert_eq!(
-        drops.load(SeqCst),
-        created.load(SeqCst),
-        "created == dropped"
-    );
+    counts.assert_all_dropped();
 }

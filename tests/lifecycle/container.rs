@@ -1,0 +1,155 @@
+//! `Container` and `Guard`: an empty container, `with_acquire`, `swap`, `take`, objects
+//! from another pool, and guard reference counts.
+
+use std::panic::{self, AssertUnwindSafe};
+
+use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE};
+
+use crate::tracked::{tracked_pool, Log};
+use crate::{logged_container, logged_pool, publish};
+
+#[test]
+fn empty_container_acquires_none() {
+    let (log, _, c) = logged_container();
+    assert!(c.is_empty());
+    assert!(c.acquire().is_none());
+    let mut called = false;
+    let r = c.with_acquire(|v| {
+        called = true;
+        v.map(|o| o.value)
+    });
+    assert!(called);
+    assert_eq!(r, None);
+    assert!(c.take().is_none());
+    assert_eq!(log.made(), 0, "nothing built for an empty container");
+}
+
+#[test]
+fn with_acquire_sees_current_and_holds_it_during_the_call() {
+    let (log, _, c) = logged_container();
+    let id = publish(&c, 42);
+    let seen = c.with_acquire(|v| {
+        let v = v.expect("not empty");
+        // While `f` runs, a guard holds the version: replace it and check it survives.
+        publish(&c, 43);
+        assert!(!log.was_dropped(id));
+        assert!(!log.resets().contains(&id));
+        (v.id, v.value)
+    });
+    assert_eq!(seen, (id, 42));
+    assert_eq!(c.with_acquire(|v| v.map(|o| o.value)), Some(43));
+    assert_eq!(
+        c.pool().stats().idle,
+        1,
+        "the guard was dropped after the call"
+    );
+}
+
+#[test]
+fn swap_returns_the_old_version() {
+    let (_log, pool, c) = logged_container();
+    let mut first = c.get_new();
+    first.value = 1;
+    assert!(
+        c.swap(first).is_none(),
+        "nothing to return from an empty container"
+    );
+    let mut second = c.get_new();
+    second.value = 2;
+    let old = c.swap(second).expect("the first version");
+    assert_eq!(old.value, 1);
+    assert_eq!(
+        Guard::ref_count(&old),
+        1,
+        "the container's reference moved to the guard"
+    );
+    assert_eq!(c.acquire().unwrap().value, 2);
+    assert_eq!(pool.stats().idle, 0);
+    drop(old);
+    assert_eq!(pool.stats().idle, 1);
+}
+
+#[test]
+fn take_empties_the_container() {
+    let (_log, pool, c) = logged_container();
+    let id = publish(&c, 9);
+    let g = c.acquire().unwrap();
+    let taken = c.take().expect("a version");
+    assert!(c.is_empty());
+    assert!(c.acquire().is_none());
+    assert!(Guard::ptr_eq(&g, &taken));
+    assert_eq!((taken.id, taken.value), (id, 9));
+    assert_eq!(Guard::ref_count(&g), 2, "two guards, no container");
+    drop(taken);
+    drop(g);
+    assert_eq!(pool.stats().idle, 1);
+    // Usable again after take.
+    publish(&c, 10);
+    assert_eq!(c.acquire().unwrap().value, 10);
+}
+
+#[test]
+#[should_panic(expected = "given an object from another pool")]
+fn update_with_object_from_another_pool_panics() {
+    let (log, _, c) = logged_container();
+    let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
+    c.update(other.get());
+}
+
+#[test]
+#[should_panic(expected = "given an object from another pool")]
+fn new_with_object_from_another_pool_panics() {
+    let (log, pool) = logged_pool();
+    let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
+    let _c = Container::new(pool, other.get());
+}
+
+/// A rejected foreign object is returned to its own pool, and the container is unchanged.
+#[test]
+fn rejected_foreign_object_goes_home() {
+    let (_log, pool, c) = logged_container();
+    publish(&c, 1);
+    let other_log = Log::with_history();
+    let other = tracked_pool(&other_log, DEFAULT_MAX_IDLE, 0);
+    let foreign = other.get();
+    assert!(panic::catch_unwind(AssertUnwindSafe(|| c.update(foreign))).is_err());
+    assert_eq!(c.acquire().unwrap().value, 1);
+    assert_eq!(
+        other.stats().idle,
+        1,
+        "the foreign object went back to its pool"
+    );
+    assert_eq!(other_log.dropped(), 0);
+    // A clone of the container's pool is the same pool: accepted.
+    let same = pool.clone();
+    assert!(Pool::ptr_eq(&same, c.pool()));
+    assert!(!Pool::ptr_eq(&other, c.pool()));
+    let mut p = same.get();
+    p.value = 2;
+    c.update(p);
+    assert_eq!(c.acquire().unwrap().value, 2);
+}
+
+#[test]
+fn guard_ref_count_counts_container_and_guards() {
+    let (_, _, c) = logged_container();
+    publish(&c, 1);
+    let mut guards = Vec::new();
+    for n in 1..=5 {
+        guards.push(c.acquire().unwrap());
+        assert_eq!(Guard::ref_count(&guards[0]), 1 + n);
+    }
+    let clone = Guard::clone(&guards[2]);
+    assert!(Guard::ptr_eq(&clone, &guards[0]));
+    assert_eq!(Guard::ref_count(&clone), 7);
+    assert_eq!(clone.value, 1);
+    drop(clone);
+    assert_eq!(Guard::ref_count(&guards[0]), 6);
+    while let Some(g) = guards.pop() {
+        assert_eq!(Guard::ref_count(&g), 2 + guards.len());
+    }
+    let g = c.acquire().unwrap();
+    assert_eq!(Guard::ref_count(&g), 2);
+    publish(&c, 2);
+    assert_eq!(Guard::ref_count(&g), 1, "no longer current");
+}

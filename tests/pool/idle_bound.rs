@@ -1,0 +1,254 @@
+//! `max_idle`: the idle bound under bursts returned on one thread, on several threads at
+//! once, and on threads other than the getter's, with the spare slots a thread may hold; and
+//! the default bounds.
+
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Barrier;
+use std::thread;
+
+use poolswap::{Container, Pool, DEFAULT_MAX_IDLE};
+
+use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
+use crate::{assert_accounted, with_parked_threads};
+
+/// A burst returned on one thread into a fresh pool: exactly `min(n, max_idle)` stay idle
+/// (the `PoolBuilder` example: the thread's slots are reserved as it needs them), the rest
+/// are really dropped and counted, and `idle <= max_idle` after every single return.
+#[test]
+fn max_idle_bounds_a_burst_returned_on_one_thread() {
+    for max_idle in [0usize, 1, 4, 5, 16, 64, 100] {
+        for n in [1usize, 3, 10, 100, scaled(1000, 150)] {
+            let log = Log::new();
+            let p = tracked_pool(&log, max_idle, 0);
+            let mut held: Vec<_> = (0..n).map(|_| p.get()).collect();
+            assert_eq!(log.made(), n as u64);
+            let mut returned = 0u64;
+            while let Some(o) = held.pop() {
+                drop(o);
+                returned += 1;
+                let s = p.stats();
+                assert!(s.idle <= max_idle as u64, "max_idle {max_idle}: {s:?}");
+                assert_eq!(s.idle + s.dropped_over_cap, returned, "{s:?}");
+                assert_eq!(log.dropped(), s.dropped_over_cap, "really dropped");
+            }
+            let s = p.stats();
+            let kept = n.min(max_idle) as u64;
+            assert_eq!(s.idle, kept, "max_idle {max_idle}, n {n}");
+            assert_eq!(s.dropped_over_cap, n as u64 - kept);
+            assert_eq!(log.dropped(), n as u64 - kept);
+            assert_accounted(&p, &log, 0);
+            drop(held);
+            drop(p);
+            assert_eq!(log.dropped(), log.made(), "the pool frees its idle objects");
+        }
+    }
+}
+
+/// Bursts returned on three threads at once: `idle <= max_idle` once they are back, caches
+/// of live threads included, and after the threads exit; at most 4 spare slots per thread
+/// may be unused; nothing is lost or dropped twice. (Readings taken *during* the returns:
+/// `idle_reading_under_traffic_never_exceeds_max_idle`.)
+#[test]
+fn max_idle_bounds_bursts_spread_across_three_threads() {
+    const THREADS: usize = 3;
+    for max_idle in [0usize, 1, 7, 16, 64, 300] {
+        let n = scaled(100, 12);
+        let log = Log::new();
+        let p = tracked_pool(&log, max_idle, 0);
+        let max = max_idle as u64;
+        // The threads hold all their objects at once before any is returned.
+        let all_out = Barrier::new(THREADS);
+        let returned = |_| {
+            let held: Vec<_> = (0..n).map(|_| p.get()).collect();
+            all_out.wait();
+            drop(held);
+        };
+        // Every object is back, and the threads are alive, holding what they cache.
+        let s = with_parked_threads(THREADS, returned, || {
+            let s = p.stats();
+            let total = (THREADS * n) as u64;
+            assert!(s.idle <= max, "{s:?}");
+            assert_eq!(s.idle + s.dropped_over_cap, total, "{s:?}");
+            assert!(
+                s.idle + (SPARE_SLOTS * THREADS) as u64 >= total.min(max),
+                "more than 4 unused slots per thread: {s:?}"
+            );
+            assert_eq!(log.dropped(), s.dropped_over_cap);
+            s
+        });
+        // The threads have exited, flushing their caches.
+        let after = p.stats();
+        assert_eq!(
+            after.idle, s.idle,
+            "thread exit moves caches, loses nothing"
+        );
+        assert_eq!(after.dropped_over_cap, s.dropped_over_cap);
+        assert_accounted(&p, &log, 0);
+        drop(p);
+        assert_eq!(log.dropped(), log.made());
+    }
+}
+
+/// A thread keeps at most `SPARE_SLOTS` budget slots it is not using: here the main thread
+/// caches one object (and holds its spare slots) while another thread returns a burst into
+/// a pool bounded at 12; the burst keeps all but the main thread's spare slots.
+#[test]
+fn a_thread_keeps_at_most_four_spare_slots() {
+    const MAX: u64 = 12;
+    let log = Log::new();
+    let p = tracked_pool(&log, MAX as usize, 0);
+    drop(p.get()); // cached on this thread, with its spare slots
+    thread::scope(|s| {
+        let burst = s.spawn(|| drop((0..20).map(|_| p.get()).collect::<Vec<_>>()));
+        burst.join().unwrap(); // its exit moves its cache to its depot
+    });
+    let s = p.stats();
+    assert!(s.idle <= MAX, "{s:?}");
+    assert!(
+        s.idle + SPARE_SLOTS as u64 >= MAX,
+        "more than {SPARE_SLOTS} slots unused on the main thread: {s:?}"
+    );
+    assert_eq!(s.idle + s.dropped_over_cap, 21, "{s:?}");
+    assert_accounted(&p, &log, 0);
+}
+
+/// A reading of `idle` taken while another thread returns objects at the bound never says
+/// more than `max_idle` (which the pool never exceeds). The per-thread counters are read
+/// one after another, so their sum can count a moving object twice; `stats` caps it by the
+/// idle budget in use (`PoolStats` docs). Without the cap this test fails.
+#[test]
+fn idle_reading_under_traffic_never_exceeds_max_idle() {
+    let log = Log::new();
+    let p = tracked_pool(&log, 16, 0);
+    let done = AtomicBool::new(false);
+    let mut max_seen = 0;
+    thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..scaled(50_000, 20) {
+                drop((0..20).map(|_| p.get()).collect::<Vec<_>>());
+            }
+            done.store(true, SeqCst);
+        });
+        while !done.load(SeqCst) {
+            max_seen = max_seen.max(p.stats().idle);
+        }
+    });
+    assert!(max_seen <= 16, "read {max_seen} idle with max_idle 16");
+}
+
+/// Objects checked out on one thread and returned on three others.
+#[test]
+fn max_idle_bounds_objects_returned_on_other_threads() {
+    for max_idle in [0usize, 2, 10, 64] {
+        let n = scaled(60, 9);
+        let log = Log::new();
+        let p = tracked_pool(&log, max_idle, 0);
+        let mut batches: Vec<Vec<_>> = (0..3).map(|_| (0..n).map(|_| p.get()).collect()).collect();
+        thread::scope(|s| {
+            let handles: Vec<_> = batches
+                .drain(..)
+                .map(|batch| {
+                    s.spawn(move || {
+                        drop(batch);
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        });
+        let s = p.stats();
+        assert!(s.idle <= max_idle as u64, "{s:?}");
+        assert_eq!(s.idle + s.dropped_over_cap, 3 * n as u64, "{s:?}");
+        assert_accounted(&p, &log, 0);
+    }
+}
+
+/// `max_idle(0)`: nothing is ever kept — no returned object, no container version, no
+/// prefilled object — and every get runs the factory.
+#[test]
+fn max_idle_zero_keeps_nothing() {
+    let log = Log::new();
+    let p = tracked_pool(&log, 0, 0);
+    for i in 1..=20u64 {
+        drop(p.get());
+        let s = p.stats();
+        assert_eq!((s.idle, s.created, s.misses, s.hits), (0, i, i, 0));
+        assert_eq!((s.dropped_over_cap, log.dropped()), (i, i));
+    }
+    p.prefill(10);
+    assert_eq!((p.stats().idle, p.stats().created), (0, 20));
+
+    let c = Container::empty(p.clone());
+    for _ in 0..10 {
+        c.update(c.get_new());
+    }
+    drop(c.take());
+    let s = p.stats();
+    assert_eq!((s.idle, s.created, s.hits), (0, 30, 0));
+    assert_eq!((s.dropped_over_cap, log.dropped()), (30, 30));
+    drop(c);
+    // Returned on another thread (a cache of its own): dropped there too.
+    let o = p.get();
+    thread::scope(|s| s.spawn(move || drop(o)).join().unwrap());
+    assert_eq!((p.stats().idle, log.dropped()), (0, 31));
+}
+
+/// A pool built without a bound uses `DEFAULT_MAX_IDLE`, and no `min_idle`.
+#[test]
+fn default_bounds() {
+    let p = Pool::new(|| 0u8, |_| true);
+    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+    let log = Log::new();
+    let p = tracked_builder(&log).build();
+    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+}
+
+/// With a small `max_idle`, a container updated on one thread recycles its two versions
+/// (Go's behaviour, and "a steady state allocates nothing"): the version being replaced is
+/// the only idle object, so it must not be dropped for want of budget.
+#[test]
+fn small_max_idle_container_recycles_versions() {
+    for max_idle in 1..=8usize {
+        let log = Log::new();
+        let p = tracked_pool(&log, max_idle, 0);
+        let c = Container::empty(p.clone());
+        for _ in 0..100 {
+            c.update(c.get_new());
+        }
+        let s = p.stats();
+        assert!(
+            s.created <= 2,
+            "max_idle {max_idle}: {} objects made for 100 updates: {s:?}",
+            s.created
+        );
+    }
+}
+
+/// Threads that each returned one object and went quiet must not use up the bound with
+/// spare slots: a quarter of `max_idle` objects idle leaves room for a container's versions,
+/// so the writer recycles them ("a steady state allocates nothing") instead of calling the
+/// factory on every update. (The design allows each thread "slightly" fewer than its share;
+/// here each quiet thread holds 3 spare slots per cached object.)
+#[test]
+#[ignore = "documented limitation: each thread that used the pool may hold up to 4 unused \
+            budget slots (PoolBuilder::max_idle docs); 64 quiet threads hold the default budget"]
+fn spare_slots_of_quiet_threads_do_not_make_a_writer_churn() {
+    const QUIET: usize = DEFAULT_MAX_IDLE / 4;
+    let log = Log::new();
+    let p = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
+    let quiet = |_| drop(p.get()); // one object in each quiet thread's cache
+    with_parked_threads(QUIET, quiet, || {
+        assert_eq!(p.stats().idle, QUIET as u64);
+        let c = Container::empty(p.clone());
+        for _ in 0..100 {
+            c.update(c.get_new());
+        }
+        let s = p.stats();
+        assert!(
+            s.created <= QUIET as u64 + 2,
+            "{} objects made: {QUIET} cached by quiet threads + 100 updates: {s:?}",
+            s.created
+        );
+    });
+}

@@ -1,0 +1,72 @@
+//! The pool at full strength: every bound (`max_idle`, `min_idle`), `trim`'s two-generation
+//! decay, `prefill`, the statistics, cross-thread handoff, thread exit, and `Debug`, checked
+//! against the documented design (per-thread caches of at most 16 objects that count toward
+//! `max_idle`; a thread's spare budget slots, at most 4, may make the pool drop an object
+//! while slightly fewer than `max_idle` are idle; see `PoolBuilder::max_idle`).
+//!
+//! Threads whose exit must have flushed their cache are joined explicitly: the end of a
+//! `thread::scope` does not wait for a thread's thread-local destructors, `join` does.
+
+#[path = "../support/tracked.rs"]
+mod tracked;
+
+mod idle_bound;
+mod stats;
+mod threads;
+mod trim;
+
+use std::thread;
+
+use poolswap::Pool;
+use tracked::{signal, Log, Tracked};
+
+/// Every object ever made is accounted for: checked out, idle, or dropped (and dropped for
+/// one of the three counted reasons). Exact only while no other thread uses the pool.
+fn assert_accounted(p: &Pool<Tracked>, log: &Log, out: u64) {
+    let s = p.stats();
+    assert_eq!(s.created, log.made(), "{s:?}");
+    assert_eq!(
+        s.dropped_over_cap + s.discarded + s.trimmed,
+        log.dropped(),
+        "every drop counted once: {s:?}"
+    );
+    assert_eq!(s.idle + out + log.dropped(), s.created, "{s:?}");
+}
+
+/// Runs `work(i)` on each of `threads` new threads, then `meanwhile` on this thread while
+/// they are all still alive, each holding what its `work` returned and whatever it caches.
+/// Then lets them finish and joins them, which waits for their exits and so for the flush
+/// of their caches, and returns what `meanwhile` returned. A panic on either side cannot
+/// hang it (see [`signal`]).
+fn with_parked_threads<T, R>(
+    threads: usize,
+    work: impl Fn(usize) -> T + Sync,
+    meanwhile: impl FnOnce() -> R,
+) -> R {
+    let work = &work;
+    thread::scope(|s| {
+        let (ready_tx, ready) = signal();
+        let mut release = Vec::new();
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (release_tx, released) = signal();
+                release.push(release_tx);
+                let ready_tx = ready_tx.clone();
+                s.spawn(move || {
+                    let kept = work(i);
+                    drop(ready_tx);
+                    released.wait();
+                    drop(kept);
+                })
+            })
+            .collect();
+        drop(ready_tx);
+        ready.wait(); // every `work` is done
+        let r = meanwhile();
+        drop(release);
+        for h in handles {
+            h.join().unwrap();
+        }
+        r
+    })
+}

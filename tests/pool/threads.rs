@@ -1,0 +1,112 @@
+//! Objects crossing threads: a getter and a dropper on different threads, a thread's cache
+//! when it exits, and a thread that drops the pool's last handle.
+
+use std::sync::mpsc;
+use std::thread;
+
+use poolswap::DEFAULT_MAX_IDLE;
+
+use crate::tracked::{scaled, signal, tracked_pool, Log};
+use crate::{assert_accounted, with_parked_threads};
+
+/// One thread gets, another drops (objects sent through a channel): stealing from the
+/// dropper's depot keeps factory calls to a small constant.
+#[test]
+fn cross_thread_handoff_makes_few_objects() {
+    let ops = scaled(100_000, 200);
+    let log = Log::new();
+    let p = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
+    thread::scope(|s| {
+        // A bounded channel: the getter cannot run arbitrarily far ahead of the dropper.
+        let (tx, rx) = mpsc::sync_channel(16);
+        let dropper = s.spawn(move || {
+            let mut n = 0usize;
+            for o in rx {
+                drop(o);
+                n += 1;
+            }
+            n
+        });
+        let getter = s.spawn(|| {
+            for _ in 0..ops {
+                tx.send(p.get()).unwrap();
+            }
+            drop(tx);
+        });
+        getter.join().unwrap();
+        assert_eq!(dropper.join().unwrap(), ops);
+    });
+    let s = p.stats();
+    assert_eq!(s.hits + s.misses, ops as u64);
+    assert!(
+        s.created <= 64,
+        "{} objects made for {ops} handoffs: {s:?}",
+        s.created
+    );
+    assert_accounted(&p, &log, 0);
+}
+
+/// Objects a thread cached are not lost when it exits: they count as idle while it lives,
+/// its exit flushes them, and another thread's gets are hits on them.
+#[test]
+fn objects_cached_by_an_exiting_thread_are_not_lost() {
+    let log = Log::new();
+    let p = tracked_pool(&log, 64, 0);
+    let cached = |_| {
+        let held: Vec<_> = (0..5).map(|_| p.get()).collect();
+        drop(held); // into this thread's cache
+    };
+    with_parked_threads(1, cached, || {
+        assert_eq!(p.stats().idle, 5, "in the live thread's cache");
+    });
+    let s = p.stats();
+    assert_eq!((s.idle, s.created), (5, 5), "flushed on exit: {s:?}");
+    let held: Vec<_> = (0..5).map(|_| p.get()).collect();
+    let s = p.stats();
+    assert_eq!((s.hits, s.misses, s.created, s.idle), (5, 5, 5, 0), "{s:?}");
+    let mut ids: Vec<usize> = held.iter().map(|o| o.id).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2, 3, 4]);
+    drop(held); // into this thread's cache, out of other threads' reach (documented)
+
+    // Many short-lived threads in a row: the first finds nothing it can take and makes its
+    // own; from then on each finds what the previous one left at its exit.
+    let short_lived = || {
+        thread::scope(|s| {
+            s.spawn(|| drop((0..5).map(|_| p.get()).collect::<Vec<_>>()))
+                .join()
+                .unwrap();
+        });
+    };
+    short_lived();
+    let first = p.stats();
+    assert!(first.created <= 10, "{first:?}");
+    for _ in 0..scaled(20, 3) {
+        short_lived();
+    }
+    let s = p.stats();
+    assert_eq!((s.idle, s.created), (first.created, first.created), "{s:?}");
+    assert_accounted(&p, &log, 0);
+}
+
+/// A `'static` thread with its own handle outlives every other handle: the pool is freed
+/// when it drops the last one, and its exit afterwards is harmless.
+#[test]
+fn thread_dropping_the_last_handle_exits_cleanly() {
+    let log = Log::new();
+    let p = tracked_pool(&log, 64, 0);
+    let mine = p.clone();
+    let (used_tx, used) = signal();
+    let (dropped_tx, dropped) = signal();
+    let t = thread::spawn(move || {
+        drop((0..10).map(|_| mine.get()).collect::<Vec<_>>());
+        drop(used_tx);
+        dropped.wait();
+        drop(mine); // the last handle: frees the idle objects, this thread's cache too
+    });
+    used.wait();
+    drop(p);
+    drop(dropped_tx);
+    t.join().unwrap();
+    assert_eq!((log.made(), log.dropped()), (10, 10));
+}
