@@ -171,7 +171,6 @@
 //! fn is_send<T: Send>() {}
 //! is_send::<poolswap::Pooled<std::cell::Cell<u8>>>();
 //! ```
-#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(
     missing_docs,
     missing_debug_implementations,

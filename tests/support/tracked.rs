@@ -17,10 +17,9 @@ use std::thread::{self, ThreadId};
 
 use poolswap::{Pool, PoolBuilder};
 
-/// The most budget slots one thread may hold beyond the objects it caches: mirrors the
-/// pool's per-thread spare-slot batch (`PoolBuilder::max_idle` docs: "up to 4 slots it is
-/// not using").
-pub const SPARE_SLOTS: usize = 4;
+/// The most budget slots one thread may hold beyond the objects in its magazine
+/// ([`poolswap::SLOT_BATCH`]; see `PoolBuilder::max_idle`).
+pub const SPARE_SLOTS: usize = poolswap::SLOT_BATCH;
 
 /// Scales an iteration count down under Miri.
 pub const fn scaled(normal: usize, miri: usize) -> usize {
