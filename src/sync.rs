@@ -37,6 +37,11 @@ impl<T> Mutex<T> {
     pub(crate) fn new(value: T) -> Self {
         Mutex(std::sync::Mutex::new(value))
     }
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
         // No critical section of this crate runs user code, so a poisoned lock's data is
         // still consistent: take it.
@@ -54,6 +59,10 @@ pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
 impl<T> Mutex<T> {
     pub(crate) fn new(value: T) -> Self {
         Mutex(loom::sync::Mutex::new(value))
+    }
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        // As in `lock`.
+        self.0.get_mut().unwrap()
     }
     pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
         // A poisoned lock means a model thread panicked: the model has failed already.

@@ -203,6 +203,7 @@ fn a_panicking_destructor_does_not_leak_the_other_idle_objects() {
 /// `mem::forget` of one guard used to leak the pool and every idle object in it; it leaks
 /// only that version.
 #[test]
+#[cfg_attr(miri, ignore = "leaks one version on purpose, which Miri reports")]
 fn a_forgotten_guard_leaks_only_its_version() {
     let _serial = serial();
     let counts = Arc::new(Counts::default());

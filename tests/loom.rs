@@ -1,47 +1,99 @@
-//! Loom models of the swap/recycle protocol and the free list.
+//! Loom models of the swap/recycle protocol, the free lists, and a thread's exit.
 //!
 //! Run with:
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom
+//! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom
 //! ```
 //!
-//! Under `cfg(loom)` every atomic, lock and `UnsafeCell` in the crate is loom's (see
-//! `src/sync.rs`), so loom explores every interleaving of these small programs (up to the
-//! preemption bound) and its `UnsafeCell` tracking reports a read of an object that races
-//! with its reset or refill: exactly the use-after-recycle the Go README's notes describe.
-//! The objects are plain integers: the writers store a version number, the pool's reset
-//! stores 0, so a reader that saw 0 saw an object that was being recycled.
+//! Under `cfg(loom)` every atomic, lock, `UnsafeCell` and thread-local in the crate is loom's
+//! (see `src/sync.rs`), so loom explores every interleaving of these small programs (up to
+//! the preemption bound), its `UnsafeCell` tracking reports a read of an object that races
+//! with its reset or refill (the use-after-recycle the Go README's notes describe), and the
+//! crate's `debug_assert!`s run in every interleaving. Objects hold an integer: writers
+//! store a version number, the pool's reset stores 0, so a reader that saw 0 saw an object
+//! that was being recycled.
+//!
+//! Loom runs each model thread's thread-local destructors (where the pool's exit hook runs)
+//! after the thread's closure, but its `JoinHandle::join` returns before them, unlike std's.
+//! So a model that checks that every object is accounted for drops the pool and counts
+//! drops: the close drains every magazine, whether or not its thread's exit hook has run.
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use loom::sync::Arc;
+// The models' own bookkeeping (counters, the handles shared between model threads) uses
+// std's atomics and `Arc`: loom then has no extra operations of the test's to interleave,
+// only the crate's. Each execution makes its own, and loom runs one thread at a time.
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+
 use loom::thread;
 use poolswap::{Container, Guard, Pool};
 
-/// A pool of integers whose reset zeroes them and counts how often it ran.
-fn counting_pool() -> (Pool<usize>, Arc<AtomicUsize>) {
-    let resets = Arc::new(AtomicUsize::new(0));
-    let counter = resets.clone();
+/// A pooled integer whose drops are counted.
+struct Obj {
+    value: usize,
+    counts: Arc<Counts>,
+}
+
+impl Drop for Obj {
+    fn drop(&mut self) {
+        self.counts.dropped.fetch_add(1, SeqCst);
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    made: AtomicUsize,
+    resets: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+impl Counts {
+    /// Checks that every object made was dropped exactly once; call once every handle,
+    /// guard and `Pooled` is gone.
+    fn assert_all_dropped(&self) {
+        assert_eq!(
+            self.dropped.load(SeqCst),
+            self.made.load(SeqCst),
+            "objects leaked"
+        );
+    }
+}
+
+/// A pool of `Obj` whose reset zeroes the value, and its counters.
+fn counting_pool() -> (Pool<Obj>, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    let c = counts.clone();
     let pool = Pool::builder(
-        || 0usize,
-        move |v: &mut usize| {
-            *v = 0;
-            counter.fetch_add(1, SeqCst);
+        move || {
+            c.made.fetch_add(1, SeqCst);
+            Obj {
+                value: 0,
+                counts: c.clone(),
+            }
+        },
+        |o: &mut Obj| {
+            o.value = 0;
+            o.counts.resets.fetch_add(1, SeqCst);
             true
         },
     )
     .max_idle(8)
     .build();
-    (pool, resets)
+    (pool, counts)
+}
+
+/// Takes an object, checks that it was reset, and stores `v` in it.
+fn take_reset(pool: &Pool<Obj>, v: usize) -> poolswap::Pooled<'_, Obj> {
+    let mut mine = pool.get();
+    assert_eq!(mine.value, 0, "handed out without a reset");
+    mine.value = v;
+    mine
 }
 
 /// A version published with the value `v`.
-fn publish(c: &Container<usize>, v: usize) {
-    let mut next = c.get_new();
-    assert_eq!(*next, 0, "get_new handed out an object that was not reset");
-    *next = v;
-    c.update(next);
+fn publish(c: &Container<Obj>, v: usize) {
+    c.update(take_reset(c.pool(), v));
 }
 
 /// A reader acquires while a writer publishes twice, so the first version can be recycled
@@ -64,15 +116,14 @@ fn acquire_vs_update_vs_release() {
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
-                let g = c.acquire().expect("never empty");
-                let v = *g;
+                let v = c.acquire().expect("never empty").value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
             })
         };
         writer.join().unwrap();
         reader.join().unwrap();
         // After both threads, the last update is current.
-        assert_eq!(*c.acquire().unwrap(), 3);
+        assert_eq!(c.acquire().unwrap().value, 3);
     });
 }
 
@@ -89,19 +140,19 @@ fn guard_held_across_updates() {
             let c = c.clone();
             thread::spawn(move || {
                 let g = c.acquire().expect("never empty");
-                let first = *g;
+                let first = g.value;
                 thread::yield_now();
                 // Same version, unchanged, whatever the writer did meanwhile.
-                assert_eq!(*g, first);
+                assert_eq!(g.value, first);
                 let again = Guard::clone(&g);
                 drop(g);
-                assert_eq!(*again, first);
+                assert_eq!(again.value, first);
             })
         };
         publish(&c, 2);
         publish(&c, 3);
         reader.join().unwrap();
-        assert_eq!(*c.acquire().unwrap(), 3);
+        assert_eq!(c.acquire().unwrap().value, 3);
     });
 }
 
@@ -110,7 +161,7 @@ fn guard_held_across_updates() {
 #[test]
 fn last_two_guards_released_at_once() {
     loom::model(|| {
-        let (pool, resets) = counting_pool();
+        let (pool, counts) = counting_pool();
         let c = Container::empty(pool.clone());
         publish(&c, 1);
         let a = c.acquire().unwrap();
@@ -118,6 +169,7 @@ fn last_two_guards_released_at_once() {
         publish(&c, 2); // the container lets go of version 1
         assert_eq!(Guard::ref_count(&a), 2);
 
+        // Guard drops register no thread with the pool: no exit hook runs after the joins.
         let t1 = thread::spawn(move || drop(a));
         let t2 = thread::spawn(move || drop(b));
         t1.join().unwrap();
@@ -126,50 +178,47 @@ fn last_two_guards_released_at_once() {
         // Version 1 is idle exactly once (in the main thread's depot, where it was
         // published): one more object would mean a double put.
         assert_eq!(pool.stats().idle, 1);
-        let before = resets.load(SeqCst);
-        let recycled = pool.get();
-        assert_eq!(*recycled, 0);
-        assert_eq!(resets.load(SeqCst), before + 1);
+        let before = counts.resets.load(SeqCst);
+        let recycled = take_reset(&pool, 5);
+        assert_eq!(counts.resets.load(SeqCst), before + 1);
         assert_eq!(pool.stats().idle, 0);
         assert_eq!(pool.stats().created, 2);
+        drop(recycled);
+        drop((c, pool));
+        counts.assert_all_dropped();
     });
 }
 
-/// A thread fills its cache until it spills a batch to its depot while another thread,
+/// A thread fills its magazine until it spills a batch to its depot while another thread,
 /// with nothing of its own, steals from that depot: no object is handed out twice (loom's
 /// cell tracking reports two owners writing one object), none is lost.
 #[test]
 fn steal_vs_spill() {
     loom::model(|| {
-        let (pool, _) = counting_pool();
-        let pool = Arc::new(pool);
-
+        let (pool, counts) = counting_pool();
         let putter = {
             let pool = pool.clone();
             thread::spawn(move || {
-                // Three objects through a cache of two: the third put spills one.
+                // Three objects through a magazine of two: the third put spills one.
                 let mut held = [pool.get(), pool.get(), pool.get()];
                 for (i, p) in held.iter_mut().enumerate() {
-                    **p = i + 1;
+                    p.value = i + 1;
                 }
             })
         };
         let taker = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                assert_eq!(*mine, 0, "handed out without a reset");
-                *mine = 9;
-            })
+            thread::spawn(move || drop(take_reset(&pool, 9)))
         };
         putter.join().unwrap();
         taker.join().unwrap();
 
         let stats = pool.stats();
-        // The taker stole one of the three or built a fourth; every object made is idle.
+        // The taker stole one of the three or built a fourth.
         assert!(stats.created == 3 || stats.created == 4, "{stats:?}");
-        assert_eq!(stats.idle, stats.created, "{stats:?}");
         assert_eq!(stats.hits + stats.misses, 4, "{stats:?}");
+        drop(pool);
+        counts.assert_all_dropped();
     });
 }
 
@@ -179,30 +228,25 @@ fn steal_vs_spill() {
 #[test]
 fn donate_vs_steal() {
     loom::model(|| {
-        let (pool, _) = counting_pool();
+        let (pool, counts) = counting_pool();
         let c = Arc::new(Container::empty(pool.clone()));
         publish(&c, 1);
         let g = c.acquire().unwrap();
         publish(&c, 2); // version 1 now lives only through `g`
 
         let reader = thread::spawn(move || {
-            assert_eq!(*g, 1);
+            assert_eq!(g.value, 1);
             drop(g); // donates version 1 to the main thread's depot
         });
         let thief = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                assert_eq!(*mine, 0, "handed out without a reset");
-                *mine = 7;
-            })
+            thread::spawn(move || drop(take_reset(&pool, 7)))
         };
         reader.join().unwrap();
         thief.join().unwrap();
-
-        let stats = pool.stats();
-        // Version 2 is current; every other object made is idle.
-        assert_eq!(stats.idle + 1, stats.created, "{stats:?}");
+        assert_eq!(c.acquire().unwrap().value, 2);
+        drop((c, pool));
+        counts.assert_all_dropped();
     });
 }
 
@@ -212,8 +256,7 @@ fn donate_vs_steal() {
 #[test]
 fn trim_vs_steal() {
     loom::model(|| {
-        let (pool, _) = counting_pool();
-        let pool = Arc::new(pool);
+        let (pool, counts) = counting_pool();
         pool.prefill(2); // two idle objects in the main thread's depot
         pool.trim(); // ... now both victims
 
@@ -223,18 +266,19 @@ fn trim_vs_steal() {
         };
         let user = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                assert_eq!(*mine, 0);
-                *mine = 5;
-            })
+            thread::spawn(move || drop(take_reset(&pool, 5)))
         };
         trimmer.join().unwrap();
         user.join().unwrap();
 
         let stats = pool.stats();
-        assert_eq!(stats.trimmed + stats.idle, stats.created, "{stats:?}");
         assert!(stats.trimmed >= 1, "two trims freed nothing: {stats:?}");
+        assert!(
+            counts.dropped.load(SeqCst) as u64 >= stats.trimmed,
+            "{stats:?}"
+        );
+        drop(pool);
+        counts.assert_all_dropped();
     });
 }
 
@@ -242,8 +286,8 @@ fn trim_vs_steal() {
 #[test]
 fn concurrent_writers() {
     loom::model(|| {
-        let (pool, _) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool));
         publish(&c, 1);
 
         let w1 = {
@@ -255,53 +299,115 @@ fn concurrent_writers() {
             thread::spawn(move || publish(&c, 3))
         };
         if let Some(g) = c.acquire() {
-            assert!((1..=3).contains(&*g));
+            assert!((1..=3).contains(&g.value));
         }
         w1.join().unwrap();
         w2.join().unwrap();
 
-        let v = *c.acquire().unwrap();
+        let v = c.acquire().unwrap().value;
         assert!(v == 2 || v == 3);
-        // One version current, the others idle: all accounted for.
-        let stats = pool.stats();
-        assert_eq!(stats.idle + 1, stats.created, "{stats:?}");
+        drop(c);
+        counts.assert_all_dropped();
     });
 }
 
-/// A thread exits (its cache moves to its depot and its `Local` is given up for adoption)
-/// while another thread, new to the pool, takes an object: it adopts the exited thread's
-/// `Local` or makes its own, and steals the flushed object or builds one. Loom's
-/// `UnsafeCell` tracking reports it if the adopter's use of the cache is not ordered after
-/// the exiting thread's last use. Loom's `Arc` has no `Weak`, so the model runs the exit
-/// hook's work through `Pool::loom_thread_exit` instead of a thread-local destructor.
+/// A thread exits (its thread-local destructor runs the pool's exit hook: its magazine
+/// moves to its depot and its `Local` is given up) while another thread, new to the pool,
+/// takes an object: it claims the exited thread's `Local` or makes its own, and steals the
+/// flushed object or builds one. Loom's `UnsafeCell` tracking reports it if the claimant's
+/// use of the magazine is not ordered after the exiting thread's last use.
 #[test]
-fn thread_exit_vs_adoption() {
+fn thread_exit_vs_claim() {
     loom::model(|| {
-        let (pool, _) = counting_pool();
+        let (pool, counts) = counting_pool();
         let leaver = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                *mine = 3;
-                drop(mine); // cached on this thread
-                pool.loom_thread_exit();
-            })
+            // Kept in this thread's magazine until it exits.
+            thread::spawn(move || drop(take_reset(&pool, 3)))
         };
         let newcomer = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                assert_eq!(*mine, 0, "handed out without a reset");
-                *mine = 4;
-            })
+            thread::spawn(move || drop(take_reset(&pool, 4)))
         };
         leaver.join().unwrap();
         newcomer.join().unwrap();
 
         let stats = pool.stats();
-        // Everything made is idle again: nothing lost in the flush, nothing handed out twice.
         assert!(stats.created == 1 || stats.created == 2, "{stats:?}");
-        assert_eq!(stats.idle, stats.created, "{stats:?}");
         assert_eq!(stats.hits + stats.misses, 2, "{stats:?}");
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// Two threads new to the pool race to claim the `Local` an exited thread left: exactly one
+/// may own it. A claim that checked and then set the ownership flag in two steps would let
+/// both use one magazine, which loom's `UnsafeCell` tracking reports.
+///
+/// Four threads: at 3 preemptions this model alone ran for over ten minutes on 2 cores, so
+/// it runs with at most 2 (22 s), which still catches a two-step claim.
+#[test]
+fn two_newcomers_race_to_claim() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(2, |b| b.min(2)));
+    builder.check(|| {
+        let (pool, counts) = counting_pool();
+        {
+            let pool = pool.clone();
+            thread::spawn(move || drop(pool.get())).join().unwrap();
+        }
+        let newcomers: Vec<_> = (0..2)
+            .map(|v| {
+                let pool = pool.clone();
+                thread::spawn(move || drop(take_reset(&pool, v + 1)))
+            })
+            .collect();
+        for t in newcomers {
+            t.join().unwrap();
+        }
+        let stats = pool.stats();
+        assert_eq!(stats.hits + stats.misses, 3, "{stats:?}");
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// The last pool handle is dropped on one thread while another thread, which used the pool
+/// and dropped its own handle, exits: its exit hook moves its magazine to its depot beside
+/// the close that drains every magazine and depot. Every object is dropped exactly once,
+/// and the two never touch one magazine at once.
+#[test]
+fn last_handle_vs_thread_exit() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let user = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let held = [pool.get(), pool.get()];
+                drop(held); // in this thread's magazine...
+                drop(pool); // ...while the main thread may already be closing the pool
+            })
+        };
+        drop(pool);
+        user.join().unwrap();
+        counts.assert_all_dropped();
+    });
+}
+
+/// A guard outlives every handle on another thread and drops the last reference on its
+/// version while the pool closes: the version is dropped (refused by its closed depot, or
+/// drained by the close), never kept.
+#[test]
+fn last_guard_vs_close() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Container::empty(pool);
+        publish(&c, 1);
+        let g = c.acquire().unwrap();
+        publish(&c, 2); // version 1 now lives only through `g`
+        let reader = thread::spawn(move || drop(g));
+        drop(c);
+        reader.join().unwrap();
+        counts.assert_all_dropped();
     });
 }

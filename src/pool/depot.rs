@@ -46,6 +46,8 @@ pub(crate) struct Lists<N> {
 pub(crate) struct DepotGuard<'a, N> {
     lists: MutexGuard<'a, Lists<N>>,
     len: &'a AtomicUsize,
+    /// The length when locked: the mirror is stored only if it changed.
+    locked_len: usize,
 }
 
 impl<N> Depot<N> {
@@ -62,9 +64,12 @@ impl<N> Depot<N> {
     }
 
     pub(crate) fn lock(&self) -> DepotGuard<'_, N> {
+        let lists = self.lists.lock();
+        let locked_len = lists.len();
         DepotGuard {
-            lists: self.lists.lock(),
+            lists,
             len: &self.len,
+            locked_len,
         }
     }
 
@@ -90,9 +95,12 @@ impl<N> Lists<N> {
 
 impl<N> Drop for DepotGuard<'_, N> {
     fn drop(&mut self) {
-        // Relaxed: a mirror for hints and statistics, written under the lock (this runs
-        // before the `lists` field, the lock guard, is dropped).
-        self.len.store(self.lists.len(), Ordering::Relaxed);
+        let len = self.lists.len();
+        if len != self.locked_len {
+            // Relaxed: a mirror for hints and statistics, written under the lock (this runs
+            // before the `lists` field, the lock guard, is dropped).
+            self.len.store(len, Ordering::Relaxed);
+        }
     }
 }
 

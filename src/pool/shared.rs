@@ -409,17 +409,12 @@ pub(crate) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<
 
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
-        // The pool closed when its last handle went, so this finds nothing idle; drain
-        // anyway, so that no path can leak an object.
-        let mut idle = Vec::new();
-        // SAFETY: `&mut self`: no thread can reach the pool any more.
-        unsafe { self.locals.close(&self.budget, &mut idle) };
-        debug_assert!(idle.is_empty(), "objects idle after the pool closed");
-        for node in std::mem::take(&mut *self.empty.lock()) {
-            // SAFETY: as above.
+        // The pool closed when its last handle went: every magazine and depot was drained
+        // then, and depots refuse nodes since (each `Local` checks it is empty as the list
+        // frees it). Only empty nodes filed after the close are left.
+        for node in std::mem::take(self.empty.get_mut()) {
+            // SAFETY: `&mut self`: no thread can reach the pool; the node is empty.
             unsafe { Node::free_empty(node) };
         }
-        // SAFETY: as above; each node owned here with its object.
-        unsafe { free_all(idle) };
     }
 }
