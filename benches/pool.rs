@@ -4,10 +4,11 @@
 //! one byte, and gives it back (drop, or the pool's own return call). Two groups:
 //!
 //! - `pool-local`: one thread gets and drops (the hit path of a warm pool);
-//! - `pool-dead`: poolswap alone, one thread cycling through three live pools (get + drop
-//!   on each, three ops per iteration), first fresh (`3-live`), then after 10,000 other pools
-//!   were used on the same thread and dropped (`3-live-10k-dead`): a thread's per-pool
-//!   state for dead pools must neither stay behind nor slow the lookup of live ones;
+//! - `pool-dead`: poolswap alone, one thread cycling through three pools (get + drop on
+//!   each: three gets per iteration), on a fresh thread (`3-live`), then three new pools
+//!   after 10,000 other pools were used on the same thread and dropped
+//!   (`3-live-10k-dead`): a thread's state for dead pools must neither stay behind nor slow
+//!   the lookup of live ones;
 //! - `pool-handoff`: one thread gets and sends the buffer through a bounded channel
 //!   (`std::sync::mpsc::sync_channel(64)`, which does not allocate per message); another
 //!   thread receives and drops it. This is the hot-swap pattern: the last reader, on any
@@ -183,19 +184,21 @@ fn pool_local(c: &mut Criterion) {
 }
 
 fn pool_dead(c: &mut Criterion) {
-    let f = Factory::default();
-    let pools: Vec<_> = (0..3)
-        .map(|_| {
-            let g = f.clone();
-            poolswap::Pool::new(move || g.make(), clear)
-        })
-        .collect();
-    let mut cycle = || pools.iter().for_each(|p| touch(&mut p.get()));
     for (name, dead) in [("3-live", 0), ("3-live-10k-dead", 10_000)] {
+        // The dead pools first, then the live ones: a thread's per-pool state is looked up
+        // among everything the thread has registered since it started.
         for _ in 0..dead {
             let pool = poolswap::Pool::new(Vec::<u8>::new, clear);
             drop(pool.get());
         }
+        let f = Factory::default();
+        let pools: Vec<_> = (0..3)
+            .map(|_| {
+                let g = f.clone();
+                poolswap::Pool::new(move || g.make(), clear)
+            })
+            .collect();
+        let mut cycle = || pools.iter().for_each(|p| touch(&mut p.get()));
         let mut tally = Tally::default();
         c.benchmark_group("pool-dead").bench_function(name, |b| {
             b.iter_custom(|ops| support::serial(ops, &mut tally, &mut cycle))
