@@ -67,7 +67,7 @@ pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
 /// counting for [`Container`](crate::Container).
 ///
-/// `Pool` is a handle: cloning it is one atomic increment and gives another handle on the
+/// `Pool` is a handle: cloning it (two atomic increments) gives another handle on the
 /// same objects. [`get`](Pool::get) hands out an exclusive [`Pooled`] guard; dropping the
 /// guard puts the object back, to be reset when it is handed out again.
 ///
