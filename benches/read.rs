@@ -1,6 +1,7 @@
 //! # The read path on a small object
 //!
-//! N reader threads (1, 2, 4, 8) each acquire the current version of a small object
+//! N reader threads (1, 2, 4, 8, every power of two up to the cores available, and the
+//! cores minus one) each acquire the current version of a small object
 //! (`[u64; 8]`), read one word, and release it, while one writer thread publishes a new
 //! version every millisecond. Time per op is Go's `RunParallel` definition: wall time /
 //! total reads of all reader threads (so on a 2-core machine the 4- and 8-thread figures
@@ -12,11 +13,21 @@
 //! | name                 | read                                     | write                        |
 //! |----------------------|------------------------------------------|------------------------------|
 //! | `poolswap`           | `acquire`, read, drop the guard          | `get_new`, fill, `update`    |
+//! | `poolswap-cache`     | `Cache::load` (per-thread cache), read   | `get_new`, fill, `update`    |
 //! | `arc-swap-load`      | `load`, read, drop the guard             | `store(Arc::new(..))`        |
 //! | `arc-swap-cache`     | `Cache::load` (per-thread cache), read   | `store(Arc::new(..))`        |
 //! | `rwlock-arc`         | clone the `Arc` under `std` read lock    | swap under the write lock    |
 //! | `parking-lot-rwlock` | `parking_lot::RwLock<T>` read lock, read | write lock, overwrite        |
 //! | `left-right`         | `enter`, read, drop the guard            | append op, `publish`         |
+//!
+//! poolswap's rows are named for the barrier mode the process chose
+//! ([`poolswap::barrier_mode`]): `poolswap` and `poolswap-cache` with `membarrier`,
+//! `poolswap-fence` and `poolswap-cache-fence` with `fence(SeqCst)` (run the bench with
+//! `POOLSWAP_BARRIER=fence` for those).
+//!
+//! A second group, `update`, times one `get_new` + fill + `update` with 2, 16 and 64 other
+//! threads registered as readers (each has read once and is parked): the cost of the heavy
+//! barrier and of the writer's scan of every thread's hazard slots.
 //!
 //! Bytes and allocations per op go to `target/bench-alloc/read.tsv`.
 //!
@@ -24,6 +35,7 @@
 //! cargo bench --bench read
 //! cargo bench --bench read -- --test      # smoke run
 //! cargo bench --bench read -- poolswap    # one strategy
+//! POOLSWAP_BARRIER=fence cargo bench --bench read -- poolswap   # the fallback barrier
 //! ```
 
 use std::hint::black_box;
@@ -35,7 +47,7 @@ use std::time::Duration;
 use arc_swap::{ArcSwap, Cache};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use left_right::{Absorb, ReadHandle, ReadHandleFactory, WriteHandle};
-use poolswap::{Container, Pool};
+use poolswap::{BarrierMode, Container, Pool};
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
@@ -49,8 +61,17 @@ static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 /// The shared object: small, so that the cost measured is the synchronisation.
 type Small = [u64; 8];
 
-/// Reader thread counts.
-const READERS: [usize; 4] = [1, 2, 4, 8];
+/// Reader thread counts: 1, 2, 4, 8, the powers of two up to the cores, and the cores
+/// minus one (a writer's core left free).
+fn readers() -> Vec<usize> {
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts = vec![1, 2, 4, 8];
+    counts.extend((4..).map(|k| 1 << k).take_while(|&n| n <= cores));
+    counts.push(cores.saturating_sub(1).max(1));
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
 /// Pause between the writer's updates.
 const WRITE_EVERY: Duration = Duration::from_millis(1);
 
@@ -79,6 +100,24 @@ impl Strategy for PoolSwap {
     }
     fn read(&self, _: &mut (), i: usize) -> u64 {
         self.0.acquire().map_or(0, |g| g[i])
+    }
+}
+
+/// poolswap through a per-thread `poolswap::Cache`.
+struct PoolSwapCache(Arc<Container<Small>>);
+
+impl Strategy for PoolSwapCache {
+    type Local = poolswap::Cache<Small, Arc<Container<Small>>>;
+    fn local(&self) -> Self::Local {
+        poolswap::Cache::new(Arc::clone(&self.0))
+    }
+    fn write(&self, v: u64) {
+        let mut new = self.0.get_new();
+        *new = [v; 8];
+        self.0.update(new);
+    }
+    fn read(&self, cache: &mut Self::Local, i: usize) -> u64 {
+        cache.load().map_or(0, |g| g[i])
     }
 }
 
@@ -207,7 +246,7 @@ fn bench<S: Strategy>(c: &mut Criterion, name: &str, readers: usize, strategy: &
 
 /// Runs `strategy` at every reader count.
 fn bench_all<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
-    for readers in READERS {
+    for readers in readers() {
         bench(c, name, readers, &strategy);
     }
 }
@@ -215,7 +254,21 @@ fn bench_all<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
 fn read(c: &mut Criterion) {
     let pool = Pool::new(|| [0; 8], |_: &mut Small| true);
     let init = pool.get();
-    bench_all(c, "poolswap", PoolSwap(Container::new(pool.clone(), init)));
+    let container = Container::new(pool.clone(), init);
+    // Named for the barrier mode, chosen when the first container was made (just now).
+    let fence = poolswap::barrier_mode() == BarrierMode::Fence;
+    let suffix = if fence { "-fence" } else { "" };
+    bench_all(c, &format!("poolswap{suffix}"), PoolSwap(container));
+    let init = pool.get();
+    bench_all(
+        c,
+        &format!("poolswap-cache{suffix}"),
+        PoolSwapCache(Arc::new(Container::new(pool.clone(), init))),
+    );
+    if fence {
+        // The peers do not depend on the mode: measured in the default run.
+        return;
+    }
     bench_all(
         c,
         "arc-swap-load",
@@ -244,9 +297,61 @@ fn read(c: &mut Criterion) {
     );
 }
 
+/// One update's cost with `others` other threads registered as readers, parked.
+fn update(c: &mut Criterion) {
+    let pool = Pool::new(|| [0; 8], |_: &mut Small| true);
+    let init = pool.get();
+    let container = Container::new(pool.clone(), init);
+    let suffix = match poolswap::barrier_mode() {
+        BarrierMode::Fence => "-fence",
+        BarrierMode::Membarrier => "",
+    };
+    let mut g = c.benchmark_group("update");
+    for others in [2, 16, 64] {
+        let done = Barrier::new(others + 1);
+        let registered = Barrier::new(others + 1);
+        thread::scope(|s| {
+            for _ in 0..others {
+                s.spawn(|| {
+                    drop(black_box(container.acquire()));
+                    registered.wait();
+                    done.wait();
+                });
+            }
+            registered.wait();
+            let mut tally = Tally::default();
+            let parameter = format!("t{others}");
+            g.bench_function(
+                BenchmarkId::new(format!("poolswap{suffix}"), &parameter),
+                |b| {
+                    let mut v = 0;
+                    b.iter_custom(|ops| {
+                        support::serial(ops, &mut tally, || {
+                            v += 1;
+                            let mut new = container.get_new();
+                            *new = [v; 8];
+                            container.update(new);
+                        })
+                    });
+                },
+            );
+            support::record(
+                "read",
+                "update",
+                &format!("poolswap{suffix}"),
+                &parameter,
+                &tally,
+                None,
+            );
+            done.wait();
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = support::criterion();
-    targets = read
+    targets = read, update
 }
 criterion_main!(benches);

@@ -179,10 +179,41 @@
 )]
 #![doc(test(attr(deny(warnings))))]
 
+mod barrier;
 mod container;
+mod hazard;
 mod pool;
 mod refcount;
 mod sync;
 
-pub use container::{Container, Guard};
+pub use barrier::BarrierMode;
+pub use container::{Cache, Container, Guard};
+
+/// Hazard slots per thread: how many guards one thread can hold at once before further
+/// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).
+pub const HAZARD_SLOTS: usize = hazard::SLOTS;
+
+/// Which memory barriers the read path uses in this process.
+///
+/// Chosen once, when the process makes its first [`Container`], and kept: `Membarrier` on
+/// Linux when `membarrier(2)`'s private expedited command is available, can be registered,
+/// and one call takes under 200 µs; `Fence` otherwise, under Miri, or when the environment
+/// variable `POOLSWAP_BARRIER` is `fence` at that moment. Before the first container it
+/// returns `Fence`.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{BarrierMode, Container, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
+/// let _c = Container::new(pool.clone(), pool.adopt(1));
+/// match poolswap::barrier_mode() {
+///     BarrierMode::Membarrier => println!("reads take no fence; updates issue membarrier"),
+///     BarrierMode::Fence => println!("reads and updates each take a SeqCst fence"),
+/// }
+/// ```
+pub fn barrier_mode() -> BarrierMode {
+    barrier::mode()
+}
 pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE, MAGAZINE_SIZE, SLOT_BATCH};

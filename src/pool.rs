@@ -35,7 +35,7 @@ mod budget;
 mod depot;
 mod local;
 mod node;
-mod registry;
+pub(crate) mod registry;
 pub(crate) mod shared;
 
 use self::depot::NodePtr;

@@ -71,12 +71,17 @@ fn steady_state_updates_and_reads_allocate_nothing() {
 
     let stop = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
+    // Readers that have read once: each thread's first read registers its hazard slots
+    // (a one-time allocation), which must fall before the measurement.
+    let registered = AtomicUsize::new(0);
     let (allocated, warm) = thread::scope(|s| {
         for _ in 0..READERS {
             s.spawn(|| {
                 warm_parking_lot();
                 let mut last = 0;
                 let mut n = 0usize;
+                drop(c.acquire());
+                registered.fetch_add(1, SeqCst);
                 while !stop.load(Relaxed) {
                     let g = c.acquire().expect("never empty");
                     // Versions only move forward: a reader never sees a recycled object
@@ -110,6 +115,9 @@ fn steady_state_updates_and_reads_allocate_nothing() {
         warm_parking_lot();
         for v in 1..=1000 {
             write(v);
+        }
+        while registered.load(SeqCst) < READERS {
+            thread::yield_now();
         }
         let warm = made.load(SeqCst);
         let before = Snapshot::now();

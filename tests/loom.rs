@@ -27,7 +27,15 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
 use loom::thread;
-use poolswap::{Container, Guard, Pool};
+use poolswap::{Cache, Container, Guard, Pool};
+
+/// Runs a model with at most `bound` preemptions (or fewer, if `LOOM_MAX_PREEMPTIONS` says
+/// so), for models whose three threads would take too long at the CI's bound.
+fn bounded(bound: usize, f: impl Fn() + Send + Sync + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.min(bound)));
+    builder.check(f);
+}
 
 /// A pooled integer whose drops are counted.
 struct Obj {
@@ -285,7 +293,8 @@ fn trim_vs_steal() {
 /// Two writers publish at once while a reader reads: last writer wins, nothing is lost.
 #[test]
 fn concurrent_writers() {
-    loom::model(|| {
+    // Three threads that each take the retired list's lock: at most two preemptions.
+    bounded(2, || {
         let (pool, counts) = counting_pool();
         let c = Arc::new(Container::empty(pool));
         publish(&c, 1);
@@ -408,6 +417,169 @@ fn last_guard_vs_close() {
         let reader = thread::spawn(move || drop(g));
         drop(c);
         reader.join().unwrap();
+        counts.assert_all_dropped();
+    });
+}
+
+// Hazard slots (src/hazard.rs). Under loom both barriers are `fence(SeqCst)` and a thread
+// has two slots. Each model ends by dropping every handle and checking that every object
+// was dropped: a retired version left on the retired list (its collection lost) keeps its
+// pool and its objects alive, and fails the check.
+
+/// A reader's slot store races with the writer's scan of the slots, and the reader's guard
+/// drop with the next scan: the reader never sees a recycled object, and every retired
+/// version is collected.
+#[test]
+fn slot_store_and_drop_vs_scan() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let reader = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let g = c.acquire().expect("never empty");
+                assert!(!Guard::is_counted(&g));
+                let v = g.value;
+                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                drop(g);
+            })
+        };
+        publish(&c, 2);
+        publish(&c, 3);
+        // The last collections race with the reader's drop too.
+        drop(c);
+        drop(pool);
+        reader.join().unwrap();
+        counts.assert_all_dropped();
+    });
+}
+
+/// A guard outlives two updates and is dropped on another thread: its version stays
+/// unchanged while held, and the last guard's drop collects it (the writer never waits).
+#[test]
+fn held_retired_version_is_collected_by_its_guard() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let g = c.acquire().unwrap();
+        let dropper = thread::spawn(move || {
+            assert_eq!(g.value, 1, "a held version changed");
+            drop(g);
+        });
+        publish(&c, 2);
+        assert_eq!(c.acquire().unwrap().value, 2);
+        // Every writer's collection may be over before the guard drops: then only the
+        // guard's own collection (its slot's `help` flag) can return version 1.
+        drop(c);
+        drop(pool);
+        dropper.join().unwrap();
+        counts.assert_all_dropped();
+    });
+}
+
+/// A thread's block is taken over by a new thread while a guard from the old thread is
+/// still held elsewhere: the new owner skips the busy slot, and both versions stay intact.
+#[test]
+fn block_reused_while_an_old_guard_lives() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let old = {
+            let c = c.clone();
+            thread::spawn(move || c.acquire().unwrap())
+        }
+        .join()
+        .unwrap();
+        let newcomer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let g = c.acquire().unwrap();
+                let v = g.value;
+                assert!((1..=2).contains(&v), "newcomer saw {v}");
+            })
+        };
+        publish(&c, 2);
+        assert_eq!(old.value, 1, "the old thread's guard lost its version");
+        newcomer.join().unwrap();
+        drop(old);
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// A thread holds more guards than it has slots: the third takes a counted reference (the
+/// fallback), racing with an update; all three read an intact version.
+#[test]
+fn fallback_when_slots_run_out() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let reader = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let guards: Vec<_> = (0..poolswap::HAZARD_SLOTS + 1)
+                    .map(|_| c.acquire().unwrap())
+                    .collect();
+                assert!(Guard::is_counted(guards.last().unwrap()));
+                for g in &guards {
+                    assert!((1..=2).contains(&g.value), "saw {}", g.value);
+                }
+            })
+        };
+        publish(&c, 2);
+        reader.join().unwrap();
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// A cached reader loads while the writer publishes: it returns an intact version, never
+/// an older one than it returned before, and the version it caches is collected once it
+/// moves on.
+#[test]
+fn cache_vs_update() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let reader = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let mut cache = Cache::new(c);
+                let first = cache.load().unwrap().value;
+                let second = cache.load().unwrap().value;
+                assert!((1..=2).contains(&first) && (first..=2).contains(&second));
+            })
+        };
+        publish(&c, 2);
+        reader.join().unwrap();
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// The only collection of a version races with the drop of the one guard that protects
+/// it: the collector sees the slot full and flags it while the guard empties it and looks
+/// at the flag. One of them must return the version (the collector looks again after its
+/// next heavy barrier).
+#[test]
+fn last_collection_vs_guard_drop() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Container::empty(pool.clone());
+        publish(&c, 1);
+        let g = c.acquire().unwrap();
+        let dropper = thread::spawn(move || drop(g));
+        drop(c);
+        drop(pool);
+        dropper.join().unwrap();
         counts.assert_all_dropped();
     });
 }

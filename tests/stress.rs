@@ -148,8 +148,9 @@ impl Drop for CountDown<'_> {
 }
 
 /// Go's `TestStress_NoUseAfterFree`, harder: several writers and readers; readers hold
-/// guards (and clones) across updates, re-check them many times, and send some to a
-/// checker thread that holds them longer. No reader may ever see a held version reset.
+/// guards (and clones) across updates, re-check them many times, and send some (clones,
+/// and guards holding the reader's hazard slots) to a checker thread that holds them
+/// longer and drops them there. No reader may ever see a held version reset.
 #[test]
 fn stress_no_use_after_free() {
     let writers = scaled(3, 2);
@@ -211,6 +212,13 @@ fn stress_no_use_after_free() {
                     }
                     if i % 17 == 0 {
                         to_checker.send((Guard::clone(&g), seen)).unwrap();
+                    }
+                    if i % 29 == 0 {
+                        // A guard that holds one of this thread's hazard slots (while any
+                        // is free), moved to the checker, which drops it there.
+                        let moved = c.acquire().expect("never empty");
+                        let seen_moved = check(&moved);
+                        to_checker.send((moved, seen_moved)).unwrap();
                     }
                     if i % hold_across_every == 0 {
                         // Hold `g` until the container moves on (or the writers are gone).

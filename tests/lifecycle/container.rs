@@ -3,7 +3,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE};
+use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE, HAZARD_SLOTS};
 
 use crate::tracked::{tracked_pool, Log};
 use crate::{logged_container, logged_pool, publish};
@@ -131,25 +131,38 @@ fn rejected_foreign_object_goes_home() {
 }
 
 #[test]
-fn guard_ref_count_counts_container_and_guards() {
+fn guard_ref_count_counts_container_and_counted_guards() {
     let (_, _, c) = logged_container();
     publish(&c, 1);
+    // A thread's first HAZARD_SLOTS guards hold slots, not counts; later ones are counted.
     let mut guards = Vec::new();
-    for n in 1..=5 {
+    for n in 1..=HAZARD_SLOTS + 3 {
         guards.push(c.acquire().unwrap());
-        assert_eq!(Guard::ref_count(&guards[0]), 1 + n);
+        let counted = n.saturating_sub(HAZARD_SLOTS);
+        assert_eq!(
+            guards.iter().filter(|g| Guard::is_counted(g)).count(),
+            counted
+        );
+        assert_eq!(Guard::ref_count(&guards[0]), 1 + counted);
     }
-    let clone = Guard::clone(&guards[2]);
+    let clone = Guard::clone(&guards[0]);
+    assert!(Guard::is_counted(&clone), "a clone is counted");
     assert!(Guard::ptr_eq(&clone, &guards[0]));
-    assert_eq!(Guard::ref_count(&clone), 7);
+    assert_eq!(Guard::ref_count(&clone), 1 + 3 + 1);
     assert_eq!(clone.value, 1);
     drop(clone);
-    assert_eq!(Guard::ref_count(&guards[0]), 6);
-    while let Some(g) = guards.pop() {
-        assert_eq!(Guard::ref_count(&g), 2 + guards.len());
-    }
+    guards.truncate(HAZARD_SLOTS);
+    assert_eq!(Guard::ref_count(&guards[0]), 1, "only the container's");
+    // A slot freed by a dropped guard is taken again.
+    guards.pop();
     let g = c.acquire().unwrap();
-    assert_eq!(Guard::ref_count(&g), 2);
+    assert!(!Guard::is_counted(&g));
+    guards.clear();
     publish(&c, 2);
-    assert_eq!(Guard::ref_count(&g), 1, "no longer current");
+    assert_eq!(
+        Guard::ref_count(&g),
+        1,
+        "the retired list's reference, kept while the slot guard reads the old version"
+    );
+    assert_eq!(g.value, 1);
 }
