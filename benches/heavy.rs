@@ -21,8 +21,8 @@
 //! | `rwlock-inplace` | write lock, `clear`, refill in place           | read lock, look up            |
 //! | `left-right`     | one op = clear + refill, `publish` (applied to both copies) | `enter`, look up |
 //!
-//! Time per op is Go's `RunParallel` definition: wall time / total operations of both
-//! threads. Bytes and allocations per op come from the counting global allocator and go
+//! Time per op is Go's `RunParallel` definition: wall time / total operations of all
+//! threads (two; and sixteen too, as `w<pct>-t16`, on a machine with 16 cores or more). Bytes and allocations per op come from the counting global allocator and go
 //! to `target/bench-alloc/heavy.tsv` (see `benches/support/mod.rs`).
 //!
 //! The allocator setting is part of the criterion group name, `heavy-<setting>`: `default`,
@@ -59,8 +59,16 @@ static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 /// The shared object.
 type Map = HashMap<&'static str, &'static str>;
 
-/// Threads running operations (`RunParallel` uses one per core; the reference machine has 2).
-const THREADS: usize = 2;
+/// Threads running operations (`RunParallel` uses one per core; the reference machine has
+/// 2): 2, and 16 as well where 16 cores are available (parameter `w<pct>-t16`).
+fn thread_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= 16 {
+        vec![2, 16]
+    } else {
+        vec![2]
+    }
+}
 /// Percentages of operations that are writes.
 const WRITE_PCTS: [u64; 3] = [1, 10, 50];
 
@@ -227,7 +235,24 @@ fn setting() -> String {
 
 /// Benchmarks one strategy at one write percentage and records its allocations.
 fn bench<S: Strategy>(c: &mut Criterion, group: &str, name: &str, pct: u64, strategy: S) {
-    let parameter = format!("w{pct}");
+    for threads in thread_counts() {
+        bench_threads(c, group, name, pct, threads, &strategy);
+    }
+}
+
+/// [`bench`] with `threads` threads.
+fn bench_threads<S: Strategy>(
+    c: &mut Criterion,
+    group: &str,
+    name: &str,
+    pct: u64,
+    threads: usize,
+    strategy: &S,
+) {
+    let parameter = match threads {
+        2 => format!("w{pct}"),
+        n => format!("w{pct}-t{n}"),
+    };
     let mut tally = Tally::default();
     let mut g = c.benchmark_group(group);
     // Ten samples, as every bench (`support::criterion`), but longer: an op takes ms.
@@ -251,7 +276,7 @@ fn bench<S: Strategy>(c: &mut Criterion, group: &str, name: &str, pct: u64, stra
                     }
                 }
             };
-            support::parallel(ops, THREADS, &mut tally, worker, support::idle)
+            support::parallel(ops, threads, &mut tally, worker, support::idle)
         });
     });
     g.finish();

@@ -45,6 +45,8 @@ cargo bench --no-run
 rm -rf "$target/bench-alloc"
 cargo bench --bench pool
 cargo bench --bench read
+# poolswap's rows again with the fallback barrier (the peers are not re-run).
+POOLSWAP_BARRIER=fence cargo bench --bench read
 cargo bench --bench heavy
 MALLOC_MMAP_THRESHOLD_=$threshold cargo bench --bench heavy
 python3 scripts/tables.py --target "$target" --out "$out" --command "$command" \

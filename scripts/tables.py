@@ -46,6 +46,9 @@ GO_STRATEGIES = {
 GO_MEMLIMIT = {"512MiB": "default", "50MiB": "tight"}
 READ = [
     ("poolswap", "poolswap `acquire`"),
+    ("poolswap-cache", "poolswap `Cache::load`"),
+    ("poolswap-fence", "poolswap `acquire`, `POOLSWAP_BARRIER=fence`"),
+    ("poolswap-cache-fence", "poolswap `Cache::load`, `POOLSWAP_BARRIER=fence`"),
     ("arc-swap-load", "arc-swap `load`"),
     ("arc-swap-cache", "arc-swap `Cache::load`"),
     ("rwlock-arc", "`RwLock<Arc<T>>` clone"),
@@ -160,7 +163,7 @@ def heavy_settings(heavy):
 
 def heavy_tables(heavy, go, go_version):
     settings = heavy_settings(heavy)
-    pcts = sorted({int(p[1:]) for (_, _, p) in heavy})
+    pcts = sorted({int(p[1:]) for (_, _, p) in heavy if "-" not in p})
     head = "| writes | allocator | | " + " | ".join(n for _, n in HEAVY) + " |\n"
     head += "|---:|---|---|" + "---:|" * len(HEAVY) + "\n"
     rows = []  # (pct, setting label, impl label, {col: cell})
@@ -192,7 +195,7 @@ def heavy_tables(heavy, go, go_version):
 
 
 def read_table(read):
-    threads = sorted({int(p[1:]) for (_, _, p) in read})
+    threads = sorted({int(p[1:]) for (g, _, p) in read if g == "read"})
     md = "| strategy | " + " | ".join(f"{t} reader{'s' if t > 1 else ''}" for t in threads)
     md += " | B/op (max) |\n|---|" + "---:|" * (len(threads) + 1) + "\n"
     for key, label in READ:
@@ -207,6 +210,23 @@ def read_table(read):
             r = "" if key == "poolswap" else ratio(c["ns"], base and base["ns"])
             cells.append(fmt_time(c["ns"]) + r)
         md += f"| {label} | " + " | ".join(cells) + f" | {worst:.2f} |\n"
+    return md
+
+
+def update_table(read):
+    """One update with N other threads registered as readers (benches/read.rs, group update)."""
+    others = sorted({int(p[1:]) for (g, _, p) in read if g == "update"})
+    if not others:
+        return ""
+    md = "| barrier | " + " | ".join(f"{n} threads registered" for n in others) + " |\n"
+    md += "|---|" + "---:|" * len(others) + "\n"
+    for key, label in [("poolswap", "`membarrier`"), ("poolswap-fence", "`fence(SeqCst)`")]:
+        cells = []
+        for n in others:
+            c = read.get(("update", key, f"t{n}"))
+            cells.append("–" if c is None else fmt_time(c["ns"]))
+        if any(c != "–" for c in cells):
+            md += f"| {label} | " + " | ".join(cells) + " |\n"
     return md
 
 
@@ -235,7 +255,7 @@ def heavy_svg(heavy, go):
     one bar per strategy (plus the Go original's poolswap when known); linear scale per
     panel, value on each bar."""
     settings = heavy_settings(heavy)
-    pcts = sorted({int(p[1:]) for (_, _, p) in heavy})
+    pcts = sorted({int(p[1:]) for (_, _, p) in heavy if "-" not in p})
     series = [(k, n.replace("`", ""), COLORS[i]) for i, (k, n) in enumerate(HEAVY)]
     with_go = any(k[2] == "poolswap" for k in go)
     if with_go:
@@ -405,6 +425,11 @@ def main():
         md += ["## Read path: acquire + read + release", "",
                "A `[u64; 8]`; N reader threads, one writer publishing every millisecond. Time per "
                "read = wall time / total reads. `benches/read.rs`.", "", read_table(read)]
+        if update_table(read):
+            md += ["### Update cost with threads registered as readers", "",
+                   "`get_new` + fill + `update` of the same `[u64; 8]`, with N other threads "
+                   "that have read once and are parked (their hazard slots are scanned). "
+                   "`benches/read.rs`, group `update`.", "", update_table(read)]
     if pool:
         md += ["## Pools: get + drop of a `Vec<u8>` with 4 KiB capacity", "",
                "Handoff: one thread gets and sends through a bounded channel, another drops; the "

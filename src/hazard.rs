@@ -169,12 +169,15 @@ fn domain() -> &'static Domain {
     &DOMAIN
 }
 
-/// A block address no block has (blocks are 128-aligned): the thread has exited.
-const EXITED: usize = 1;
+/// A block address no block has (the lowest 128-aligned address, never allocated): the
+/// thread has exited. No integer-to-pointer cast, so Miri's strict provenance accepts it.
+fn exited() -> *const Block {
+    NonNull::<Block>::dangling().as_ptr()
+}
 
 #[cfg(not(loom))]
 std::thread_local! {
-    /// This thread's block: null until its first read, `EXITED` once its registry ran.
+    /// This thread's block: null until its first read, [`exited`] once its registry ran.
     static BLOCK: Cell<*const Block> = const { Cell::new(ptr::null()) };
 }
 
@@ -187,12 +190,12 @@ loom::thread_local! {
 /// `registry::next_id`, which never gets this high).
 const REGISTRY_ID: u64 = u64::MAX - 1;
 
-/// The calling thread's block: null before its first read, `EXITED` after its exit hook
+/// The calling thread's block: null before its first read, [`exited`] after its exit hook
 /// (or once its thread-locals are gone).
 #[inline]
 fn this_block() -> *const Block {
     // `try_with` fails only under loom, whose thread-locals all have destructors.
-    BLOCK.try_with(Cell::get).unwrap_or(EXITED as *const Block)
+    BLOCK.try_with(Cell::get).unwrap_or_else(|_| exited())
 }
 
 /// A free slot of the calling thread's block, or `None` if all are held (or the thread is
@@ -200,11 +203,11 @@ fn this_block() -> *const Block {
 #[inline]
 pub(crate) fn free_slot() -> Option<&'static Slot> {
     let block = this_block();
-    let block = if block.is_null() || block as usize == EXITED {
+    let block = if block.is_null() || ptr::eq(block, exited()) {
         claim_block()?
     } else {
         // SAFETY: a block is never freed (loom: not before the model ends) and this thread
-        // owns it until its registry entry's hook runs, which sets `BLOCK` to `EXITED`.
+        // owns it until its registry entry's hook runs, which sets `BLOCK` to [`exited`].
         unsafe { &*block }
     };
     // Relaxed: only this thread fills a slot, so a null here stays null until it does; a
@@ -220,7 +223,7 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
 #[cold]
 #[inline(never)]
 fn claim_block() -> Option<&'static Block> {
-    if this_block() as usize == EXITED {
+    if ptr::eq(this_block(), exited()) {
         return None;
     }
     let block: &'static Block = {
@@ -274,7 +277,7 @@ fn give_back(block: &'static Block, domain: &'static Domain) {
     // `BLOCK` has no destructor (loom: is destroyed after the registry), so this works
     // while thread-locals are being destroyed; later reads on this thread take the counted
     // fallback.
-    let _ = BLOCK.try_with(|b| b.set(EXITED as *const Block));
+    let _ = BLOCK.try_with(|b| b.set(exited()));
     let mut state = domain.state.lock();
     let state = &mut *state;
     if let Some(at) = state.blocks.iter().position(|b| ptr::eq(&**b, block)) {

@@ -58,10 +58,15 @@
 //!
 //! # Trade-offs and limits
 //!
-//! - A read costs two atomic read-modify-writes on the version's reference count (one to
-//!   acquire, one to drop the guard), on a cache line all readers of that version share: it
-//!   scales worse across cores than arc-swap's `load`, which writes only thread-local slots.
-//!   No lock is taken and no reader waits for a writer.
+//! - A read writes only the reading thread's own hazard slot (a store, a light barrier and
+//!   a re-load; see [`Container`]'s costs and [`barrier_mode`]): no atomic
+//!   read-modify-write, no lock, no write to a cache line another reader reads. A thread
+//!   holding more than [`HAZARD_SLOTS`] guards at once, and cloned guards, fall back to a
+//!   counted reference on the version's shared count.
+//! - Each update takes a process-wide lock, one heavy barrier (`membarrier` on Linux) and a
+//!   look at every reading thread's slots: its cost grows with the number of threads that
+//!   read. A version still protected by a guard waits for the last one to let go; the
+//!   writer never waits.
 //! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
 //!   one object out of the pool (the next update then takes or builds another).
 //! - Once an object has been a container's version, its node (`128 + 24 +
@@ -84,8 +89,8 @@
 //! `RwLock<Arc<T>>`, the pool crates and the Go original; the README has the tables, with
 //! the machine, the toolchain and the date. In short: the Go README's heavy benchmark
 //! allocates almost nothing per operation where pointer-swapping designs allocate a map per
-//! write; a pool hit takes no lock and no atomic read-modify-write; a read costs two atomic
-//! read-modify-writes on a shared line (see the trade-offs above).
+//! write; a pool hit takes no lock and no atomic read-modify-write; a read takes no atomic
+//! read-modify-write either (see the trade-offs above), and [`Cache::load`] one load.
 //!
 //! # Go's API in Rust
 //!
@@ -97,7 +102,7 @@
 //! | `NewContainer(pool, obj)` | [`Container::new`] (with [`Pool::adopt`] for an object built elsewhere) |
 //! | (none) | [`Pool::trim`], [`Pool::clear`], [`Pool::prefill`], [`Pool::stats`] |
 //! | `NewEmptyContainer(pool)` | [`Container::empty`] |
-//! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped |
+//! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped; or a per-thread [`Cache`] |
 //! | `Container.GetNew()` | [`Container::get_new`] |
 //! | `Container.Update(obj)` | [`Container::update`] |
 //! | `Container.WithAcquire(fn)` | [`Container::with_acquire`] |
