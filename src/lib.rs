@@ -179,10 +179,12 @@
 )]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod arena;
 mod container;
 mod pool;
 mod refcount;
 mod sync;
 
+pub use arena::{Arena, Recycle, Recycled};
 pub use container::{Container, Guard};
 pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE, MAGAZINE_SIZE, SLOT_BATCH};
