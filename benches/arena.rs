@@ -779,7 +779,7 @@ fn run(c: &mut Criterion, name: &str, mut op: impl FnMut()) {
         b.iter_custom(|ops| support::serial(ops, &mut tally, &mut op))
     });
     support::record("arena", "message", name, "", &tally, None);
-    if !support::test_mode() {
+    if tally.ops > 0 && !support::test_mode() {
         // The tally above includes warm-up (the first builds fill the arena); this is the
         // steady state alone.
         const OPS: u64 = 20;
