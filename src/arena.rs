@@ -84,9 +84,12 @@
 //!   buffers wander between uses (a `String` that held a short key may be handed out for a
 //!   long value), so each grows until it fits the longest use it meets, then stops.
 //! - Retirement (below) frees a buffer now and then, and the value that replaces it
-//!   allocates when it is filled: about *(spare buffers used per cycle) / (mean reuse
-//!   budget)* allocations per cycle in the long run, ~0.9 per update for the 5,000 buffers
-//!   of the example above with the default budget. [`Arena::never_retire`] turns it off.
+//!   allocates when it is filled: in the long run, about *(spare buffers used per cycle) /
+//!   (mean reuse budget)* retirements per cycle, each costing one allocation or a few. For
+//!   a 1,000 × 3 `HashMap<String, Vec<String>>` (5,000 buffers) and the default budget
+//!   that is ~0.9 retirements per update; `tests/arena.rs` measures about 1.1 allocations per
+//!   retirement. No slot retires before it has served 5,000 reuses.
+//!   [`Arena::never_retire`] turns it off.
 //!
 //! No lock and no atomic operation anywhere: an arena is used through `&mut`.
 //!
@@ -1029,7 +1032,7 @@ impl<T: fmt::Debug> fmt::Debug for Recycled<T> {
     }
 }
 
-/// Implements [`Recycle`](crate::arena::Recycle) for a struct by recycling each listed
+/// Implements [`Recycle`] for a struct by recycling each listed
 /// field in place; its retained bytes are the fields' sum.
 ///
 /// List every field: one left out keeps its value when the struct is recycled, and a

@@ -77,6 +77,10 @@
 //!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
 //!   timer.
 //! - A [`Pooled`] borrows its pool; a [`Guard`] borrows nothing.
+//! - A reset that calls `clear()` keeps a collection's own buffer but drops what is inside
+//!   it: refilling a `HashMap<String, Vec<String>>` allocates every `String` and `Vec`
+//!   again. Make the version a [`Recycled`] map (module [`arena`]): its reset keeps the
+//!   nested buffers in per-type free lists, and the refill takes them back.
 //!
 //! # Performance
 //!

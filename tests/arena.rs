@@ -398,24 +398,35 @@ fn retirement_costs_buffers_over_budget_in_the_long_run() {
     // retire per rebuild, each replaced by a fresh one that allocates once or twice.
     let texts = [text(0), text(1)];
     let mut table = Recycled::with_arena(Table::new(), Arena::new().retire_after(45..=55));
-    let mut rebuild = |v: usize| {
+    let rebuild = |table: &mut Recycled<Table>, v: usize| {
         table.clear();
-        let (map, arena) = Recycled::parts_mut(&mut table);
+        let (map, arena) = Recycled::parts_mut(table);
         refill(map, arena, &texts[v % 2]);
     };
     for v in 0..100 {
-        rebuild(v);
+        rebuild(&mut table, v);
     }
     let rebuilds = 300;
+    let retired_before = Recycled::arena(&table).stats().retired;
     let before = Snapshot::now();
     for v in 0..rebuilds {
-        rebuild(v);
+        rebuild(&mut table, v);
     }
-    let per_rebuild = Snapshot::since(before).allocs as f64 / rebuilds as f64;
+    let allocs = Snapshot::since(before).allocs as f64;
+    let retired = (Recycled::arena(&table).stats().retired - retired_before) as f64;
+    let (per_rebuild, retired_per_rebuild) = (allocs / rebuilds as f64, retired / rebuilds as f64);
     let expected = (5 * KEYS) as f64 / 50.0;
-    println!("{per_rebuild} allocations per rebuild; {expected} buffers retire per rebuild");
+    println!(
+        "{per_rebuild} allocations and {retired_per_rebuild} retirements per rebuild \
+         (expected {expected}): {} allocations per retirement",
+        allocs / retired
+    );
     assert!(
-        (0.5 * expected..=3.0 * expected).contains(&per_rebuild),
-        "{per_rebuild} allocations per rebuild, expected about {expected}"
+        (0.8 * expected..=1.25 * expected).contains(&retired_per_rebuild),
+        "{retired_per_rebuild} retirements per rebuild, expected about {expected}"
+    );
+    assert!(
+        (1.0..=3.0).contains(&(allocs / retired)),
+        "{allocs} allocations for {retired} retirements"
     );
 }
