@@ -72,6 +72,36 @@
 //! while it is cleared; in a [`Container`](crate::Container), a version is reset only after
 //! its last guard is dropped. The module holds no `unsafe` code (`#![forbid(unsafe_code)]`).
 //!
+//! A value recycled cannot be used again:
+//!
+//! ```compile_fail
+//! let mut arena = poolswap::Arena::new();
+//! let name = String::from("route");
+//! arena.recycle(name);
+//! assert_eq!(name, "route"); // error: `name` was moved into the arena
+//! ```
+//!
+//! Nor can a reference into a value outlive its clear:
+//!
+//! ```compile_fail
+//! let mut routes = poolswap::Recycled::new(vec![String::from("a")]);
+//! let first = &routes[0];
+//! routes.clear(); // error: `routes` is borrowed by `first`
+//! assert_eq!(first, "a");
+//! ```
+//!
+//! What compiles is taking it again, cleared:
+//!
+//! ```
+//! let mut routes = poolswap::Recycled::new(vec![String::from("a")]);
+//! assert_eq!(routes[0], "a");
+//! routes.clear();
+//! let (list, arena) = poolswap::Recycled::parts_mut(&mut routes);
+//! let again: String = arena.take(); // the buffer that held "a", now empty
+//! assert!(again.is_empty() && again.capacity() >= 1);
+//! list.push(again);
+//! ```
+//!
 //! # What allocates
 //!
 //! - [`Arena::take`]: never. It pops a spare value, or returns `T::default()` (which
