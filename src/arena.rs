@@ -117,8 +117,8 @@
 //!   allocates when it is filled: in the long run, about *(spare buffers used per cycle) /
 //!   (mean reuse budget)* retirements per cycle, each costing one allocation or a few. For
 //!   a 1,000 × 3 `HashMap<String, Vec<String>>` (5,000 buffers) and the default budget
-//!   that is ~0.9 retirements per update; `tests/arena.rs` measures about 1.1 allocations per
-//!   retirement. No slot retires before it has served 5,000 reuses.
+//!   that is ~0.9 retirements per update; `tests/arena.rs` measures about 1.1 allocations
+//!   per retirement. No slot retires before it has served 5,000 reuses.
 //!   [`Arena::never_retire`] turns it off.
 //!
 //! No lock and no atomic operation anywhere: an arena is used through `&mut`.
@@ -897,6 +897,20 @@ impl Retire {
 ///     map.insert(arena.string_from("route"), list);
 ///     assert_eq!(Recycled::arena(&v).stats().reused, 3 * round); // key, list, backend
 /// }
+/// ```
+///
+/// Retirement applies to the spare values in the arena, not to the value itself (a map's
+/// table): the pool decides about that one, through its reset's return value.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::{Pool, Recycled};
+///
+/// let pool = Pool::new(Recycled::<HashMap<u32, String>>::default, |r| {
+///     r.clear();
+///     r.capacity() < 1 << 16 // drop a version whose table grew too large
+/// });
+/// # drop(pool.get());
 /// ```
 ///
 /// # Costs
