@@ -82,6 +82,10 @@
 //!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
 //!   timer.
 //! - A [`Pooled`] borrows its pool; a [`Guard`] borrows nothing.
+//! - A reset that calls `clear()` keeps a collection's own buffer but drops what is inside
+//!   it: refilling a `HashMap<String, Vec<String>>` allocates every `String` and `Vec`
+//!   again. Make the version a [`Recycled`] map (module [`arena`]): its reset keeps the
+//!   nested buffers in per-type free lists, and the refill takes them back.
 //!
 //! # Performance
 //!
@@ -184,6 +188,7 @@
 )]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod arena;
 mod barrier;
 mod container;
 mod hazard;
@@ -191,6 +196,7 @@ mod pool;
 mod refcount;
 mod sync;
 
+pub use arena::{Arena, Recycle, Recycled};
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard};
 

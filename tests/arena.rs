@@ -1,0 +1,432 @@
+//! The arena's claims, checked with a counting global allocator: values come back cleared
+//! with their capacity; a rebuild of a `HashMap<String, Vec<String>>` from text allocates
+//! nothing at steady state, on one thread and through a `Pool` + `Container` with readers;
+//! retirement frees a buffer after its reuse budget, and costs in the long run what the
+//! module docs say.
+//!
+//! The tests take one lock each: the allocator's counters are process-wide. A test thread
+//! that has just finished may still allocate a little in the test harness while the next
+//! one measures, so allocation counts are compared with bounds per rebuild (0.01), far
+//! below the 5,000 a rebuild costs without the arena, not with zero.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread;
+
+use poolswap::arena::{Arena, Recycle};
+use poolswap::{Container, Pool, Recycled};
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::Snapshot;
+
+#[global_allocator]
+static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
+
+/// One test at a time: the counters are process-wide.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keys in a routing table (3 backends each): the issue's 1,000, fewer under Miri.
+const KEYS: usize = if cfg!(miri) { 20 } else { 1_000 };
+
+type Table = HashMap<String, Vec<String>>;
+
+/// The text of version `v`: `KEYS` lines `route-K=backend-K-V-a,backend-K-V-b,...`. Keys
+/// and backends differ in length, so a buffer that held a key may be handed out for a
+/// backend and must grow once.
+fn text(v: usize) -> String {
+    (0..KEYS)
+        .map(|k| format!("route-{k}=backend-{k}-{v}-a,backend-{k}-{v}-b,backend-{k}-{v}-c\n"))
+        .collect()
+}
+
+/// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
+fn refill(map: &mut Table, arena: &mut Arena, text: &str) {
+    for line in text.lines() {
+        let (key, backends) = line.split_once('=').expect("key=backends");
+        let mut list: Vec<String> = arena.take();
+        assert!(list.is_empty(), "a Vec came out of the arena with elements");
+        for b in backends.split(',') {
+            list.push(arena.string_from(b));
+        }
+        map.insert(arena.string_from(key), list);
+    }
+}
+
+/// Checks that `map` is a whole version: `KEYS` keys, 3 backends each, the first and the
+/// last key of one version. Returns that version. Allocates nothing after its first call
+/// (readers call it while allocations are counted).
+fn version_of(map: &Table) -> usize {
+    static LAST: OnceLock<(String, String)> = OnceLock::new();
+    let (last_key, last_prefix) = LAST.get_or_init(|| {
+        (
+            format!("route-{}", KEYS - 1),
+            format!("backend-{}-", KEYS - 1),
+        )
+    });
+    let version = |backend: &str, prefix: &str, suffix: &str| -> usize {
+        backend
+            .strip_prefix(prefix)
+            .and_then(|s| s.strip_suffix(suffix))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{backend:?} is not {prefix}V{suffix}"))
+    };
+    assert_eq!(map.len(), KEYS, "not a whole version");
+    let first = &map["route-0"];
+    let last = &map[last_key.as_str()];
+    assert_eq!((first.len(), last.len()), (3, 3));
+    let v = version(&first[0], "backend-0-", "-a");
+    assert_eq!(version(&last[2], last_prefix, "-c"), v, "mixed versions");
+    v
+}
+
+/// Makes the calling thread wait on a `parking_lot` lock once: its first wait allocates
+/// the thread's parking data (see tests/alloc.rs), a one-time cost to pay before measuring.
+fn warm_parking_lot() {
+    if cfg!(miri) {
+        // Under Miri the pool uses std's mutex (src/sync.rs).
+        return;
+    }
+    let lock = parking_lot::Mutex::new(());
+    let ready = parking_lot::Condvar::new();
+    let mut guard = lock.lock();
+    let _ = ready.wait_for(&mut guard, std::time::Duration::from_micros(1));
+}
+
+#[derive(Default, Debug, PartialEq)]
+struct Peer {
+    id: String,
+    restarts: u32,
+    healthy: bool,
+    tags: Vec<String>,
+    counters: HashMap<u32, u64>,
+}
+poolswap::impl_recycle!(Peer {
+    id,
+    restarts,
+    healthy,
+    tags,
+    counters
+});
+
+#[test]
+fn values_come_back_cleared_with_their_capacity() {
+    let _serial = serial();
+    let mut arena = Arena::new();
+
+    let mut map: Table = HashMap::with_capacity(64);
+    map.insert("k".repeat(40), vec!["v".repeat(50); 3]);
+    arena.recycle(map);
+    let map: Table = arena.take();
+    assert!(map.is_empty() && map.capacity() >= 64);
+    let list: Vec<String> = arena.take();
+    assert!(list.is_empty() && list.capacity() >= 3);
+    let mut caps: Vec<usize> = (0..4).map(|_| arena.take::<String>().capacity()).collect();
+    caps.sort_unstable();
+    assert_eq!(caps, [40, 50, 50, 50]);
+    assert_eq!(arena.stats().spare, 0);
+
+    // A struct: scalars back to zero, collections empty but with their capacity, and the
+    // nested Strings in their own free list.
+    let peer = Peer {
+        id: "peer-1".into(),
+        restarts: 7,
+        healthy: true,
+        tags: vec!["x".into(), "y".into()],
+        counters: HashMap::from([(1, 2)]),
+    };
+    arena.recycle(Box::new(peer));
+    let peer: Box<Peer> = arena.take();
+    assert_eq!(*peer, Peer::default());
+    assert!(peer.id.capacity() >= 6 && peer.tags.capacity() >= 2);
+    assert!(peer.counters.capacity() >= 1);
+    assert_eq!(arena.spare_len::<String>(), 2);
+
+    // Option gives its content to the free list of the content's type.
+    let mut maybe = Some(String::with_capacity(33));
+    maybe.recycle_into(&mut arena);
+    assert_eq!(maybe, None);
+    assert_eq!(arena.spare_len::<String>(), 3);
+
+    // Tuples, arrays, VecDeque, HashSet.
+    let mut pair = (String::from("abc"), 5u64);
+    pair.recycle_into(&mut arena);
+    assert_eq!(pair.0, "");
+    assert_eq!(pair.1, 0);
+    assert!(pair.0.capacity() >= 3);
+    let mut queue = VecDeque::from(vec![[String::from("q"), String::from("r")]]);
+    queue.recycle_into(&mut arena);
+    assert!(queue.is_empty());
+    let array: [String; 2] = arena.take();
+    assert!(array.iter().all(|s| s.is_empty() && s.capacity() >= 1));
+    let mut set = HashSet::from([String::from("s")]);
+    set.recycle_into(&mut arena);
+    assert!(set.is_empty() && set.capacity() >= 1);
+    assert_eq!(arena.spare_len::<String>(), 4);
+}
+
+#[test]
+fn rebuild_from_text_allocates_nothing_at_steady_state() {
+    let _serial = serial();
+    let (warm_up, measured) = if cfg!(miri) { (6, 10) } else { (50, 500) };
+    let texts = [text(0), text(1)];
+
+    // Without the arena: `clear()` keeps the table and drops every String and Vec.
+    let mut plain = Table::new();
+    let mut rebuild_plain = |t: &str| {
+        plain.clear();
+        for line in t.lines() {
+            let (key, backends) = line.split_once('=').unwrap();
+            plain.insert(key.into(), backends.split(',').map(String::from).collect());
+        }
+    };
+    rebuild_plain(&texts[0]);
+    let before = Snapshot::now();
+    rebuild_plain(&texts[1]);
+    let plain_allocs = Snapshot::since(before).allocs;
+    assert!(
+        plain_allocs >= (KEYS * 5) as u64,
+        "the baseline should allocate every key, list and backend: {plain_allocs}"
+    );
+
+    let mut table = Recycled::new(Table::new());
+    let mut rebuild = |v: usize| {
+        table.clear();
+        let (map, arena) = Recycled::parts_mut(&mut table);
+        refill(map, arena, &texts[v % 2]);
+        assert_eq!(version_of(&table), v % 2);
+    };
+    for v in 0..warm_up {
+        rebuild(v);
+    }
+    let before = Snapshot::now();
+    for v in warm_up..warm_up + measured {
+        rebuild(v);
+    }
+    let allocs = Snapshot::since(before).allocs;
+    let per_rebuild = allocs as f64 / measured as f64;
+    println!("{allocs} allocations in {measured} rebuilds; {plain_allocs} for one plain rebuild");
+    assert!(
+        per_rebuild <= 0.01,
+        "{allocs} allocations in {measured} rebuilds ({per_rebuild} each)"
+    );
+    let stats = Recycled::arena(&table).stats();
+    assert_eq!(stats.retired, 0, "no budget runs out this early");
+    // Everything was taken from the arena: the last refill emptied it.
+    assert_eq!(stats.spare, 0, "{stats:?}");
+}
+
+#[test]
+fn updates_through_pool_and_container_allocate_nothing_with_readers() {
+    let _serial = serial();
+    const READERS: usize = 2;
+    let (warm_up, measured) = if cfg!(miri) { (4, 20) } else { (100, 2_000) };
+    let texts = [text(0), text(1)];
+    let fill = |r: &mut Recycled<Table>, v: usize| {
+        let (map, arena) = Recycled::parts_mut(r);
+        assert!(
+            map.is_empty(),
+            "get_new handed out a version that was not cleared"
+        );
+        refill(map, arena, &texts[v % 2]);
+    };
+
+    let pool = Pool::new(Recycled::<Table>::default, |r| {
+        r.clear();
+        true
+    });
+    // At most this many versions are out at once: the current one, one per reader, and
+    // the one being filled. Warm each of them (their arenas and buffers) by hand, holding
+    // all at once, so that one first used late in the run does not count as steady state.
+    warm_parking_lot();
+    let working_set = 1 + READERS + 1;
+    for round in 0..warm_up.min(20) {
+        let mut held: Vec<_> = (0..working_set).map(|_| pool.get()).collect();
+        for r in &mut held {
+            fill(r, round);
+        }
+    }
+    let mut first = pool.get();
+    fill(&mut first, 0);
+    let routes = Container::new(pool.clone(), first);
+
+    let stop = AtomicBool::new(false);
+    let reads = AtomicUsize::new(0);
+    let allocs = thread::scope(|s| {
+        for _ in 0..READERS {
+            s.spawn(|| {
+                warm_parking_lot();
+                let mut n = 0;
+                while !stop.load(Relaxed) {
+                    let table = routes.acquire().expect("never empty");
+                    // Whole and of one version: never a version being cleared or filled.
+                    version_of(&table);
+                    n += 1;
+                }
+                reads.fetch_add(n, Relaxed);
+            });
+        }
+        let write = |v: usize| {
+            let mut next = routes.get_new();
+            fill(&mut next, v);
+            routes.update(next);
+        };
+        for v in 1..=warm_up {
+            write(v);
+        }
+        let before = Snapshot::now();
+        for v in warm_up + 1..=warm_up + measured {
+            write(v);
+        }
+        let allocs = Snapshot::since(before).allocs;
+        stop.store(true, Relaxed);
+        allocs
+    });
+
+    assert!(reads.load(Relaxed) > 0, "the readers never ran");
+    let per_update = allocs as f64 / measured as f64;
+    println!(
+        "{allocs} allocations in {measured} updates, {} reads; pool {:?}",
+        reads.load(Relaxed),
+        pool.stats()
+    );
+    assert!(
+        per_update <= 0.01,
+        "{allocs} allocations in {measured} updates ({per_update} each)"
+    );
+    assert_eq!(
+        version_of(&routes.acquire().unwrap()),
+        (warm_up + measured) % 2
+    );
+}
+
+#[test]
+fn retirement_frees_a_buffer_after_its_reuse_budget() {
+    let _serial = serial();
+    const BIG: usize = 1 << 20;
+    let mut arena = Arena::new().retire_after(4..=4);
+    let live = counting_alloc::live_bytes();
+    arena.recycle(String::with_capacity(BIG));
+    assert!(counting_alloc::live_bytes() >= live + BIG as u64);
+    for reuse in 0..4 {
+        let s: String = arena.take();
+        assert_eq!(s.capacity(), BIG, "reuse {reuse} should get the big buffer");
+        arena.recycle(s);
+    }
+    let before = counting_alloc::live_bytes();
+    let s: String = arena.take(); // the fifth take: the budget is spent
+    assert_eq!(s.capacity(), 0, "the buffer should have been retired");
+    assert!(
+        counting_alloc::live_bytes() + BIG as u64 <= before,
+        "retiring did not free the buffer"
+    );
+    assert_eq!(arena.stats().retired, 1);
+
+    // Budgets are drawn from the range, and differ between slots.
+    let lives: Vec<u32> = (0..40)
+        .map(|_| {
+            let mut arena = Arena::new().retire_after(5..=8);
+            arena.recycle(String::with_capacity(8));
+            let mut reuses = 0;
+            loop {
+                let s: String = arena.take();
+                if s.capacity() == 0 {
+                    break reuses;
+                }
+                reuses += 1;
+                arena.recycle(s);
+            }
+        })
+        .collect();
+    assert!(lives.iter().all(|n| (5..=8).contains(n)), "{lives:?}");
+    assert!(
+        lives.iter().any(|&n| n != lives[0]),
+        "all budgets equal: {lives:?}"
+    );
+}
+
+#[test]
+fn idle_spare_buffers_drain_away() {
+    let _serial = serial();
+    let burst = if cfg!(miri) { 50 } else { 1_000 };
+    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().retire_after(3..=3));
+    // One giant build...
+    r.extend((0..burst).map(|i| format!("burst-{i}")));
+    r.clear();
+    assert_eq!(Recycled::arena(&r).spare_len::<String>(), burst);
+    // ...then small ones, which take 10 buffers per cycle.
+    for _ in 0..6 {
+        r.clear();
+        let (list, arena) = Recycled::parts_mut(&mut r);
+        for _ in 0..10 {
+            list.push(arena.string_from("small"));
+        }
+    }
+    r.clear();
+    let spare = Recycled::arena(&r).spare_len::<String>();
+    assert_eq!(spare, 10, "the burst's idle buffers should be retired");
+}
+
+#[test]
+fn max_retained_bytes_drops_oversized_values() {
+    let _serial = serial();
+    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().max_retained_bytes(64));
+    r.push("x".repeat(100_000));
+    r.push("y".repeat(10));
+    let live = counting_alloc::live_bytes();
+    r.clear(); // allocates the String free list (a few hundred bytes), frees the big one
+    assert!(
+        counting_alloc::live_bytes() + 90_000 <= live,
+        "the big String was kept"
+    );
+    let stats = Recycled::arena(&r).stats();
+    assert_eq!((stats.spare, stats.over_cap), (1, 1));
+}
+
+#[test]
+fn retirement_costs_buffers_over_budget_in_the_long_run() {
+    let _serial = serial();
+    if cfg!(miri) {
+        return; // hundreds of full rebuilds: too slow under Miri, and no unsafe here
+    }
+    // 5 * KEYS buffers per rebuild, budgets of 45..=55 (mean 50): about KEYS / 10 buffers
+    // retire per rebuild, each replaced by a fresh one that allocates once or twice.
+    let texts = [text(0), text(1)];
+    let mut table = Recycled::with_arena(Table::new(), Arena::new().retire_after(45..=55));
+    let rebuild = |table: &mut Recycled<Table>, v: usize| {
+        table.clear();
+        let (map, arena) = Recycled::parts_mut(table);
+        refill(map, arena, &texts[v % 2]);
+    };
+    for v in 0..100 {
+        rebuild(&mut table, v);
+    }
+    let rebuilds = 300;
+    let retired_before = Recycled::arena(&table).stats().retired;
+    let before = Snapshot::now();
+    for v in 0..rebuilds {
+        rebuild(&mut table, v);
+    }
+    let allocs = Snapshot::since(before).allocs as f64;
+    let retired = (Recycled::arena(&table).stats().retired - retired_before) as f64;
+    let (per_rebuild, retired_per_rebuild) = (allocs / rebuilds as f64, retired / rebuilds as f64);
+    let expected = (5 * KEYS) as f64 / 50.0;
+    println!(
+        "{per_rebuild} allocations and {retired_per_rebuild} retirements per rebuild \
+         (expected {expected}): {} allocations per retirement",
+        allocs / retired
+    );
+    assert!(
+        (0.8 * expected..=1.25 * expected).contains(&retired_per_rebuild),
+        "{retired_per_rebuild} retirements per rebuild, expected about {expected}"
+    );
+    assert!(
+        (1.0..=3.0).contains(&(allocs / retired)),
+        "{allocs} allocations for {retired} retirements"
+    );
+}
