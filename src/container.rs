@@ -341,6 +341,118 @@ impl<T> Container<T> {
         Pooled::publish(new, Arc::clone(self.pool.shared())).as_ptr()
     }
 
+    /// Publishes `new` only if the current version is still `expected` (`None`: the
+    /// container is empty); otherwise gives `new` back untouched, for the caller to refill
+    /// and retry. For writers that manage their own retries; [`rcu`](Container::rcu) is the
+    /// loop most want.
+    ///
+    /// A guard keeps its version from being recycled, so the comparison cannot be fooled by
+    /// a recycled object at the same address (no ABA).
+    ///
+    /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
+    /// the pool handle's increment and decrement and nothing else (no allocation).
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
+    /// let c = Container::new(pool.clone(), pool.adopt(1));
+    /// let seen = c.acquire().unwrap();
+    /// c.update(pool.adopt(2)); // another writer got there first
+    /// let mut next = pool.adopt(*seen + 10);
+    /// next = c.compare_and_swap(Some(&seen), next).unwrap_err(); // refused: given back
+    /// let seen = c.acquire().unwrap();
+    /// *next = *seen + 10;
+    /// assert!(c.compare_and_swap(Some(&seen), next).is_ok());
+    /// assert_eq!(*c.acquire().unwrap(), 12);
+    /// ```
+    pub fn compare_and_swap<'a>(
+        &self,
+        expected: Option<&Guard<T>>,
+        new: Pooled<'a, T>,
+    ) -> Result<(), Pooled<'a, T>> {
+        let pool = Pooled::pool(&new);
+        let expected = expected.map_or(ptr::null_mut(), |g| g.node.as_ptr());
+        let new = self.publish(new);
+        // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through the
+        // value seen, and `new` was never visible.
+        match self
+            .current
+            .compare_exchange(expected, new, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(old) => {
+                if let Some(old) = NonNull::new(old) {
+                    Self::retire(old);
+                }
+                Ok(())
+            }
+            Err(_) => {
+                // SAFETY: `new` was published by `self.publish` just above and never stored
+                // in `current`; `publish` checked that it belongs to `pool`.
+                Err(unsafe { Pooled::unpublish(NonNull::new(new).expect("published"), pool) })
+            }
+        }
+    }
+
+    /// Read-copy-update: fills a recycled object from the current version with
+    /// `f(current, next)` and publishes it, retrying on the newer version if another writer
+    /// updated in between, so that concurrent `rcu`s never lose an update (a read through
+    /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns
+    /// what the successful call of `f` returned, or `None` if the container is empty (`f`
+    /// is not called).
+    ///
+    /// `next` comes from the pool, already reset: to make it a copy of `current` without
+    /// allocating, reuse its buffers, e.g. with
+    /// [`Recycled::copy_from`](crate::arena::Recycled::copy_from) for a `Recycled<T>`, or
+    /// `clone_from` for types whose `clone_from` keeps capacity (`Vec<u64>`, `String`).
+    /// `f` may run more than once; each retry gets a freshly reset object.
+    ///
+    /// Costs: per attempt, an `acquire`, a `get_new`, `f`, and a compare-and-swap; the
+    /// successful one costs what an [`update`](Container::update) does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u32>::new, |v| { v.clear(); true });
+    /// let c = Container::new(pool.clone(), pool.adopt(vec![]));
+    /// thread::scope(|s| {
+    ///     for t in 0..2 {
+    ///         let c = &c;
+    ///         s.spawn(move || {
+    ///             for i in 0..100 {
+    ///                 c.rcu(|current, next| {
+    ///                     next.clone_from(current); // reuses next's capacity
+    ///                     next.push(t * 1000 + i);
+    ///                 });
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!(c.acquire().unwrap().len(), 200); // no update lost
+    /// ```
+    pub fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
+        let mut current = self.acquire()?;
+        loop {
+            let mut next = self.get_new();
+            let result = f(&current, &mut next);
+            match self.compare_and_swap(Some(&current), next) {
+                Ok(()) => return Some(result),
+                // Dropping `next` returns it to the pool, where the next `get_new` finds it.
+                Err(next) => drop(next),
+            }
+            current = self.acquire()?;
+        }
+    }
+
     /// Empties the container and returns a guard on the version it held.
     pub fn take(&self) -> Option<Guard<T>> {
         let old = self.replace(ptr::null_mut())?;

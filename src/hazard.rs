@@ -60,6 +60,8 @@
 //!
 //! - Slot stores `Release`, the collector's slot loads `Acquire`: a guard's reads of the
 //!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
+//!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
+//!   on another thread and then refilled by its owner carries that thread's release on.
 //! - `help`: `Relaxed` both ways; the barriers around it order it (the collector's store
 //!   precedes its heavy barrier, the guard's load follows its light one).
 //! - The retired list and the block list are under one lock; counted references use the
@@ -210,12 +212,16 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
         // owns it until its registry entry's hook runs, which sets `BLOCK` to [`exited`].
         unsafe { &*block }
     };
-    // Relaxed: only this thread fills a slot, so a null here stays null until it does; a
-    // null stored by another thread's guard drop only needs to be seen eventually.
+    // Acquire: the null may come from a guard dropped on another thread; reading it with
+    // Acquire puts that thread's reads of the old version before this thread's next store
+    // to the slot, so a collector that reads that store (Acquire) sees those reads over.
+    // With Relaxed here, a collector that sees only the new value would not (ThreadSanitizer
+    // found it; loom's `slot_reused_after_a_foreign_drop` models it). Only this thread
+    // fills a slot, so a null stays null until it does.
     block
         .slots
         .iter()
-        .find(|slot| slot.node.load(Ordering::Relaxed).is_null())
+        .find(|slot| slot.node.load(Ordering::Acquire).is_null())
 }
 
 /// Gives the calling thread a block on its first read: one that an exited thread gave

@@ -196,7 +196,7 @@ mod pool;
 mod refcount;
 mod sync;
 
-pub use arena::{Arena, Recycle, Recycled};
+pub use arena::{Arena, Recycle, RecycleCopy, Recycled};
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard};
 

@@ -579,6 +579,21 @@ impl<'a, T> Pooled<'a, T> {
         this.node
     }
 
+    /// Undoes [`publish`](Pooled::publish) for a node that never became visible (a
+    /// container's compare-and-swap failed): the object is the caller's again, and the
+    /// pool handle the node held is dropped.
+    ///
+    /// # Safety
+    ///
+    /// `node` came from `publish` on a `Pooled` of `pool`, and was never stored where a
+    /// reader could find it.
+    pub(crate) unsafe fn unpublish(node: NonNull<PoolNode<T>>, pool: &'a Pool<T>) -> Pooled<'a, T> {
+        // SAFETY: per the caller, nobody else owns the node (stale readers touch only
+        // `refs`, and leave it as they found it).
+        drop(unsafe { node.as_ref().take_keepalive() });
+        Pooled { node, pool }
+    }
+
     /// The pool this object came from.
     pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
         this.pool

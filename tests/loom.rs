@@ -583,3 +583,45 @@ fn last_collection_vs_guard_drop() {
         counts.assert_all_dropped();
     });
 }
+
+/// A guard is dropped on another thread, and the slot's owner then reuses the slot for a
+/// new read: a collector that sees the new value must also see that the other thread's
+/// reads of the old version are over (the owner's look for a free slot is `Acquire`, so
+/// its next store carries the other thread's release). ThreadSanitizer found this on the
+/// stress test; with that load `Relaxed`, this model fails at three preemptions.
+#[test]
+fn slot_reused_after_a_foreign_drop() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let owner = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let g = c.acquire().unwrap();
+                // A Relaxed flag, not a join: the reader's drop gives the owner no
+                // happens-before edge of its own.
+                let dropped = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+                let flag = dropped.clone();
+                let _reader = thread::spawn(move || {
+                    let v = g.value;
+                    assert!((1..=3).contains(&v), "saw {v}");
+                    drop(g);
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                });
+                while !dropped.load(std::sync::atomic::Ordering::Relaxed) {
+                    thread::yield_now();
+                }
+                // The guard's slot is free again; this read takes it.
+                let again = c.acquire().unwrap();
+                assert!((1..=3).contains(&again.value));
+            })
+        };
+        publish(&c, 2);
+        publish(&c, 3);
+        owner.join().unwrap();
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}

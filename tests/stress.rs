@@ -373,7 +373,10 @@ fn concurrent_writers_last_writer_wins() {
                     for seq in 1..=updates as u64 {
                         if let Some(old) = c.swap(fill(c, w, seq)) {
                             let seen = check(&old);
-                            assert_eq!(Guard::ref_count(&old), 1, "no container, no reader");
+                            // Ours, and the retired list's until a collector (maybe on
+                            // another writer's thread, just now) drops it; no reader's.
+                            let refs = Guard::ref_count(&old);
+                            assert!(refs == 1 || refs == 2, "{refs} references");
                             displaced.push((seen.writer, seen.seq));
                         }
                     }

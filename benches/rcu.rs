@@ -1,0 +1,108 @@
+//! # Read-copy-update of one key in a large owned map
+//!
+//! A `HashMap<String, Vec<String>>` of 100,000 routes (one backend each); each op is one
+//! read-copy-update that makes the next version a copy of the current one and changes the
+//! backend of one route. One thread, no readers: the cost measured is the copy.
+//!
+//! | name                | op                                                                   |
+//! |---------------------|----------------------------------------------------------------------|
+//! | `poolswap-recycled` | `Container::rcu` on `Recycled<HashMap<..>>` with `Recycled::copy_from`; the pool's reset keeps the contents, so the copy updates an older version in place |
+//! | `arc-swap`          | `ArcSwap::rcu`: clone the map (every `String` and `Vec` anew), change one key |
+//!
+//! Time per op from criterion; allocations and bytes per op from the counting global
+//! allocator, to `target/bench-alloc/rcu.tsv`.
+//!
+//! ```text
+//! cargo bench --bench rcu
+//! cargo bench --bench rcu -- --test      # smoke run
+//! ```
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use criterion::{criterion_group, criterion_main, Criterion};
+use poolswap::{Container, Pool, Recycled};
+
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+mod support;
+
+use support::Tally;
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+type Routes = HashMap<String, Vec<String>>;
+
+/// Routes in the map.
+const ROUTES: usize = 100_000;
+/// The route whose backend every op changes.
+const CHANGED: &str = "/route/000007";
+
+fn routes() -> Routes {
+    (0..ROUTES)
+        .map(|i| {
+            let backend = format!("10.0.{}.{}:80", i / 256 % 256, i % 256);
+            (format!("/route/{i:06}"), vec![backend])
+        })
+        .collect()
+}
+
+/// Writes backend `v` (one of ten, same length) into `backend` without allocating.
+fn set_backend(backend: &mut String, v: u64) {
+    use std::fmt::Write;
+    backend.clear();
+    write!(backend, "10.9.9.{}:80", v % 10).expect("a String takes any write");
+}
+
+fn rcu(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rcu");
+    g.sample_size(10);
+
+    let pool = Pool::new(Recycled::<Routes>::default, |_| true);
+    let container = Container::new(pool.clone(), pool.adopt(Recycled::new(routes())));
+    let mut tally = Tally::default();
+    let mut v = 0u64;
+    g.bench_function("poolswap-recycled", |b| {
+        b.iter_custom(|ops| {
+            support::serial(ops, &mut tally, || {
+                v += 1;
+                container.rcu(|current, next| {
+                    Recycled::copy_from(next, current);
+                    let backends = next.get_mut(CHANGED).expect("present");
+                    set_backend(&mut backends[0], v);
+                });
+            })
+        });
+    });
+    support::record("rcu", "rcu", "poolswap-recycled", "", &tally, None);
+    black_box(container.acquire());
+
+    let swap = ArcSwap::from_pointee(routes());
+    let mut tally = Tally::default();
+    let mut v = 0u64;
+    g.bench_function("arc-swap", |b| {
+        b.iter_custom(|ops| {
+            support::serial(ops, &mut tally, || {
+                v += 1;
+                swap.rcu(|current| {
+                    let mut next = Routes::clone(current);
+                    let backends = next.get_mut(CHANGED).expect("present");
+                    set_backend(&mut backends[0], v);
+                    Arc::new(next)
+                });
+            })
+        });
+    });
+    support::record("rcu", "rcu", "arc-swap", "", &tally, None);
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = rcu
+}
+criterion_main!(benches);
