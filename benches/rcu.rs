@@ -10,7 +10,8 @@
 //! | `arc-swap`          | `ArcSwap::rcu`: clone the map (every `String` and `Vec` anew), change one key |
 //!
 //! Time per op from criterion; allocations and bytes per op from the counting global
-//! allocator, to `target/bench-alloc/rcu.tsv`.
+//! allocator, to `target/bench-alloc/rcu.tsv` (warm-up included), and, printed, those of
+//! ten more ops at the end (the steady state).
 //!
 //! ```text
 //! cargo bench --bench rcu
@@ -57,6 +58,27 @@ fn set_backend(backend: &mut String, v: u64) {
     write!(backend, "10.9.9.{}:80", v % 10).expect("a String takes any write");
 }
 
+/// Ops counted after criterion's run, when every version has been built: the steady state
+/// (criterion's allocation figures include its warm-up, here the first copy of 100,000
+/// routes into an empty map).
+const STEADY_OPS: u64 = 10;
+
+/// Prints the allocations of [`STEADY_OPS`] more calls of `op` (none in a smoke run).
+fn steady(name: &str, mut op: impl FnMut()) {
+    if support::test_mode() {
+        return;
+    }
+    let before = counting_alloc::Snapshot::now();
+    for _ in 0..STEADY_OPS {
+        op();
+    }
+    let after = counting_alloc::Snapshot::since(before);
+    eprintln!(
+        "rcu/{name}: steady state, {STEADY_OPS} ops: {} allocations, {} bytes",
+        after.allocs, after.bytes
+    );
+}
+
 fn rcu(c: &mut Criterion) {
     let mut g = c.benchmark_group("rcu");
     g.sample_size(10);
@@ -78,6 +100,13 @@ fn rcu(c: &mut Criterion) {
         });
     });
     support::record("rcu", "rcu", "poolswap-recycled", "", &tally, None);
+    steady("poolswap-recycled", || {
+        v += 1;
+        container.rcu(|current, next| {
+            Recycled::copy_from(next, current);
+            set_backend(&mut next.get_mut(CHANGED).expect("present")[0], v);
+        });
+    });
     black_box(container.acquire());
 
     let swap = ArcSwap::from_pointee(routes());
@@ -97,6 +126,14 @@ fn rcu(c: &mut Criterion) {
         });
     });
     support::record("rcu", "rcu", "arc-swap", "", &tally, None);
+    steady("arc-swap", || {
+        v += 1;
+        swap.rcu(|current| {
+            let mut next = Routes::clone(current);
+            set_backend(&mut next.get_mut(CHANGED).expect("present")[0], v);
+            Arc::new(next)
+        });
+    });
     g.finish();
 }
 

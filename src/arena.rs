@@ -1475,10 +1475,6 @@ where
     S: BuildHasher + Send + Sync + 'static,
 {
     fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
-        // Dropped, not recycled: `retain` cannot hand the entries out (std's `extract_if`
-        // needs Rust 1.88); freeing allocates nothing.
-        self.retain(|k, _| src.contains_key(k));
-        self.reserve(src.len().saturating_sub(self.len()));
         for (k, v) in src {
             match self.get_mut(k) {
                 Some(dst) => dst.copy_from_in(v, arena),
@@ -1488,6 +1484,12 @@ where
                     self.insert(k, v);
                 }
             }
+        }
+        // Every key of `src` is in `self` now; if the lengths agree, no other key is.
+        if self.len() != src.len() {
+            // Dropped, not recycled: `retain` cannot hand the entries out (std's
+            // `extract_if` needs Rust 1.88); freeing allocates nothing.
+            self.retain(|k, _| src.contains_key(k));
         }
     }
 }

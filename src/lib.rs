@@ -108,7 +108,8 @@
 //! | `NewEmptyContainer(pool)` | [`Container::empty`] |
 //! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped; or a per-thread [`Cache`] |
 //! | `Container.GetNew()` | [`Container::get_new`] |
-//! | `Container.Update(obj)` | [`Container::update`] |
+//! | `Container.Update(obj)` | [`Container::update`], [`Container::swap`] |
+//! | (none) | [`Container::rcu`] (read-copy-update; loses no concurrent update), [`Container::compare_and_swap`] |
 //! | `Container.WithAcquire(fn)` | [`Container::with_acquire`] |
 //! | `Ref` / `RefNoPadding` | the count lives in the pool's node, always padded |
 //! | `DebugPeekRef()` | [`Guard::ref_count`], [`Pooled::ref_count`] |

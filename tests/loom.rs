@@ -625,3 +625,28 @@ fn slot_reused_after_a_foreign_drop() {
         counts.assert_all_dropped();
     });
 }
+
+/// Two writers `rcu` at once: one of them retries on the other's version, and neither
+/// update is lost; the refused object goes back to the pool.
+#[test]
+fn concurrent_rcus_lose_no_update() {
+    bounded(2, || {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(Container::empty(pool.clone()));
+        publish(&c, 1);
+        let other = {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.rcu(|current, next| next.value = current.value + 1)
+                    .unwrap();
+            })
+        };
+        c.rcu(|current, next| next.value = current.value + 1)
+            .unwrap();
+        other.join().unwrap();
+        assert_eq!(c.acquire().unwrap().value, 3, "an update was lost");
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}

@@ -2,14 +2,16 @@
 //! between concurrent writers, give a refused object back, and, with `Recycled` and its
 //! recycling copy, change one key of a large owned map without allocating for the rest.
 //!
-//! Allocations are counted by a counting global allocator over every thread; the test that
-//! measures them runs alone in its own phase (one test in this binary counts).
+//! Allocations are counted by a counting global allocator over every thread, so the tests
+//! of this binary take turns (`SERIAL`): another test's threads would allocate into the
+//! count.
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 
 use counting_alloc::Snapshot;
@@ -17,6 +19,13 @@ use poolswap::{Container, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+/// Held by every test for its whole run.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// `n` under the native test run, `small` under Miri.
 fn scaled(n: usize, small: usize) -> usize {
@@ -29,6 +38,7 @@ fn scaled(n: usize, small: usize) -> usize {
 
 #[test]
 fn concurrent_rcus_lose_no_update() {
+    let _serial = serial();
     let writers = 3;
     let per_writer = scaled(2_000, 20);
     let pool = Pool::new(
@@ -73,6 +83,7 @@ fn concurrent_rcus_lose_no_update() {
 
 #[test]
 fn compare_and_swap_gives_the_object_back_on_conflict() {
+    let _serial = serial();
     let pool = Pool::new(String::new, |s| {
         s.clear();
         true
@@ -108,6 +119,7 @@ type Routes = Recycled<HashMap<String, Vec<String>>>;
 
 #[test]
 fn rcu_of_one_key_in_a_large_owned_map_allocates_nothing_else() {
+    let _serial = serial();
     let entries = scaled(100_000, 50);
     // The reset keeps the contents: `copy_from` then updates an older version in place.
     let pool = Pool::new(Routes::default, |_| true);
