@@ -254,7 +254,7 @@ fn reader<S: Strategy>(strategy: &S, t: usize, stop: &AtomicBool) -> (u64, u64) 
 }
 
 /// Benchmarks one strategy with [`READERS`] readers running, and records its allocations.
-fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
+fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: &S) {
     let stop = AtomicBool::new(false);
     let mut version = 0usize;
     let mut update = || {
@@ -264,7 +264,7 @@ fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
     let (reads, wrong) = thread::scope(|s| {
         let readers: Vec<_> = (0..READERS)
             .map(|t| {
-                let (strategy, stop) = (&strategy, &stop);
+                let stop = &stop;
                 s.spawn(move || reader(strategy, t, stop))
             })
             .collect();
@@ -314,9 +314,18 @@ fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
 fn owned(c: &mut Criterion) {
     texts();
     keys(); // made before anything is counted
-    bench(c, "poolswap-recycled", Recycling::new());
-    bench(c, "poolswap-clear", Clearing::new());
-    bench(c, "arc-swap", Fresh::new());
+    let recycling = Recycling::new();
+    bench(c, "poolswap-recycled", &recycling);
+    if let Some(v) = recycling.routes.acquire() {
+        // Whether retirement had started (it frees a buffer after 5,000 to 6,000 reuses of
+        // its free-list slot, and each version's slots are reused once per refill of it).
+        eprintln!(
+            "owned/poolswap-recycled: the current version's arena: {:?}",
+            Recycled::arena(&v).stats()
+        );
+    }
+    bench(c, "poolswap-clear", &Clearing::new());
+    bench(c, "arc-swap", &Fresh::new());
 }
 
 criterion_group! {
