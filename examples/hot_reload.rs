@@ -36,15 +36,20 @@
 //! `read_to_string` into the version's kept `text` buffer. Opening by path is what makes a
 //! replaced file show up: editors and configuration tools write a new file and rename it over
 //! the old one, and a `File` kept open (then `seek`ed to 0 and read again) would go on reading
-//! the old, unlinked file forever; it would see only changes written in place. `File::open`
-//! must turn the path into a NUL-terminated C string: std copies a path shorter than 384
-//! bytes into a stack buffer for that and allocates a `CString` only for a longer one (an
-//! implementation detail of std, not a promise, which is why `--check` measures it rather than
-//! trusting it). `read_to_string` asks the open file for its size (`fstat`, no allocation)
-//! and reserves only what the buffer lacks, so at steady state it reads into capacity it
-//! already has. Opening by path also has a cost that a kept `File` has not: a file rewritten
-//! in place while a reload reads it can be read half-written, so replace files atomically
-//! (write a temporary file, then rename it).
+//! the old, unlinked file forever; it would see only changes written in place.
+//!
+//! `File::open` must turn the path into a NUL-terminated C string: std copies a path shorter
+//! than 384 bytes into a stack buffer for that and allocates a `CString` only for a longer
+//! one. That is an implementation detail of std, not a promise, which is why `--check`
+//! measures it rather than trusting it: with a 406-byte path, every reload here allocated
+//! 416 bytes and `--check` failed. A `CString` built once and opened with `libc::open` would
+//! avoid it for any path, at the price of `unsafe` (`File::from_raw_fd`) in an example.
+//! `read_to_string` asks the open file for its size and reserves only what the buffer lacks,
+//! so at steady state it reads into capacity the buffer already has.
+//!
+//! Either way, a file rewritten in place while a reload reads it can be read half-written:
+//! replace files atomically (write a temporary file, then rename it over the old one), the
+//! case that only opening by path sees.
 //!
 //! # Buffer sizes
 //!
