@@ -1,0 +1,336 @@
+//! # Owned data inside a version: a routing table rebuilt from text on every update
+//!
+//! Issue 10's case: a `HashMap<String, Vec<String>>` of 1,000 routes × 3 backends, parsed
+//! from text (`route-K=backend-K-V-a,backend-K-V-b,backend-K-V-c`, one line per route) on
+//! every update and published, while 4 reader threads look up random routes in the
+//! current version. The text alternates between two versions `V`, so every update
+//! publishes different content. Criterion function names (group `owned`):
+//!
+//! | name                | version type                  | pool reset / write                        |
+//! |---------------------|-------------------------------|-------------------------------------------|
+//! | `poolswap-recycled` | `Recycled<HashMap<..>>`       | `r.clear()`: nested buffers to its arena, refilled from it |
+//! | `poolswap-clear`    | `HashMap<..>`                 | `m.clear()`: keeps the table, drops every `String` and `Vec` |
+//! | `arc-swap`          | `HashMap<..>`                 | a fresh pre-sized map per update, `store(Arc::new(map))` |
+//!
+//! One op is one update (take a version, parse the text into it, publish), timed on
+//! criterion's thread while the readers run: on a machine with fewer than 5 cores they
+//! share the cores with the writer, and the time per update includes that.
+//!
+//! Besides time, allocations and bytes per update go to `target/bench-alloc/owned.tsv`
+//! and stderr (counting global allocator, process-wide, readers included, criterion's
+//! warm-up included; see `benches/support/mod.rs`), with the versions the pool's factory
+//! built. Then [`STEADY_UPDATES`] more updates are counted alone, readers still running,
+//! and printed as the steady state. Each reader checks every answer (3 backends) and the
+//! bench fails if one was wrong.
+//!
+//! ```text
+//! cargo bench --bench owned
+//! cargo bench --bench owned -- --test   # smoke run: each variant once
+//! ```
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use criterion::{criterion_group, criterion_main, Criterion};
+use poolswap::arena::Arena;
+use poolswap::{Container, Pool, Recycled};
+
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+mod support;
+
+use counting_alloc::Snapshot;
+use support::Tally;
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+/// Routes in the table (3 backends each).
+const ROUTES: usize = 1_000;
+/// Reader threads looking up random routes during every measurement.
+const READERS: usize = 4;
+/// Updates counted alone after criterion's run, for the steady state.
+const STEADY_UPDATES: u64 = 1_000;
+
+/// The shared object.
+type Table = HashMap<String, Vec<String>>;
+
+/// The two texts updates alternate between, made once.
+fn texts() -> &'static [String; 2] {
+    static TEXTS: OnceLock<[String; 2]> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        [0, 1].map(|v| {
+            (0..ROUTES)
+                .map(|k| {
+                    format!("route-{k}=backend-{k}-{v}-a,backend-{k}-{v}-b,backend-{k}-{v}-c\n")
+                })
+                .collect()
+        })
+    })
+}
+
+/// The route names readers look up, made once (`route-0` .. `route-999`).
+fn keys() -> &'static [String] {
+    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
+    KEYS.get_or_init(|| (0..ROUTES).map(|k| format!("route-{k}")).collect())
+}
+
+/// Each line of `text` as its route and its backends.
+fn lines(text: &str) -> impl Iterator<Item = (&str, std::str::Split<'_, char>)> {
+    text.lines().map(|line| {
+        let (key, backends) = line.split_once('=').expect("key=backends");
+        (key, backends.split(','))
+    })
+}
+
+/// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
+fn refill_from_arena(map: &mut Table, arena: &mut Arena, text: &str) {
+    for (key, backends) in lines(text) {
+        let mut list: Vec<String> = arena.take();
+        list.extend(backends.map(|b| arena.string_from(b)));
+        map.insert(arena.string_from(key), list);
+    }
+}
+
+/// Parses `text` into `map`, allocating every `String` and `Vec`.
+fn refill_fresh(map: &mut Table, text: &str) {
+    for (key, backends) in lines(text) {
+        map.insert(key.to_owned(), backends.map(str::to_owned).collect());
+    }
+}
+
+/// One way of publishing the table.
+trait Strategy: Sync {
+    /// Builds a version from `text` and publishes it.
+    fn update(&self, text: &str);
+    /// The number of backends of `key` in the current version (3; 0 if missing).
+    fn lookup(&self, key: &str) -> usize;
+    /// Versions the pool's factory built so far (0 without a pool).
+    fn built(&self) -> u64 {
+        0
+    }
+}
+
+/// poolswap, each version a `Recycled` map with its own arena.
+struct Recycling {
+    routes: Container<Recycled<Table>>,
+    built: Arc<AtomicU64>,
+}
+
+impl Recycling {
+    fn new() -> Self {
+        let built = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&built);
+        let pool = Pool::new(
+            move || {
+                counter.fetch_add(1, Relaxed);
+                Recycled::<Table>::default()
+            },
+            |r| {
+                r.clear();
+                true
+            },
+        );
+        let mut first = pool.get();
+        let (map, arena) = Recycled::parts_mut(&mut first);
+        refill_from_arena(map, arena, &texts()[0]);
+        Recycling {
+            routes: Container::new(pool.clone(), first),
+            built,
+        }
+    }
+}
+
+impl Strategy for Recycling {
+    fn update(&self, text: &str) {
+        let mut next = self.routes.get_new();
+        let (map, arena) = Recycled::parts_mut(&mut next);
+        refill_from_arena(map, arena, text);
+        self.routes.update(next);
+    }
+    fn lookup(&self, key: &str) -> usize {
+        self.routes
+            .acquire()
+            .map_or(0, |t| t.get(key).map_or(0, Vec::len))
+    }
+    fn built(&self) -> u64 {
+        self.built.load(Relaxed)
+    }
+}
+
+/// poolswap, each version a plain map reset with `clear()`.
+struct Clearing {
+    routes: Container<Table>,
+    built: Arc<AtomicU64>,
+}
+
+impl Clearing {
+    fn new() -> Self {
+        let built = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&built);
+        let pool = Pool::new(
+            move || {
+                counter.fetch_add(1, Relaxed);
+                Table::new()
+            },
+            |m: &mut Table| {
+                m.clear();
+                true
+            },
+        );
+        let mut first = pool.get();
+        refill_fresh(&mut first, &texts()[0]);
+        Clearing {
+            routes: Container::new(pool.clone(), first),
+            built,
+        }
+    }
+}
+
+impl Strategy for Clearing {
+    fn update(&self, text: &str) {
+        let mut next = self.routes.get_new();
+        refill_fresh(&mut next, text);
+        self.routes.update(next);
+    }
+    fn lookup(&self, key: &str) -> usize {
+        self.routes
+            .acquire()
+            .map_or(0, |t| t.get(key).map_or(0, Vec::len))
+    }
+    fn built(&self) -> u64 {
+        self.built.load(Relaxed)
+    }
+}
+
+/// arc-swap: a fresh map per update (pre-sized, as the heavy bench's).
+struct Fresh(ArcSwap<Table>);
+
+impl Fresh {
+    fn new() -> Self {
+        Fresh(ArcSwap::from_pointee(Self::build(&texts()[0])))
+    }
+    fn build(text: &str) -> Table {
+        let mut map = Table::with_capacity(ROUTES);
+        refill_fresh(&mut map, text);
+        map
+    }
+}
+
+impl Strategy for Fresh {
+    fn update(&self, text: &str) {
+        self.0.store(Arc::new(Self::build(text)));
+    }
+    fn lookup(&self, key: &str) -> usize {
+        self.0.load().get(key).map_or(0, Vec::len)
+    }
+}
+
+/// Makes the calling thread wait on a `parking_lot` lock once: its first wait allocates
+/// the thread's parking data (see tests/alloc.rs), a one-time cost to pay before measuring.
+fn warm_parking_lot() {
+    let lock = parking_lot::Mutex::new(());
+    let ready = parking_lot::Condvar::new();
+    let mut guard = lock.lock();
+    let _ = ready.wait_for(&mut guard, Duration::from_micros(1));
+}
+
+/// One reader: random lookups until `stop`; returns (reads, wrong answers).
+fn reader<S: Strategy>(strategy: &S, t: usize, stop: &AtomicBool) -> (u64, u64) {
+    warm_parking_lot();
+    let mut rng = support::seed(0, t);
+    let (mut reads, mut wrong) = (0u64, 0u64);
+    while !stop.load(Relaxed) {
+        let key = &keys()[(support::xorshift(&mut rng) >> 32) as usize % ROUTES];
+        wrong += u64::from(black_box(strategy.lookup(key)) != 3);
+        reads += 1;
+    }
+    (reads, wrong)
+}
+
+/// Benchmarks one strategy with [`READERS`] readers running, and records its allocations.
+fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: &S) {
+    let stop = AtomicBool::new(false);
+    let mut version = 0usize;
+    let mut update = || {
+        version += 1;
+        strategy.update(&texts()[version % 2]);
+    };
+    let (reads, wrong) = thread::scope(|s| {
+        let readers: Vec<_> = (0..READERS)
+            .map(|t| {
+                let stop = &stop;
+                s.spawn(move || reader(strategy, t, stop))
+            })
+            .collect();
+
+        let mut tally = Tally::default();
+        c.benchmark_group("owned").bench_function(name, |b| {
+            b.iter_custom(|ops| support::serial(ops, &mut tally, &mut update))
+        });
+        tally.extra = strategy.built();
+        support::record("owned", "owned", name, "", &tally, Some("versions built"));
+
+        if tally.ops > 0 && !support::test_mode() {
+            // The tally above includes warm-up (the first updates fill the pool and the
+            // arenas); this is the steady state alone, readers still running.
+            let before = Snapshot::now();
+            let t0 = Instant::now();
+            for _ in 0..STEADY_UPDATES {
+                update();
+            }
+            let elapsed = t0.elapsed();
+            let a = Snapshot::since(before);
+            let n = STEADY_UPDATES as f64;
+            eprintln!(
+                "owned/{name}: steady state {:.1} us/update, {:.4} allocs/update, {:.1} B/update \
+                 ({} allocs in {STEADY_UPDATES} updates after the run, {READERS} readers; {} versions built)",
+                elapsed.as_secs_f64() * 1e6 / n,
+                a.allocs as f64 / n,
+                a.bytes as f64 / n,
+                a.allocs,
+                strategy.built(),
+            );
+        }
+        stop.store(true, Relaxed);
+        readers
+            .into_iter()
+            .map(|h| h.join().expect("reader panicked"))
+            .fold((0, 0), |(r, w), (r1, w1)| (r + r1, w + w1))
+    });
+    // Every route of the last version is whole.
+    assert!(keys().iter().all(|k| strategy.lookup(k) == 3));
+    assert_eq!(
+        wrong, 0,
+        "{name}: {wrong} of {reads} reads got a wrong answer"
+    );
+}
+
+fn owned(c: &mut Criterion) {
+    texts();
+    keys(); // made before anything is counted
+    let recycling = Recycling::new();
+    bench(c, "poolswap-recycled", &recycling);
+    if let Some(v) = recycling.routes.acquire() {
+        // Whether retirement had started (it frees a buffer after 5,000 to 6,000 reuses of
+        // its free-list slot, and each version's slots are reused once per refill of it).
+        eprintln!(
+            "owned/poolswap-recycled: the current version's arena: {:?}",
+            Recycled::arena(&v).stats()
+        );
+    }
+    bench(c, "poolswap-clear", &Clearing::new());
+    bench(c, "arc-swap", &Fresh::new());
+}
+
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = owned
+}
+criterion_main!(benches);
