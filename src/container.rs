@@ -416,6 +416,12 @@ impl<T> Container<T> {
     /// Costs: per attempt, an `acquire`, a `get_new`, `f`, and a compare-and-swap; the
     /// successful one costs what an [`update`](Container::update) does.
     ///
+    /// `f` is given both versions, and `next` is whatever the pool's reset left in it: with
+    /// a reset that keeps the contents, `next` holds an older version, which `f` may bring
+    /// up to date by replaying only what changed since (an operation log, as left-right
+    /// applies to its second copy), in time proportional to the change and without waiting
+    /// for readers.
+    ///
     /// # Examples
     ///
     /// ```
