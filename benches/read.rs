@@ -23,7 +23,8 @@
 //! poolswap's rows are named for the barrier mode the process chose
 //! ([`poolswap::barrier_mode`]): `poolswap` and `poolswap-cache` with `membarrier`,
 //! `poolswap-fence` and `poolswap-cache-fence` with `fence(SeqCst)` (run the bench with
-//! `POOLSWAP_BARRIER=fence` for those).
+//! `POOLSWAP_BARRIER=fence` for those; that run measures arc-swap's `load` again, as
+//! `arc-swap-load-fence-run`, for a ratio taken within one run).
 //!
 //! A second group, `update`, times one `get_new` + fill + `update` with 2, 16 and 64 other
 //! threads registered as readers (each has read once and is parked): the cost of the heavy
@@ -266,7 +267,13 @@ fn read(c: &mut Criterion) {
         PoolSwapCache(Arc::new(Container::new(pool.clone(), init))),
     );
     if fence {
-        // The peers do not depend on the mode: measured in the default run.
+        // The peers do not depend on the mode: measured in the default run; arc-swap's
+        // `load` once more here, so that the fallback's ratio comes from one run.
+        bench_all(
+            c,
+            "arc-swap-load-fence-run",
+            ArcSwapLoad(ArcSwap::from_pointee([0; 8])),
+        );
         return;
     }
     bench_all(

@@ -50,6 +50,7 @@ READ = [
     ("poolswap-fence", "poolswap `acquire`, `POOLSWAP_BARRIER=fence`"),
     ("poolswap-cache-fence", "poolswap `Cache::load`, `POOLSWAP_BARRIER=fence`"),
     ("arc-swap-load", "arc-swap `load`"),
+    ("arc-swap-load-fence-run", "arc-swap `load`, again in the `POOLSWAP_BARRIER=fence` run"),
     ("arc-swap-cache", "arc-swap `Cache::load`"),
     ("rwlock-arc", "`RwLock<Arc<T>>` clone"),
     ("parking-lot-rwlock", "parking_lot `RwLock<T>` read"),
