@@ -1165,6 +1165,14 @@ macro_rules! plain {
                 *self = <$t>::default();
             }
         }
+
+        /// Plain data: copied.
+        impl RecycleCopy for $t {
+            #[inline]
+            fn copy_from_in(&mut self, src: &Self, _: &mut Arena) {
+                *self = *src;
+            }
+        }
     )*};
 }
 
@@ -1385,39 +1393,6 @@ fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
     out.copy_from_in(src, arena);
     out
 }
-
-macro_rules! plain_copy {
-    ($($t:ty),*) => {$(
-        /// Plain data: copied.
-        impl RecycleCopy for $t {
-            #[inline]
-            fn copy_from_in(&mut self, src: &Self, _: &mut Arena) {
-                *self = *src;
-            }
-        }
-    )*};
-}
-
-plain_copy!(
-    (),
-    bool,
-    char,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    f32,
-    f64,
-    &'static str
-);
 
 /// Copies into its own buffer, which grows only if `src` is longer than its capacity.
 impl RecycleCopy for String {

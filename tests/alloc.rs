@@ -16,32 +16,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::Se
 use std::sync::Arc;
 use std::thread;
 
-use counting_alloc::Snapshot;
+use counting_alloc::{warm_parking_lot, Snapshot};
 use poolswap::{Container, Guard, Pool};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 
 const READERS: usize = 2;
-
-/// Makes the calling thread wait on a `parking_lot` lock once.
-///
-/// `parking_lot` allocates its global parking table, and each thread's parking data, the
-/// first time a thread has to wait for a lock. The pool's depot locks are rarely contended,
-/// so that first time can fall anywhere in a run; these are one-time allocations of the
-/// lock library, not per-update ones, so each thread pays them during warm-up.
-fn warm_parking_lot() {
-    if cfg!(miri) {
-        // Under Miri the pool uses std's mutex (see src/sync.rs), and parking_lot's queue
-        // lock casts integers to pointers, which `-Zmiri-strict-provenance` rejects.
-        return;
-    }
-    let lock = parking_lot::Mutex::new(());
-    let ready = parking_lot::Condvar::new();
-    let mut guard = lock.lock();
-    // Parks this thread for 1 µs (a timed wait always parks first).
-    let _ = ready.wait_for(&mut guard, std::time::Duration::from_micros(1));
-}
 
 #[test]
 fn steady_state_updates_and_reads_allocate_nothing() {

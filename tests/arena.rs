@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::thread;
 
 use poolswap::arena::{Arena, Recycle};
@@ -20,16 +20,10 @@ use poolswap::{Container, Pool, Recycled};
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
-use counting_alloc::Snapshot;
+use counting_alloc::{serial, warm_parking_lot, Snapshot};
 
 #[global_allocator]
 static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
-
-/// One test at a time: the counters are process-wide.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Keys in a routing table (3 backends each): the 1,000, fewer under Miri.
 const KEYS: usize = if cfg!(miri) { 20 } else { 1_000 };
@@ -83,19 +77,6 @@ fn version_of(map: &Table) -> usize {
     let v = version(&first[0], "backend-0-", "-a");
     assert_eq!(version(&last[2], last_prefix, "-c"), v, "mixed versions");
     v
-}
-
-/// Makes the calling thread wait on a `parking_lot` lock once: its first wait allocates
-/// the thread's parking data (see tests/alloc.rs), a one-time cost to pay before measuring.
-fn warm_parking_lot() {
-    if cfg!(miri) {
-        // Under Miri the pool uses std's mutex (src/sync.rs).
-        return;
-    }
-    let lock = parking_lot::Mutex::new(());
-    let ready = parking_lot::Condvar::new();
-    let mut guard = lock.lock();
-    let _ = ready.wait_for(&mut guard, std::time::Duration::from_micros(1));
 }
 
 #[derive(Default, Debug, PartialEq)]

@@ -6,21 +6,17 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use poolswap::{Container, Guard, Pool};
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
+use counting_alloc::serial;
+
 #[global_allocator]
 static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
-
-/// One test at a time: `dead_pools_leave_no_memory_behind` reads live bytes process-wide.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Counts objects made and dropped.
 #[derive(Default)]

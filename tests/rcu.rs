@@ -11,21 +11,13 @@ mod counting_alloc;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 
-use counting_alloc::Snapshot;
+use counting_alloc::{serial, Snapshot};
 use poolswap::{Container, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
-
-/// Held by every test for its whole run.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// `n` under the native test run, `small` under Miri.
 fn scaled(n: usize, small: usize) -> usize {

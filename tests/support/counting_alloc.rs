@@ -116,3 +116,30 @@ fn live(at: *mut u8, added: usize, freed: usize) -> *mut u8 {
 pub fn live_bytes() -> u64 {
     LIVE.load(Relaxed)
 }
+
+/// One test at a time: the counters are process-wide, so a test that reads them must not
+/// run beside another test of its binary; every test of such a binary holds this.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Makes the calling thread wait on a `parking_lot` lock once.
+///
+/// `parking_lot` allocates its global parking table, and each thread's parking data, the
+/// first time a thread has to wait for a lock. The pool's depot locks are rarely contended,
+/// so that first time can fall anywhere in a run; these are one-time allocations of the
+/// lock library, not per-update ones, so each thread pays them before a measurement.
+pub fn warm_parking_lot() {
+    if cfg!(miri) {
+        // Under Miri the pool uses std's mutex (see src/sync.rs), and parking_lot's queue
+        // lock casts integers to pointers, which `-Zmiri-strict-provenance` rejects.
+        return;
+    }
+    let lock = parking_lot::Mutex::new(());
+    let ready = parking_lot::Condvar::new();
+    let mut guard = lock.lock();
+    // Parks this thread for 1 µs (a timed wait always parks first).
+    let _ = ready.wait_for(&mut guard, std::time::Duration::from_micros(1));
+}
