@@ -291,9 +291,11 @@ fn retirement_frees_a_buffer_after_its_reuse_budget() {
     let _serial = serial();
     const BIG: usize = 1 << 20;
     let mut arena = Arena::new().retire_after(4..=4);
-    let live = counting_alloc::live_bytes();
+    // Bytes asked for, not live bytes: the harness's threads may free memory meanwhile
+    // (the previous test's leftovers), which would lower a live-bytes reading.
+    let asked = Snapshot::now();
     arena.recycle(String::with_capacity(BIG));
-    assert!(counting_alloc::live_bytes() >= live + BIG as u64);
+    assert!(Snapshot::since(asked).bytes >= BIG as u64);
     for reuse in 0..4 {
         let s: String = arena.take();
         assert_eq!(s.capacity(), BIG, "reuse {reuse} should get the big buffer");
@@ -302,8 +304,10 @@ fn retirement_frees_a_buffer_after_its_reuse_budget() {
     let before = counting_alloc::live_bytes();
     let s: String = arena.take(); // the fifth take: the budget is spent
     assert_eq!(s.capacity(), 0, "the buffer should have been retired");
+    // Half of BIG as a margin: the harness's threads allocate a little meanwhile, and live
+    // bytes are process-wide; a buffer kept instead of freed would leave the drop near 0.
     assert!(
-        counting_alloc::live_bytes() + BIG as u64 <= before,
+        counting_alloc::live_bytes() + (BIG / 2) as u64 <= before,
         "retiring did not free the buffer"
     );
     assert_eq!(arena.stats().retired, 1);
