@@ -10,7 +10,10 @@
 //! below the 5,000 a rebuild costs without the arena, not with zero.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::OnceLock;
 use std::thread;
 
@@ -238,10 +241,16 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
 
     let stop = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
+    let started = AtomicUsize::new(0);
     let allocs = thread::scope(|s| {
         for _ in 0..READERS {
             s.spawn(|| {
                 warm_parking_lot();
+                // A reader's first acquire allocates its hazard block and per-thread
+                // state, and a new thread allocates in std: all before the writer counts
+                // (under Miri's scheduler a reader can otherwise start mid-measurement).
+                version_of(&routes.acquire().expect("never empty"));
+                started.fetch_add(1, Release);
                 let mut n = 0;
                 while !stop.load(Relaxed) {
                     let table = routes.acquire().expect("never empty");
@@ -257,6 +266,9 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
             fill(&mut next, v);
             routes.update(next);
         };
+        while started.load(Acquire) < READERS {
+            thread::yield_now();
+        }
         for v in 1..=warm_up {
             write(v);
         }
