@@ -232,8 +232,9 @@ impl<T> Container<T> {
         loop {
             let protect = NonNull::new(node)?;
             slot.protect(protect.cast());
-            // Acquire: as above; after the light barrier, see `hazard.rs`.
-            let again = self.current.load(Ordering::Acquire);
+            // SeqCst: completes the store-buffering pattern of `protect` (`barrier.rs`,
+            // `store_light`); it acquires as above. A plain load on x86-64.
+            let again = self.current.load(Ordering::SeqCst);
             if again == node {
                 // The re-loaded pointer, not `protect`: the same address, but its
                 // provenance is the store that published the version now current.
