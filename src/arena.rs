@@ -45,13 +45,13 @@
 //! }
 //!
 //! let pool = Pool::new(Routes::default, |r| { r.clear(); true });
-//! let routes = Container::empty(pool);
+//! let routes = Container::from_value(&pool, Routes::default());
 //! for version in 0..10 {
 //!     let mut next = routes.get_new(); // cleared into its arena by the pool's reset
 //!     refill(&mut next, &format!("/api=a{version},b,c\n/web=d,e,f"));
 //!     routes.update(next);
 //! }
-//! let table = routes.acquire().unwrap();
+//! let table = routes.acquire();
 //! assert_eq!(table["/api"], ["a9", "b", "c"]);
 //!
 //! // The next version comes cleared: its 2 keys, 2 lists and 6 backends wait in its arena.
@@ -1542,13 +1542,13 @@ impl<T: RecycleCopy> Recycled<T> {
     /// let pool = Pool::new(Routes::default, |r| { r.clear(); true });
     /// let mut first = pool.get();
     /// first.insert("/a".into(), vec!["10.0.0.1".into()]);
-    /// let c = Container::new(pool.clone(), first);
+    /// let c = Container::new(&pool, first);
     ///
     /// c.rcu(|current, next| {
     ///     Recycled::copy_from(next, current);
     ///     next.insert("/b".into(), vec!["10.0.0.2".into()]);
     /// });
-    /// assert_eq!(c.acquire().unwrap().len(), 2);
+    /// assert_eq!(c.acquire().len(), 2);
     /// ```
     pub fn copy_from(this: &mut Recycled<T>, src: &T) {
         this.value.copy_from_in(src, &mut this.arena);

@@ -75,80 +75,26 @@
 //! The loom models in `tests/loom.rs` check this protocol against updates, releases and
 //! collections, with both barriers as `fence(SeqCst)`.
 
+use std::borrow::Borrow;
+use std::cmp::Ordering as CmpOrdering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
 use crate::hazard::{self, Slot};
 use crate::pool::shared::{self, PoolNode};
-use crate::pool::{Pool, Pooled};
+use crate::pool::{self, OwnedPooled, Pool, Pooled, Publishable};
 use crate::sync::{self, Arc, AtomicPtr, Ordering};
 
-/// The current version of a heavy, read-mostly object, readable without waiting and
-/// replaceable without allocating.
-///
-/// Readers [`acquire`](Container::acquire) a [`Guard`] on the current version; a writer takes
-/// an object from the pool with [`get_new`](Container::get_new), fills it, and publishes it
-/// with [`update`](Container::update). The old version goes back to the pool when its last
-/// guard is dropped, and is reset when the pool next hands it out — never while a guard on
-/// it exists.
-///
-/// # Examples
-///
-/// ```
-/// use std::collections::HashMap;
-/// use poolswap::{Container, Pool};
-///
-/// let pool = Pool::new(HashMap::<&str, u32>::new, |m| { m.clear(); true });
-/// let config = Container::empty(pool);
-/// assert!(config.acquire().is_none());
-///
-/// let mut next = config.get_new();
-/// next.insert("timeout_ms", 250);
-/// config.update(next);
-///
-/// let current = config.acquire().unwrap();
-/// assert_eq!(current["timeout_ms"], 250);
-///
-/// let mut next = config.get_new(); // a fresh map: `current` still holds the old one
-/// next.insert("timeout_ms", 500);
-/// config.update(next);
-/// assert_eq!(current["timeout_ms"], 250); // a guard keeps its version
-/// assert_eq!(config.acquire().unwrap()["timeout_ms"], 500);
-/// ```
-///
-/// # Costs
-///
-/// - [`acquire`](Container::acquire): a thread-local load, a look for a free hazard slot
-///   of the thread (usually the first), two loads of the current pointer and one store to
-///   the slot, with a light barrier between (no instruction in
-///   [`BarrierMode::Membarrier`](crate::BarrierMode), a `fence(SeqCst)` otherwise); no
-///   atomic read-modify-write, no lock, no allocation, and no write to a cache line that
-///   another reader reads. Retries only if an update lands between its two loads. Dropping
-///   the guard: a store, a light barrier and a load of the thread's own slot line. A
-///   thread's first read registers it (a lock and, if no exited thread left a block behind,
-///   one allocation of 128 bytes per [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) slots).
-/// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
-///   where the version will go back to), one atomic increment of the pool handle (a version
-///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired
-///   list: a process-wide lock, a heavy barrier (`membarrier`: an interrupt to every CPU
-///   running a thread of this process; or a fence), and a look at every slot of every
-///   thread that ever read (`HAZARD_SLOTS` loads per thread). If no slot holds the old
-///   version and no counted guard does, its return to the depot of the thread that
-///   published it: one budget read-modify-write, one lock, and the pool handle's decrement.
-///   If some guard still holds it, the writer does not wait: the last guard to let go
-///   returns it (never resets it: the reset runs in the writer's next `get_new`). No
-///   allocation at steady state (the retired list keeps its capacity), except on a thread's
-///   first use of the pool (see [`Pool`]'s costs).
-///
-/// # Send and Sync
-///
-/// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the last
-/// one to let go hands the `T` to the pool for another thread to reuse.
-pub struct Container<T> {
+/// The state and protocol both container flavours share: `current` (null while empty) and
+/// the pool. [`Container`] keeps `current` non-null from construction on; an
+/// [`OptionContainer`] may be empty.
+struct Raw<T> {
     /// The current version, or null while empty. Holds one reference on it.
     current: CachePadded<AtomicPtr<PoolNode<T>>>,
     /// Every version published here comes from this pool, whose node memory outlives
@@ -156,66 +102,27 @@ pub struct Container<T> {
     pool: Pool<T>,
 }
 
-// SAFETY: the container owns a reference on a `T` that many threads read (`T: Sync`) and
-// that any thread may end up returning to the pool (`T: Send`). `Pool<T>` needs `T: Send`.
-unsafe impl<T: Send + Sync> Send for Container<T> {}
-// SAFETY: `&Container` hands out guards, i.e. `&T` on any thread and the last release on any
-// thread: the same bounds.
-unsafe impl<T: Send + Sync> Sync for Container<T> {}
-
-impl<T> Container<T> {
-    /// Makes a container whose current version is `init`; Go's `NewContainer`.
-    ///
-    /// # Panics
-    ///
-    /// If `init` did not come from `pool` (see [`update`](Container::update)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(String::new, |s| { s.clear(); true });
-    /// let mut init = pool.get();
-    /// init.push_str("v1");
-    /// // `init` borrows `pool`, so the container gets its own handle on the pool.
-    /// let c = Container::new(pool.clone(), init);
-    /// assert_eq!(&*c.acquire().unwrap(), "v1");
-    /// ```
-    pub fn new(pool: Pool<T>, init: Pooled<'_, T>) -> Container<T> {
-        let container = Container::empty(pool);
-        container.update(init);
-        container
-    }
-
-    /// Makes an empty container: [`acquire`](Container::acquire) returns `None` until the
-    /// first [`update`](Container::update). Go's `NewEmptyContainer`.
-    pub fn empty(pool: Pool<T>) -> Container<T> {
+impl<T> Raw<T> {
+    /// An empty container on its own handle of `pool`.
+    fn empty(pool: &Pool<T>) -> Raw<T> {
         // Before any reader of this container can exist: see `barrier.rs`.
         crate::barrier::init();
-        Container {
+        Raw {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
-            pool,
+            pool: pool.clone(),
         }
     }
 
-    /// A guard on the current version, or `None` while the container is empty; Go's
-    /// `Acquire`, with its `Release` done by the guard's `Drop`.
-    ///
-    /// Never waits for a writer and never allocates. See the type's docs for its cost.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-    /// let c = Container::new(pool.clone(), pool.adopt(7));
-    /// let v = c.acquire().expect("not empty");
-    /// assert_eq!(*v, 7);
-    /// ```
+    /// A container holding `init`.
+    fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Raw<T> {
+        let raw = Raw::empty(pool);
+        raw.update(init);
+        raw
+    }
+
+    /// A guard on the current version, or `None` while empty.
     #[inline]
-    pub fn acquire(&self) -> Option<Guard<T>> {
+    fn acquire(&self) -> Option<Guard<T>> {
         match hazard::free_slot() {
             Some(slot) => self.acquire_protected(slot),
             None => self.acquire_counted(),
@@ -271,122 +178,56 @@ impl<T> Container<T> {
         }
     }
 
-    /// Calls `f` with the current version (or `None` while empty) and drops the guard
-    /// afterwards; Go's `WithAcquire`. Nothing is allocated: `f` is called by value.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(Vec::<u8>::new, |v| { v.clear(); true });
-    /// let c = Container::empty(pool);
-    /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
-    /// ```
-    pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
-        let guard = self.acquire();
-        f(guard.as_deref())
-    }
-
-    /// An object from the container's pool, to fill and pass to
-    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
-    pub fn get_new(&self) -> Pooled<'_, T> {
-        self.pool.get()
-    }
-
-    /// Publishes `new` as the current version; Go's `Update`.
-    ///
-    /// Readers that acquire after this see `new`. The old version returns to the pool when
-    /// its last guard drops — here, if none exists. Concurrent updates are allowed; the last
-    /// one to swap wins, as in Go.
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's: the container's readers rely
-    /// on every version's memory belonging to the container's own pool.
-    pub fn update(&self, new: Pooled<'_, T>) {
-        if let Some(old) = self.replace(self.publish(new)) {
+    /// Publishes `new` and retires the old version.
+    fn update<P: Publishable<T>>(&self, new: P) {
+        if let Some(old) = self.replace(self.publish(new).as_ptr()) {
             Self::retire(old);
         }
     }
 
-    /// Publishes `new` like [`update`](Container::update) and returns a guard on the
-    /// version it replaced (`None` if the container was empty).
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-    /// let c = Container::new(pool.clone(), pool.adopt(1));
-    /// let old = c.swap(pool.adopt(2)).unwrap();
-    /// assert_eq!((*old, *c.acquire().unwrap()), (1, 2));
-    /// ```
-    pub fn swap(&self, new: Pooled<'_, T>) -> Option<Guard<T>> {
-        let old = self.replace(self.publish(new))?;
+    /// [`update`](Raw::update), returning a counted guard on the old version.
+    fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
+        let old = self.replace(self.publish(new).as_ptr())?;
         Some(Self::retire_with_guard(old))
     }
 
     /// Marks `new` published in this container; panics if it came from another pool.
-    fn publish(&self, new: Pooled<'_, T>) -> *mut PoolNode<T> {
-        assert!(
-            Pool::ptr_eq(Pooled::pool(&new), &self.pool),
-            "poolswap: Container::update/swap given an object from another pool; \
-             use this container's `get_new()` or `pool().adopt(value)`"
-        );
-        Pooled::publish(new, Arc::clone(self.pool.shared())).as_ptr()
+    fn publish<P: Publishable<T>>(&self, new: P) -> NonNull<PoolNode<T>> {
+        self.check_pool(&new);
+        // The guard's pool handle (a reference, or an owned handle dropped here) is not
+        // needed: the node's keepalive and the container's handle hold the pool.
+        let (node, _handle) = new.into_raw();
+        let node = node.cast::<PoolNode<T>>();
+        pool::publish(node, Arc::clone(self.pool.shared()));
+        node
     }
 
-    /// Publishes `new` only if the current version is still `expected` (`None`: the
-    /// container is empty); otherwise gives `new` back untouched, for the caller to refill
-    /// and retry. For writers that manage their own retries; [`rcu`](Container::rcu) is the
-    /// loop most want.
-    ///
-    /// A guard keeps its version from being recycled, so the comparison cannot be fooled by
-    /// a recycled object at the same address (no ABA).
-    ///
-    /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
-    /// the pool handle's increment and decrement and nothing else (no allocation).
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-    /// let c = Container::new(pool.clone(), pool.adopt(1));
-    /// let seen = c.acquire().unwrap();
-    /// c.update(pool.adopt(2)); // another writer got there first
-    /// let mut next = pool.adopt(*seen + 10);
-    /// next = c.compare_and_swap(Some(&seen), next).unwrap_err(); // refused: given back
-    /// let seen = c.acquire().unwrap();
-    /// *next = *seen + 10;
-    /// assert!(c.compare_and_swap(Some(&seen), next).is_ok());
-    /// assert_eq!(*c.acquire().unwrap(), 12);
-    /// ```
-    pub fn compare_and_swap<'a>(
+    fn check_pool<P: Publishable<T>>(&self, new: &P) {
+        assert!(
+            Pool::ptr_eq(new.pool_of(), &self.pool),
+            "poolswap: a container was given an object from another pool to publish; \
+             use this container's `get_new()` or `pool().adopt(value)`"
+        );
+    }
+
+    /// Publishes `new` if `current` is still `expected`; gives it back otherwise.
+    fn compare_and_swap<P: Publishable<T>>(
         &self,
-        expected: Option<&Guard<T>>,
-        new: Pooled<'a, T>,
-    ) -> Result<(), Pooled<'a, T>> {
-        let pool = Pooled::pool(&new);
-        let expected = expected.map_or(ptr::null_mut(), |g| g.node.as_ptr());
-        let new = self.publish(new);
+        expected: *mut PoolNode<T>,
+        new: P,
+    ) -> Result<(), P> {
+        self.check_pool(&new);
+        let (node, handle) = new.into_raw();
+        let node = node.cast::<PoolNode<T>>();
+        pool::publish(node, Arc::clone(self.pool.shared()));
         // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through the
-        // value seen, and `new` was never visible.
-        match self
-            .current
-            .compare_exchange(expected, new, Ordering::AcqRel, Ordering::Relaxed)
-        {
+        // value seen, and `node` was never visible.
+        match self.current.compare_exchange(
+            expected,
+            node.as_ptr(),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
             Ok(old) => {
                 if let Some(old) = NonNull::new(old) {
                     Self::retire(old);
@@ -394,74 +235,32 @@ impl<T> Container<T> {
                 Ok(())
             }
             Err(_) => {
-                // SAFETY: `new` was published by `self.publish` just above and never stored
-                // in `current`; `publish` checked that it belongs to `pool`.
-                Err(unsafe { Pooled::unpublish(NonNull::new(new).expect("published"), pool) })
+                // SAFETY: `node` was published just above and never stored in `current`.
+                unsafe { pool::unpublish(node) };
+                // SAFETY: `node` and `handle` came from `into_raw` of a `P`, and the node
+                // is checked out again.
+                Err(unsafe { P::from_raw(node.cast(), handle) })
             }
         }
     }
 
-    /// Read-copy-update: fills a recycled object from the current version with
-    /// `f(current, next)` and publishes it, retrying on the newer version if another writer
-    /// updated in between, so that concurrent `rcu`s never lose an update (a read through
-    /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns
-    /// what the successful call of `f` returned, or `None` if the container is empty (`f`
-    /// is not called).
-    ///
-    /// `next` comes from the pool, already reset: to make it a copy of `current` without
-    /// allocating, reuse its buffers, e.g. with
-    /// [`Recycled::copy_from`](crate::arena::Recycled::copy_from) for a `Recycled<T>`, or
-    /// `clone_from` for types whose `clone_from` keeps capacity (`Vec<u64>`, `String`).
-    /// `f` may run more than once; each retry gets a freshly reset object.
-    ///
-    /// Costs: per attempt, an `acquire`, a `get_new`, `f`, and a compare-and-swap; the
-    /// successful one costs what an [`update`](Container::update) does.
-    ///
-    /// `f` is given both versions, and `next` is whatever the pool's reset left in it: with
-    /// a reset that keeps the contents, `next` holds an older version, which `f` may bring
-    /// up to date by replaying only what changed since (an operation log, as left-right
-    /// applies to its second copy), in time proportional to the change and without waiting
-    /// for readers.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::thread;
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(Vec::<u32>::new, |v| { v.clear(); true });
-    /// let c = Container::new(pool.clone(), pool.adopt(vec![]));
-    /// thread::scope(|s| {
-    ///     for t in 0..2 {
-    ///         let c = &c;
-    ///         s.spawn(move || {
-    ///             for i in 0..100 {
-    ///                 c.rcu(|current, next| {
-    ///                     next.clone_from(current); // reuses next's capacity
-    ///                     next.push(t * 1000 + i);
-    ///                 });
-    ///             }
-    ///         });
-    ///     }
-    /// });
-    /// assert_eq!(c.acquire().unwrap().len(), 200); // no update lost
-    /// ```
-    pub fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
+    /// Read-copy-update; `None` (and `f` not called) while empty.
+    fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
         let mut current = self.acquire()?;
         loop {
-            let mut next = self.get_new();
+            let mut next = self.pool.get();
             let result = f(&current, &mut next);
-            match self.compare_and_swap(Some(&current), next) {
+            match self.compare_and_swap(current.node.as_ptr(), next) {
                 Ok(()) => return Some(result),
-                // Dropping `next` returns it to the pool, where the next `get_new` finds it.
+                // Dropping `next` returns it to the pool, where the next `get` finds it.
                 Err(next) => drop(next),
             }
             current = self.acquire()?;
         }
     }
 
-    /// Empties the container and returns a guard on the version it held.
-    pub fn take(&self) -> Option<Guard<T>> {
+    /// Empties the container; a counted guard on the version it held.
+    fn take(&self) -> Option<Guard<T>> {
         let old = self.replace(ptr::null_mut())?;
         Some(Self::retire_with_guard(old))
     }
@@ -490,29 +289,761 @@ impl<T> Container<T> {
         guard
     }
 
-    /// Whether the container holds no version now.
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         // Relaxed: an instantaneous reading; nothing is dereferenced.
         self.current.load(Ordering::Relaxed).is_null()
     }
-
-    /// The pool this container's versions come from.
-    pub fn pool(&self) -> &Pool<T> {
-        &self.pool
-    }
 }
 
-impl<T> Drop for Container<T> {
+impl<T> Drop for Raw<T> {
     fn drop(&mut self) {
         drop(self.take());
     }
 }
 
-impl<T> fmt::Debug for Container<T> {
+/// The current version of a heavy, read-mostly object, readable without waiting and
+/// replaceable without allocating. Always holds a version: reads return a [`Guard`], not an
+/// `Option` (see [`OptionContainer`] for one that may be empty, like Go's).
+///
+/// Readers [`acquire`](Container::acquire) a [`Guard`] on the current version; a writer takes
+/// an object from the pool with [`get_new`](Container::get_new), fills it, and publishes it
+/// with [`update`](Container::update). The old version goes back to the pool when its last
+/// guard is dropped, and is reset when the pool next hands it out — never while a guard on
+/// it exists.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(HashMap::<&str, u32>::new, HashMap::clear);
+/// let mut init = pool.get();
+/// init.insert("timeout_ms", 250);
+/// let config = Container::new(&pool, init);
+///
+/// let current = config.acquire();
+/// assert_eq!(current["timeout_ms"], 250);
+///
+/// let mut next = config.get_new(); // a fresh map: `current` still holds the old one
+/// next.insert("timeout_ms", 500);
+/// config.update(next);
+/// assert_eq!(current["timeout_ms"], 250); // a guard keeps its version
+/// assert_eq!(config.acquire()["timeout_ms"], 500);
+/// ```
+///
+/// Shared between threads through an `Arc` (or a `static`, e.g. in a `LazyLock`, or by
+/// reference in `thread::scope`); a `Container` is not `Clone`, like `ArcSwap`:
+///
+/// ```
+/// use std::sync::Arc;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(Vec::<u32>::new, Vec::clear);
+/// let table = Arc::new(Container::from_value(&pool, vec![1, 2, 3]));
+/// let reader = {
+///     let table = Arc::clone(&table);
+///     std::thread::spawn(move || table.acquire().len())
+/// };
+/// let mut next = table.get_new();
+/// next.extend([4, 5]);
+/// table.update(next);
+/// let len = reader.join().unwrap();
+/// assert!(len == 3 || len == 2);
+/// ```
+///
+/// # Costs
+///
+/// - [`acquire`](Container::acquire): a thread-local load, a look for a free hazard slot
+///   of the thread (usually the first), two loads of the current pointer and one store to
+///   the slot, with a light barrier between (no instruction in
+///   [`BarrierMode::Membarrier`](crate::BarrierMode); the store is an `xchg` otherwise); no
+///   atomic read-modify-write in `Membarrier` mode, no lock, no allocation, and no write to
+///   a cache line that another reader reads. Retries only if an update lands between its two
+///   loads. Dropping the guard: a store (an `xchg` in `Fence` mode) and a load of the
+///   thread's own slot line. A thread's first read registers it (a lock and, if no exited
+///   thread left a block behind, one allocation of 128 bytes per
+///   [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) slots).
+/// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
+///   where the version will go back to), one atomic increment of the pool handle (a version
+///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired
+///   list: a process-wide lock, a heavy barrier (`membarrier`: an interrupt to every CPU
+///   running a thread of this process; or a fence), and a look at every slot of every
+///   thread that ever read (`HAZARD_SLOTS` loads per thread). If no slot holds the old
+///   version and no counted guard does, its return to the depot of the thread that
+///   published it: one budget read-modify-write, one lock, and the pool handle's decrement.
+///   If some guard still holds it, the writer does not wait: the last guard to let go
+///   returns it (never resets it: the reset runs in the writer's next `get_new`). No
+///   allocation at steady state (the retired list keeps its capacity), except on a thread's
+///   first use of the pool (see [`Pool`]'s costs).
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the last
+/// one to let go hands the `T` to the pool for another thread to reuse.
+pub struct Container<T> {
+    /// Never empty: filled at construction, and nothing here stores null.
+    raw: Raw<T>,
+}
+
+// SAFETY: the container owns a reference on a `T` that many threads read (`T: Sync`) and
+// that any thread may end up returning to the pool (`T: Send`). `Pool<T>` needs `T: Send`.
+unsafe impl<T: Send + Sync> Send for Container<T> {}
+// SAFETY: `&Container` hands out guards, i.e. `&T` on any thread and the last release on any
+// thread: the same bounds.
+unsafe impl<T: Send + Sync> Sync for Container<T> {}
+
+// A panic cannot leave a container half-updated: every change is one atomic store of a
+// whole version, and guards only read. As for `ArcSwap` and `Arc`.
+impl<T: RefUnwindSafe> UnwindSafe for Container<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for Container<T> {}
+
+/// The message of the one `expect` that the non-empty invariant makes unreachable.
+const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
+
+impl<T> Container<T> {
+    /// Makes a container whose current version is `init` (a [`Pooled`] or an
+    /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
+    /// keeps its own handle on `pool` (one atomic increment).
+    ///
+    /// # Panics
+    ///
+    /// If `init` did not come from `pool` (see [`update`](Container::update)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let mut init = pool.get();
+    /// init.push_str("v1");
+    /// let c = Container::new(&pool, init);
+    /// assert_eq!(&*c.acquire(), "v1");
+    /// ```
+    #[must_use = "a container that is dropped at once publishes nothing"]
+    pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Container<T> {
+        Container {
+            raw: Raw::new(pool, init),
+        }
+    }
+
+    /// Makes a container whose current version is `value`, built elsewhere and taken into
+    /// `pool` ([`Pool::adopt`]: one allocation for its node, unless a discarded object
+    /// left one behind).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u32>::new, Vec::clear);
+    /// let c = Container::from_value(&pool, vec![1, 2, 3]);
+    /// assert_eq!(c.acquire().len(), 3);
+    /// ```
+    #[must_use = "a container that is dropped at once publishes nothing"]
+    pub fn from_value(pool: &Pool<T>, value: T) -> Container<T> {
+        Container::new(pool, pool.adopt(value))
+    }
+
+    /// A guard on the current version; Go's `Acquire`, with its `Release` done by the
+    /// guard's `Drop`.
+    ///
+    /// Never waits for a writer and never allocates (after the thread's first read). See
+    /// the type's docs for its cost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 7);
+    /// let v = c.acquire();
+    /// assert_eq!(*v, 7);
+    /// ```
+    #[inline]
+    #[must_use = "a guard that is dropped at once reads nothing"]
+    pub fn acquire(&self) -> Guard<T> {
+        self.raw.acquire().expect(NEVER_EMPTY)
+    }
+
+    /// Calls `f` with the current version and drops the guard afterwards; Go's
+    /// `WithAcquire`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
+    /// let c = Container::from_value(&pool, vec![1, 2]);
+    /// assert_eq!(c.with_acquire(|v| v.len()), 2);
+    /// ```
+    pub fn with_acquire<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.acquire())
+    }
+
+    /// An object from the container's pool, to fill and pass to
+    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
+    ///
+    /// # Panics
+    ///
+    /// As [`Pool::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = Container::from_value(&pool, String::from("v1"));
+    /// let mut next = c.get_new(); // reset: empty, with its capacity
+    /// assert!(next.is_empty());
+    /// next.push_str("v2");
+    /// c.update(next);
+    /// assert_eq!(&*c.acquire(), "v2");
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn get_new(&self) -> Pooled<'_, T> {
+        self.raw.pool.get()
+    }
+
+    /// [`get_new`](Container::get_new), returning an [`OwnedPooled`](crate::OwnedPooled)
+    /// that can be filled on another thread or task (`'static`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = Arc::new(Container::from_value(&pool, String::from("v1")));
+    /// let mut next = c.get_new_owned();
+    /// let filled = std::thread::spawn(move || {
+    ///     next.push_str("v2");
+    ///     next
+    /// });
+    /// c.update(filled.join().unwrap());
+    /// assert_eq!(&*c.acquire(), "v2");
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn get_new_owned(&self) -> OwnedPooled<T> {
+        self.raw.pool.get_owned()
+    }
+
+    /// Publishes `new` as the current version; Go's `Update`.
+    ///
+    /// Readers that acquire after this see `new`. The old version returns to the pool when
+    /// its last guard drops — here, if none exists. Concurrent updates are allowed; the last
+    /// one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's: the container's readers rely
+    /// on every version's memory belonging to the container's own pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u64, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let mut next = c.get_new();
+    /// *next = 2;
+    /// c.update(next);
+    /// assert_eq!(*c.acquire(), 2);
+    /// ```
+    pub fn update<P: Publishable<T>>(&self, new: P) {
+        self.raw.update(new);
+    }
+
+    /// Publishes `new` like [`update`](Container::update) and returns a (counted) guard on
+    /// the version it replaced.
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let old = c.swap(pool.adopt(2));
+    /// assert_eq!((*old, *c.acquire()), (1, 2));
+    /// ```
+    #[must_use = "use `update` if the old version is not needed"]
+    pub fn swap<P: Publishable<T>>(&self, new: P) -> Guard<T> {
+        self.raw.swap(new).expect(NEVER_EMPTY)
+    }
+
+    /// Publishes `new` only if the current version is still the one `expected` reads;
+    /// otherwise gives `new` back untouched, for the caller to refill and retry. For
+    /// writers that manage their own retries; [`rcu`](Container::rcu) is the loop most
+    /// want.
+    ///
+    /// A guard keeps its version from being recycled, so the comparison cannot be fooled by
+    /// a recycled object at the same address (no ABA).
+    ///
+    /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
+    /// the pool handle's increment and decrement and nothing else (no allocation).
+    ///
+    /// # Errors
+    ///
+    /// `Err(new)` if another version was published since `expected` was acquired.
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let seen = c.acquire();
+    /// c.update(pool.adopt(2)); // another writer got there first
+    /// let mut next = pool.adopt(*seen + 10);
+    /// next = c.compare_and_swap(&seen, next).unwrap_err(); // refused: given back
+    /// let seen = c.acquire();
+    /// *next = *seen + 10;
+    /// assert!(c.compare_and_swap(&seen, next).is_ok());
+    /// assert_eq!(*c.acquire(), 12);
+    /// ```
+    pub fn compare_and_swap<P: Publishable<T>>(
+        &self,
+        expected: &Guard<T>,
+        new: P,
+    ) -> Result<(), P> {
+        self.raw.compare_and_swap(expected.node.as_ptr(), new)
+    }
+
+    /// Read-copy-update: fills a recycled object from the current version with
+    /// `f(current, next)` and publishes it, retrying on the newer version if another writer
+    /// updated in between, so that concurrent `rcu`s never lose an update (a read through
+    /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns
+    /// what the successful call of `f` returned.
+    ///
+    /// `next` comes from the pool, already reset: to make it a copy of `current` without
+    /// allocating, reuse its buffers, e.g. with
+    /// [`Recycled::copy_from`](crate::arena::Recycled::copy_from) for a `Recycled<T>`, or
+    /// `clone_from` for types whose `clone_from` keeps capacity (`Vec<u64>`, `String`).
+    /// `f` may run more than once; each retry gets a freshly reset object.
+    ///
+    /// Costs: per attempt, an `acquire`, a `get_new`, `f`, and a compare-and-swap; the
+    /// successful one costs what an [`update`](Container::update) does.
+    ///
+    /// `f` is given both versions, and `next` is whatever the pool's reset left in it: with
+    /// a reset that keeps the contents, `next` holds an older version, which `f` may bring
+    /// up to date by replaying only what changed since (an operation log, as left-right
+    /// applies to its second copy), in time proportional to the change and without waiting
+    /// for readers.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panics (the object goes back to the pool), or as [`Pool::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u32>::new, Vec::clear);
+    /// let c = Container::from_value(&pool, vec![]);
+    /// thread::scope(|s| {
+    ///     for t in 0..2 {
+    ///         let c = &c;
+    ///         s.spawn(move || {
+    ///             for i in 0..100 {
+    ///                 c.rcu(|current, next| {
+    ///                     next.clone_from(current); // reuses next's capacity
+    ///                     next.push(t * 1000 + i);
+    ///                 });
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!(c.acquire().len(), 200); // no update lost
+    /// ```
+    pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> R {
+        self.raw.rcu(f).expect(NEVER_EMPTY)
+    }
+
+    /// The pool this container's versions come from.
+    pub fn pool(&self) -> &Pool<T> {
+        &self.raw.pool
+    }
+
+    /// Gives up the container, returning a (counted) guard on its last version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = Container::from_value(&pool, String::from("last"));
+    /// let last = c.into_inner();
+    /// assert_eq!(&*last, "last");
+    /// ```
+    #[must_use = "the last version goes back to the pool if the guard is dropped"]
+    pub fn into_inner(self) -> Guard<T> {
+        self.raw.take().expect(NEVER_EMPTY)
+    }
+}
+
+/// Shows the current version, as `RwLock`'s `Debug` shows its value.
+impl<T: fmt::Debug> fmt::Debug for Container<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Container")
-            .field("empty", &self.is_empty())
-            .field("pool", &self.pool)
+            .field("current", &*self.acquire())
+            .field("pool", &self.raw.pool)
+            .finish()
+    }
+}
+
+/// A container that may be empty, like Go's: reads return an `Option`. Made empty by
+/// [`empty`](OptionContainer::empty) (Go's `NewEmptyContainer`) or emptied by
+/// [`take`](OptionContainer::take) (Go's `Update(nil)`). Everything else is as in
+/// [`Container`], with the same costs; arc-swap's `ArcSwapOption` is the model.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{OptionContainer, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = OptionContainer::empty(&pool);
+/// assert!(c.acquire().is_none());
+/// let mut next = c.get_new();
+/// next.push_str("first");
+/// c.update(next);
+/// assert_eq!(c.acquire().as_deref().map(String::as_str), Some("first"));
+/// let last = c.take();
+/// assert!(c.is_empty() && last.is_some());
+/// ```
+///
+/// # Send and Sync
+///
+/// As [`Container`].
+pub struct OptionContainer<T> {
+    raw: Raw<T>,
+}
+
+// SAFETY: as for `Container`.
+unsafe impl<T: Send + Sync> Send for OptionContainer<T> {}
+// SAFETY: as for `Container`.
+unsafe impl<T: Send + Sync> Sync for OptionContainer<T> {}
+
+// As for `Container`.
+impl<T: RefUnwindSafe> UnwindSafe for OptionContainer<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for OptionContainer<T> {}
+
+impl<T> OptionContainer<T> {
+    /// Makes an empty container: [`acquire`](OptionContainer::acquire) returns `None` until
+    /// the first [`update`](OptionContainer::update). Go's `NewEmptyContainer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert!(c.is_empty());
+    /// ```
+    #[must_use = "a container that is dropped at once publishes nothing"]
+    pub fn empty(pool: &Pool<T>) -> OptionContainer<T> {
+        OptionContainer {
+            raw: Raw::empty(pool),
+        }
+    }
+
+    /// Makes a container whose current version is `init`, as [`Container::new`].
+    ///
+    /// # Panics
+    ///
+    /// If `init` did not come from `pool`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = OptionContainer::new(&pool, pool.adopt(3));
+    /// assert_eq!(c.acquire().as_deref(), Some(&3));
+    /// ```
+    #[must_use = "a container that is dropped at once publishes nothing"]
+    pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> OptionContainer<T> {
+        OptionContainer {
+            raw: Raw::new(pool, init),
+        }
+    }
+
+    /// Makes a container whose current version is `value`, as [`Container::from_value`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 3);
+    /// assert!(!c.is_empty());
+    /// ```
+    #[must_use = "a container that is dropped at once publishes nothing"]
+    pub fn from_value(pool: &Pool<T>, value: T) -> OptionContainer<T> {
+        OptionContainer::new(pool, pool.adopt(value))
+    }
+
+    /// A guard on the current version, or `None` while the container is empty; Go's
+    /// `Acquire`. Costs as [`Container::acquire`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 7);
+    /// assert_eq!(*c.acquire().expect("not empty"), 7);
+    /// ```
+    #[inline]
+    #[must_use = "a guard that is dropped at once reads nothing"]
+    pub fn acquire(&self) -> Option<Guard<T>> {
+        self.raw.acquire()
+    }
+
+    /// Calls `f` with the current version (or `None` while empty) and drops the guard
+    /// afterwards; Go's `WithAcquire`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
+    /// ```
+    pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
+        let guard = self.acquire();
+        f(guard.as_deref())
+    }
+
+    /// An object from the container's pool, as [`Container::get_new`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Pool::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = OptionContainer::empty(&pool);
+    /// let mut next = c.get_new();
+    /// next.push_str("v1");
+    /// c.update(next);
+    /// assert!(!c.is_empty());
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn get_new(&self) -> Pooled<'_, T> {
+        self.raw.pool.get()
+    }
+
+    /// An owned object from the container's pool, as [`Container::get_new_owned`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = OptionContainer::empty(&pool);
+    /// let next = std::thread::spawn({
+    ///     let mut next = c.get_new_owned();
+    ///     move || { next.push_str("v1"); next }
+    /// });
+    /// c.update(next.join().unwrap());
+    /// assert!(!c.is_empty());
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn get_new_owned(&self) -> OwnedPooled<T> {
+        self.raw.pool.get_owned()
+    }
+
+    /// Publishes `new` as the current version, as [`Container::update`].
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// c.update(pool.adopt(5));
+    /// assert_eq!(c.acquire().as_deref(), Some(&5));
+    /// ```
+    pub fn update<P: Publishable<T>>(&self, new: P) {
+        self.raw.update(new);
+    }
+
+    /// Publishes `new` and returns a guard on the version it replaced (`None` if the
+    /// container was empty).
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert!(c.swap(pool.adopt(1)).is_none());
+    /// assert_eq!(c.swap(pool.adopt(2)).as_deref(), Some(&1));
+    /// ```
+    #[must_use = "use `update` if the old version is not needed"]
+    pub fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
+        self.raw.swap(new)
+    }
+
+    /// Publishes `new` only if the current version is still the one `expected` reads
+    /// (`None`: the container is still empty), as [`Container::compare_and_swap`].
+    ///
+    /// # Errors
+    ///
+    /// `Err(new)` if the container changed since `expected` was acquired.
+    ///
+    /// # Panics
+    ///
+    /// If `new` came from a pool other than this container's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert!(c.compare_and_swap(None, pool.adopt(1)).is_ok()); // was empty
+    /// assert!(c.compare_and_swap(None, pool.adopt(2)).is_err()); // is not any more
+    /// ```
+    pub fn compare_and_swap<P: Publishable<T>>(
+        &self,
+        expected: Option<&Guard<T>>,
+        new: P,
+    ) -> Result<(), P> {
+        let expected = expected.map_or(ptr::null_mut(), |g| g.node.as_ptr());
+        self.raw.compare_and_swap(expected, new)
+    }
+
+    /// Read-copy-update, as [`Container::rcu`]; `None` if the container is empty (`f` is
+    /// not called).
+    ///
+    /// # Panics
+    ///
+    /// If `f` panics, or as [`Pool::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 1);
+    /// assert_eq!(c.rcu(|cur, next| { *next = cur + 1; *next }), Some(2));
+    /// ```
+    pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
+        self.raw.rcu(f)
+    }
+
+    /// Empties the container and returns a guard on the version it held; Go's
+    /// `Update(nil)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 9);
+    /// assert_eq!(c.take().as_deref(), Some(&9));
+    /// assert!(c.acquire().is_none());
+    /// ```
+    #[must_use = "the old version goes back to the pool if the guard is dropped; drop it explicitly if that is the point"]
+    pub fn take(&self) -> Option<Guard<T>> {
+        self.raw.take()
+    }
+
+    /// Whether the container holds no version now.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// The pool this container's versions come from.
+    pub fn pool(&self) -> &Pool<T> {
+        &self.raw.pool
+    }
+
+    /// Gives up the container, returning a guard on its last version (`None` if empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 4);
+    /// assert_eq!(c.into_inner().as_deref(), Some(&4));
+    /// ```
+    #[must_use = "the last version goes back to the pool if the guard is dropped"]
+    pub fn into_inner(self) -> Option<Guard<T>> {
+        self.raw.take()
+    }
+}
+
+/// A container that always holds a version, seen as one that may be empty.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, OptionContainer, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let c = OptionContainer::from(Container::from_value(&pool, 1));
+/// assert!(c.take().is_some());
+/// ```
+impl<T> From<Container<T>> for OptionContainer<T> {
+    fn from(c: Container<T>) -> OptionContainer<T> {
+        OptionContainer { raw: c.raw }
+    }
+}
+
+/// Shows the current version (or `None`), as `RwLock<Option<T>>`'s `Debug` would.
+impl<T: fmt::Debug> fmt::Debug for OptionContainer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OptionContainer")
+            .field("current", &self.acquire().as_deref())
+            .field("pool", &self.raw.pool)
             .finish()
     }
 }
@@ -681,6 +1212,185 @@ impl<T: fmt::Debug> fmt::Debug for Guard<T> {
     }
 }
 
+/// Formats the version, as `Arc`'s `Display` does.
+///
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// assert_eq!(format!("{}", c.acquire()), "v1");
+/// ```
+impl<T: fmt::Display> fmt::Display for Guard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// fn len(s: impl AsRef<String>) -> usize { s.as_ref().len() }
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// assert_eq!(len(c.acquire()), 2);
+/// ```
+impl<T> AsRef<T> for Guard<T> {
+    fn as_ref(&self) -> &T {
+        self
+    }
+}
+
+/// Lets a guard stand for its version in a `HashSet<T>` lookup, as `Arc` does (comparison
+/// and `Hash` below are by value, so they agree).
+///
+/// ```
+/// use std::borrow::Borrow;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// let g = c.acquire();
+/// let s: &String = g.borrow();
+/// assert_eq!(s, "v1");
+/// ```
+impl<T> Borrow<T> for Guard<T> {
+    fn borrow(&self) -> &T {
+        self
+    }
+}
+
+/// By value, as `Arc`: two guards are equal if their versions are, even if they are
+/// different versions ([`Guard::ptr_eq`] compares identity).
+///
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let a = Container::from_value(&pool, 1);
+/// let b = Container::from_value(&pool, 1);
+/// assert!(a.acquire() == b.acquire());
+/// assert!(a.acquire() < Container::from_value(&pool, 2).acquire());
+/// ```
+impl<T: PartialEq> PartialEq for Guard<T> {
+    fn eq(&self, other: &Guard<T>) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Guard<T> {}
+
+impl<T: PartialOrd> PartialOrd for Guard<T> {
+    fn partial_cmp(&self, other: &Guard<T>) -> Option<CmpOrdering> {
+        (**self).partial_cmp(&**other)
+    }
+}
+
+impl<T: Ord> Ord for Guard<T> {
+    fn cmp(&self, other: &Guard<T>) -> CmpOrdering {
+        (**self).cmp(&**other)
+    }
+}
+
+/// By value, consistent with `Eq` and `Borrow<T>`.
+///
+/// ```
+/// use std::collections::HashSet;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// let seen: HashSet<_> = [c.acquire()].into_iter().collect();
+/// assert!(seen.contains(&String::from("v1")));
+/// ```
+impl<T: Hash> Hash for Guard<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+// A guard only reads its version: a panic while one is held leaves nothing half-written
+// (as `Arc<T>`, it is unwind-safe when `&T` is).
+impl<T: RefUnwindSafe> UnwindSafe for Guard<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for Guard<T> {}
+
+impl<T> Guard<T> {
+    /// A guard on a part of the version (a field, an entry), keeping the whole version
+    /// alive; like `parking_lot`'s mapped guards and left-right's `ReadGuard::map`. Costs
+    /// nothing: it moves this guard into the new one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// struct Config { name: String, port: u16 }
+    /// let pool = Pool::new(
+    ///     || Config { name: String::new(), port: 0 },
+    ///     |c| c.name.clear(),
+    /// );
+    /// let c = Container::from_value(&pool, Config { name: "api".into(), port: 80 });
+    /// let name = Guard::map(c.acquire(), |c| c.name.as_str());
+    /// assert_eq!(&*name, "api");
+    /// ```
+    pub fn map<U: ?Sized, F>(this: Guard<T>, f: F) -> MappedGuard<T, U>
+    where
+        F: FnOnce(&T) -> &U,
+    {
+        let part = NonNull::from(f(&this));
+        MappedGuard { guard: this, part }
+    }
+}
+
+/// A guard on a part of a version, made by [`Guard::map`]. Dereferences to `&U`; keeps the
+/// whole version from being recycled, like the [`Guard`] it was made from.
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync` and `U: Sync` (it is a `Guard<T>` and a `&U`).
+pub struct MappedGuard<T, U: ?Sized> {
+    guard: Guard<T>,
+    /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
+    /// version is never moved or recycled while a guard on it exists.
+    part: NonNull<U>,
+}
+
+// SAFETY: a `Guard<T>` (sendable for `T: Send + Sync`) and a `&U` (sendable for `U: Sync`).
+unsafe impl<T: Send + Sync, U: ?Sized + Sync> Send for MappedGuard<T, U> {}
+// SAFETY: `&MappedGuard` gives only `&U` and `&Guard<T>`.
+unsafe impl<T: Send + Sync, U: ?Sized + Sync> Sync for MappedGuard<T, U> {}
+
+impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> UnwindSafe for MappedGuard<T, U> {}
+impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> RefUnwindSafe for MappedGuard<T, U> {}
+
+impl<T, U: ?Sized> MappedGuard<T, U> {
+    /// The guard on the whole version.
+    pub fn guard(this: &MappedGuard<T, U>) -> &Guard<T> {
+        &this.guard
+    }
+}
+
+impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
+    type Target = U;
+    fn deref(&self) -> &U {
+        // SAFETY: `part` came from a `&U` borrowed from the guard's version (or with a
+        // longer life), and the guard keeps that version in place and unrecycled.
+        unsafe { self.part.as_ref() }
+    }
+}
+
+impl<T, U: ?Sized + fmt::Debug> fmt::Debug for MappedGuard<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("MappedGuard").field(&&**self).finish()
+    }
+}
+
+impl<T, U: ?Sized + fmt::Display> fmt::Display for MappedGuard<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
 /// A per-thread cached reader of a [`Container`]: [`load`](Cache::load) returns the current
 /// version with one atomic load when nothing changed since the last call.
 ///
@@ -705,41 +1415,35 @@ impl<T: fmt::Debug> fmt::Debug for Guard<T> {
 /// use std::sync::Arc;
 /// use poolswap::{Cache, Container, Pool};
 ///
-/// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-/// let config = Arc::new(Container::new(pool.clone(), pool.adopt(1)));
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let config = Arc::new(Container::from_value(&pool, 1));
 /// let mut cache = Cache::new(Arc::clone(&config));
-/// assert_eq!(cache.load(), Some(&1));
+/// assert_eq!(*cache.load(), 1);
 /// config.update(pool.adopt(2));
-/// assert_eq!(cache.load(), Some(&2));
+/// assert_eq!(*cache.load(), 2);
 /// ```
 pub struct Cache<T, C> {
     container: C,
-    cached: Option<Guard<T>>,
+    cached: Guard<T>,
 }
 
 impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
-    /// A cache on `container`, holding no version yet.
+    /// A cache on `container`, holding a guard on its current version.
     pub fn new(container: C) -> Cache<T, C> {
-        Cache {
-            container,
-            cached: None,
-        }
+        let cached = container.acquire();
+        Cache { container, cached }
     }
 
-    /// The container's current version (`None` while it is empty).
+    /// The container's current version.
     #[inline]
-    pub fn load(&mut self) -> Option<&T> {
+    pub fn load(&mut self) -> &T {
         // Relaxed: comparing with the cached pointer reads nothing through it; the guard
         // protects the cached version, and a newer one is acquired properly below.
-        let current = self.container.current.load(Ordering::Relaxed);
-        let fresh = match &self.cached {
-            Some(guard) => guard.node.as_ptr() == current,
-            None => current.is_null(),
-        };
-        if !fresh {
+        let current = self.container.raw.current.load(Ordering::Relaxed);
+        if self.cached.node.as_ptr() != current {
             self.reload();
         }
-        self.cached.as_deref()
+        &self.cached
     }
 
     #[cold]
@@ -761,7 +1465,7 @@ impl<T, C: fmt::Debug> fmt::Debug for Cache<T, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cache")
             .field("container", &self.container)
-            .field("cached", &self.cached.as_ref().map(|g| g.node))
+            .field("cached", &self.cached.node)
             .finish()
     }
 }

@@ -35,8 +35,8 @@
 //!
 //! type Routes = Recycled<HashMap<String, Vec<String>>>;
 //!
-//! let pool = Pool::new(Routes::default, |r| { r.clear(); true }); // reset: keep the buffers
-//! let routes = Container::empty(pool);
+//! let pool = Pool::new(Routes::default, Routes::clear); // reset: keep the buffers
+//! let routes = Container::from_value(&pool, Routes::default());
 //!
 //! thread::scope(|s| {
 //!     s.spawn(|| {
@@ -53,13 +53,14 @@
 //!     });
 //!     s.spawn(|| {
 //!         for _ in 0..100 {
-//!             if let Some(table) = routes.acquire() {
-//!                 assert!(table["/api"][0].starts_with("10.0.0."));
+//!             let table = routes.acquire(); // a Guard: the version stays put while held
+//!             if let Some(backends) = table.get("/api") {
+//!                 assert!(backends[0].starts_with("10.0.0."));
 //!             }
 //!         }
 //!     });
 //! });
-//! assert_eq!(routes.acquire().unwrap()["/api"][0], "10.0.0.3:80");
+//! assert_eq!(routes.acquire()["/api"][0], "10.0.0.3:80");
 //! // A handful of tables served 100 versions.
 //! assert!(routes.pool().stats().created <= 8);
 //! ```
@@ -89,7 +90,11 @@
 //! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise; for
 //!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
 //!   timer.
-//! - A [`Pooled`] borrows its pool; a [`Guard`] borrows nothing.
+//! - A [`Pooled`] borrows its pool (no atomic operation to make or drop); an
+//!   [`OwnedPooled`] ([`Pool::get_owned`]) holds a handle instead, for `spawn` and struct
+//!   fields. A [`Guard`] borrows nothing.
+//! - A [`Container`] always holds a version; an [`OptionContainer`] may be empty (Go's
+//!   flavour), and its reads return an `Option`.
 //! - A reset that calls `clear()` keeps a collection's own buffer but drops what is inside
 //!   it: refilling a `HashMap<String, Vec<String>>` allocates every `String` and `Vec`
 //!   again. Make the version a [`Recycled`] map (module [`arena`]): its reset keeps the
@@ -131,18 +136,66 @@
 //! | Go | Rust |
 //! |---|---|
 //! | `NewPool(factory, reset)` | [`Pool::new`] |
-//! | `Pool.Get()` | [`Pool::get`] → [`Pooled`] (borrows the pool) |
+//! | `Pool.Get()` | [`Pool::get`] → [`Pooled`] (borrows the pool), [`Pool::get_owned`] → [`OwnedPooled`] |
 //! | `Pool.Release(obj)` | drop the [`Pooled`] or [`Guard`] |
-//! | `NewContainer(pool, obj)` | [`Container::new`] (with [`Pool::adopt`] for an object built elsewhere) |
+//! | `NewContainer(pool, obj)` | [`Container::new`]`(&pool, obj)`; [`Container::from_value`] for an object built elsewhere |
 //! | (none) | [`Pool::trim`], [`Pool::clear`], [`Pool::prefill`], [`Pool::stats`] |
-//! | `NewEmptyContainer(pool)` | [`Container::empty`] |
+//! | `NewEmptyContainer(pool)` | [`OptionContainer::empty`] |
 //! | `Container.Acquire()` / `Release` | [`Container::acquire`] → [`Guard`], dropped; or a per-thread [`Cache`] |
-//! | `Container.GetNew()` | [`Container::get_new`] |
+//! | `Container.GetNew()` | [`Container::get_new`], [`Container::get_new_owned`] |
 //! | `Container.Update(obj)` | [`Container::update`], [`Container::swap`] |
+//! | `Container.Update(nil)` | [`OptionContainer::take`] |
 //! | (none) | [`Container::rcu`] (read-copy-update; loses no concurrent update), [`Container::compare_and_swap`] |
 //! | `Container.WithAcquire(fn)` | [`Container::with_acquire`] |
 //! | `Ref` / `RefNoPadding` | the count lives in the pool's node, always padded |
 //! | `DebugPeekRef()` | [`Guard::ref_count`], [`Pooled::ref_count`] |
+//!
+//! # Sharing a container
+//!
+//! A [`Container`] is `Sync`, not `Clone` (as `ArcSwap`): share it by reference in
+//! `thread::scope`, through an `Arc`, or in a `static`:
+//!
+//! ```
+//! use std::sync::LazyLock;
+//! use poolswap::{Container, Pool};
+//!
+//! static CONFIG: LazyLock<Container<String>> = LazyLock::new(|| {
+//!     let pool = Pool::new(String::new, String::clear);
+//!     Container::from_value(&pool, String::from("debug=false"))
+//! });
+//!
+//! let handle = std::thread::spawn(|| CONFIG.acquire().len());
+//! let mut next = CONFIG.get_new();
+//! next.push_str("debug=true");
+//! CONFIG.update(next);
+//! let len = handle.join().unwrap(); // read before or after the update
+//! assert!(len == "debug=false".len() || len == "debug=true".len());
+//! ```
+//!
+//! With tokio, guards are `Send` and may be held across `.await`, and a reload task fills
+//! an [`OwnedPooled`] off the runtime's threads: see `examples/async_config.rs`.
+//!
+//! # Results not to ignore
+//!
+//! The methods whose result is the point are `#[must_use]`, with a message:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
+//! let c = poolswap::Container::from_value(&pool, 1);
+//! c.acquire(); // a guard dropped at once reads nothing
+//! ```
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
+//! pool.get(); // straight back to the pool
+//! ```
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
+//! let c = poolswap::OptionContainer::from_value(&pool, 1);
+//! c.take();
+//! ```
 //!
 //! # Send and Sync
 //!
@@ -225,11 +278,13 @@ mod container;
 mod hazard;
 mod pool;
 mod refcount;
+#[cfg(feature = "serde")]
+mod serialize;
 mod sync;
 
 pub use arena::{Arena, Recycle, RecycleCopy, Recycled};
 pub use barrier::BarrierMode;
-pub use container::{Cache, Container, Guard};
+pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
 
 /// Hazard slots per thread: how many guards one thread can hold at once before further
 /// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).
@@ -237,7 +292,7 @@ pub const HAZARD_SLOTS: usize = hazard::SLOTS;
 
 /// Which memory barriers the read path uses in this process.
 ///
-/// Chosen once, when the process makes its first [`Container`], and kept: `Membarrier` on
+/// Chosen once, when the process makes its first container, and kept: `Membarrier` on
 /// Linux when `membarrier(2)`'s private expedited command is available, can be registered,
 /// and one call takes under 200 µs; `Fence` otherwise, under Miri, or when the environment
 /// variable `POOLSWAP_BARRIER` is `fence` at that moment. Before the first container it
@@ -248,8 +303,8 @@ pub const HAZARD_SLOTS: usize = hazard::SLOTS;
 /// ```
 /// use poolswap::{BarrierMode, Container, Pool};
 ///
-/// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-/// let _c = Container::new(pool.clone(), pool.adopt(1));
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let _c = Container::from_value(&pool, 1);
 /// match poolswap::barrier_mode() {
 ///     BarrierMode::Membarrier => println!("reads take no fence; updates issue membarrier"),
 ///     BarrierMode::Fence => println!("reads and updates each take a SeqCst fence"),
@@ -258,4 +313,7 @@ pub const HAZARD_SLOTS: usize = hazard::SLOTS;
 pub fn barrier_mode() -> BarrierMode {
     barrier::mode()
 }
-pub use pool::{Pool, PoolBuilder, PoolStats, Pooled, DEFAULT_MAX_IDLE, MAGAZINE_SIZE, SLOT_BATCH};
+pub use pool::{
+    OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, DEFAULT_MAX_IDLE, MAGAZINE_SIZE,
+    SLOT_BATCH,
+};

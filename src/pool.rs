@@ -26,9 +26,11 @@
 //! last should not pay it. The price: an idle object keeps its old contents (and their
 //! memory, which `clear` keeps anyway) until it is handed out again or dropped.
 
+use std::borrow::{Borrow, BorrowMut};
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::ptr::{self, NonNull};
 
 mod budget;
@@ -333,14 +335,56 @@ impl<T> Pool<T> {
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(Vec::<u32>::new, |v| { v.clear(); true });
-    /// let c = Container::new(pool.clone(), pool.adopt(vec![1, 2, 3]));
-    /// assert_eq!(c.acquire().unwrap().len(), 3);
+    /// let c = Container::new(&pool, pool.adopt(vec![1, 2, 3]));
+    /// assert_eq!(c.acquire().len(), 3);
     /// ```
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
         let node = self.shared.house(value);
         Pooled::check_out(node, self)
+    }
+
+    /// [`get`](Pool::get), returning a guard that owns a handle on the pool instead of
+    /// borrowing it, for `thread::spawn`, `tokio::spawn` or a struct field. Costs what
+    /// `get` does, plus one atomic increment (and a decrement when the guard goes).
+    ///
+    /// # Panics
+    ///
+    /// As [`get`](Pool::get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool};
+    ///
+    /// struct Conn {
+    ///     buf: OwnedPooled<Vec<u8>>, // no lifetime: the guard holds the pool
+    /// }
+    /// let pool = Pool::new(Vec::new, Vec::clear);
+    /// let mut conn = Conn { buf: pool.get_owned() };
+    /// conn.buf.extend_from_slice(b"hello");
+    /// assert_eq!(conn.buf.len(), 5);
+    /// ```
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
+    pub fn get_owned(&self) -> OwnedPooled<T> {
+        Pooled::into_owned(self.get())
+    }
+
+    /// [`adopt`](Pool::adopt), returning an [`OwnedPooled`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let s = pool.adopt_owned(String::from("built elsewhere"));
+    /// assert_eq!(s.len(), 15);
+    /// ```
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
+    pub fn adopt_owned(&self, value: T) -> OwnedPooled<T> {
+        Pooled::into_owned(self.adopt(value))
     }
 
     /// Go's two-generation victim decay, driven by the caller instead of a garbage
@@ -543,6 +587,7 @@ impl<T> fmt::Debug for PoolBuilder<T> {
 /// });
 /// assert_eq!(pool.stats().idle, 1);
 /// ```
+#[must_use = "dropping it at once returns the object to the pool unused"]
 pub struct Pooled<'a, T> {
     node: NonNull<PoolNode<T>>,
     pool: &'a Pool<T>,
@@ -567,31 +612,26 @@ impl<'a, T> Pooled<'a, T> {
         Pooled { node: node.0, pool }
     }
 
-    /// Gives up the guard, marking the node published, and returns its reference.
-    pub(crate) fn publish(this: Pooled<'a, T>, pool: Arc<Shared<T>>) -> NonNull<PoolNode<T>> {
+    /// Turns this guard into one that owns a handle on the pool (one atomic increment),
+    /// for a `'static` guard.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool, Pooled};
+    ///
+    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
+    /// let owned: OwnedPooled<Vec<u8>> = Pooled::into_owned(pool.get());
+    /// std::thread::spawn(move || drop(owned)).join().unwrap();
+    /// assert_eq!(pool.stats().idle, 1);
+    /// ```
+    pub fn into_owned(this: Pooled<'a, T>) -> OwnedPooled<T> {
+        let pool = this.pool.clone();
         let this = ManuallyDrop::new(this);
-        // The publishing thread (the writer) is where the version goes back to, whose next
-        // `get` looks in its own depot first.
-        let home = Shared::local(&pool).map_or(ptr::null(), ptr::from_ref);
-        // SAFETY: the guard owns the node exclusively (stale readers touch only `refs`), so
-        // it holds no keepalive; the caller's Release swap publishes it next.
-        unsafe { this.node.as_ref().publish(home, pool) };
-        this.node
-    }
-
-    /// Undoes [`publish`](Pooled::publish) for a node that never became visible (a
-    /// container's compare-and-swap failed): the object is the caller's again, and the
-    /// pool handle the node held is dropped.
-    ///
-    /// # Safety
-    ///
-    /// `node` came from `publish` on a `Pooled` of `pool`, and was never stored where a
-    /// reader could find it.
-    pub(crate) unsafe fn unpublish(node: NonNull<PoolNode<T>>, pool: &'a Pool<T>) -> Pooled<'a, T> {
-        // SAFETY: per the caller, nobody else owns the node (stale readers touch only
-        // `refs`, and leave it as they found it).
-        drop(unsafe { node.as_ref().take_keepalive() });
-        Pooled { node, pool }
+        OwnedPooled {
+            node: this.node,
+            pool,
+        }
     }
 
     /// The pool this object came from.
@@ -607,40 +647,236 @@ impl<'a, T> Pooled<'a, T> {
     }
 }
 
-impl<T> Deref for Pooled<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: this guard owns the node, so its object is initialised and only this
-        // guard reaches it, for as long as `&self` lives.
-        unsafe { Node::object(self.node) }
-    }
-}
-
-impl<T> DerefMut for Pooled<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as above, and `&mut self` makes the access unique.
-        unsafe { Node::object_mut(self.node) }
-    }
-}
-
 impl<T> Drop for Pooled<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: the guard owns the node.
-        let published = unsafe { self.node.as_ref().ever_published() };
-        // A node that was never a container version has no stale readers: no atomic needed.
-        // One that was may have one holding a brief reference; the last of them recycles.
-        // SAFETY: the guard owns a reference.
-        if published && !unsafe { self.node.as_ref() }.refs.decrement() {
-            return;
-        }
-        Shared::put(&self.pool.shared, NodePtr(self.node));
+        // SAFETY: the guard owns the node, checked out of `self.pool`.
+        unsafe { give_back(self.node, self.pool) }
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Pooled<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Pooled").field(&**self).finish()
+/// Marks a checked-out node published, with its keepalive, for a container to store.
+pub(crate) fn publish<T>(node: NonNull<PoolNode<T>>, pool: Arc<Shared<T>>) {
+    // The publishing thread (the writer) is where the version goes back to, whose next
+    // `get` looks in its own depot first.
+    let home = Shared::local(&pool).map_or(ptr::null(), ptr::from_ref);
+    // SAFETY: the caller owns the node exclusively (stale readers touch only `refs`), so
+    // it holds no keepalive; the caller's Release swap publishes it next.
+    unsafe { node.as_ref().publish(home, pool) };
+}
+
+/// Undoes [`publish`] for a node that never became visible (a container's
+/// compare-and-swap failed): the node is checked out again, and the pool handle it held
+/// is dropped.
+///
+/// # Safety
+///
+/// `node` was published by `publish` and never stored where a reader could find it.
+pub(crate) unsafe fn unpublish<T>(node: NonNull<PoolNode<T>>) {
+    // SAFETY: per the caller, nobody else owns the node (stale readers touch only `refs`,
+    // and leave it as they found it).
+    drop(unsafe { node.as_ref().take_keepalive() });
+}
+
+/// Returns a checked-out node to `pool`: the drop of [`Pooled`] and [`OwnedPooled`].
+///
+/// # Safety
+///
+/// The caller owns the node's checked-out reference, and the node belongs to `pool`.
+#[inline]
+unsafe fn give_back<T>(node: NonNull<PoolNode<T>>, pool: &Pool<T>) {
+    // SAFETY: the caller owns the node.
+    let published = unsafe { node.as_ref().ever_published() };
+    // A node that was never a container version has no stale readers: no atomic needed.
+    // One that was may have one holding a brief reference; the last of them recycles.
+    // SAFETY: the caller owns a reference.
+    if published && !unsafe { node.as_ref() }.refs.decrement() {
+        return;
+    }
+    Shared::put(&pool.shared, NodePtr(node));
+}
+
+/// An exclusive guard on one pooled object that owns a handle on its pool instead of
+/// borrowing it: made by [`Pool::get_owned`] or [`Pooled::into_owned`], in the style of
+/// tokio's `acquire_owned`.
+///
+/// Everything a [`Pooled`] does, and `'static` when `T` is: it can go into
+/// `thread::spawn`, `tokio::spawn` or a struct field. [`Container::update`](crate::Container::update)
+/// and the other publishing methods take either kind.
+///
+/// Costs over a [`Pooled`]: one atomic increment of the pool's handle count when made, one
+/// decrement when dropped or published (two `Arc`-style read-modify-writes in all).
+///
+/// # Send and Sync
+///
+/// `Send` when `T: Send` and `Sync` when `T: Send + Sync`, as [`Pooled`].
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::Pool;
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let mut s = pool.get_owned();
+/// let filler = std::thread::spawn(move || {
+///     s.push_str("filled elsewhere");
+///     s
+/// });
+/// let s = filler.join().unwrap();
+/// assert_eq!(&*s, "filled elsewhere");
+/// drop(s); // back to the pool
+/// assert_eq!(pool.stats().idle, 1);
+/// ```
+#[must_use = "dropping it at once returns the object to the pool unused"]
+pub struct OwnedPooled<T> {
+    node: NonNull<PoolNode<T>>,
+    pool: Pool<T>,
+}
+
+// SAFETY: as for `Pooled`: the guard owns its object as a `Box` does, and `Pool<T>` is
+// `Send` for `T: Send`.
+unsafe impl<T: Send> Send for OwnedPooled<T> {}
+// SAFETY: `&OwnedPooled<T>` gives only `&T` and `&Pool<T>`.
+unsafe impl<T: Sync + Send> Sync for OwnedPooled<T> {}
+
+impl<T> OwnedPooled<T> {
+    /// The pool this object came from.
+    pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
+        &this.pool
+    }
+
+    /// The object's reference count, as [`Pooled::ref_count`].
+    pub fn ref_count(this: &OwnedPooled<T>) -> usize {
+        // SAFETY: this guard's reference keeps the node live.
+        unsafe { this.node.as_ref() }.refs.load()
+    }
+}
+
+impl<T> Drop for OwnedPooled<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the guard owns the node, checked out of `self.pool`.
+        unsafe { give_back(self.node, &self.pool) }
+    }
+}
+
+/// `Deref`, `DerefMut`, `Debug`, `Display`, `AsRef`, `AsMut`, `Borrow` and `BorrowMut` for
+/// the two pooled guards, which own their node's object exclusively.
+macro_rules! exclusive_guard_traits {
+    ($name:literal, [$($lt:lifetime)?], $ty:ty) => {
+        impl<$($lt,)? T> Deref for $ty {
+            type Target = T;
+            #[inline]
+            fn deref(&self) -> &T {
+                // SAFETY: this guard owns the node, so its object is initialised and only
+                // this guard reaches it, for as long as `&self` lives.
+                unsafe { Node::object(self.node) }
+            }
+        }
+
+        impl<$($lt,)? T> DerefMut for $ty {
+            #[inline]
+            fn deref_mut(&mut self) -> &mut T {
+                // SAFETY: as above, and `&mut self` makes the access unique.
+                unsafe { Node::object_mut(self.node) }
+            }
+        }
+
+        impl<$($lt,)? T: fmt::Debug> fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple($name).field(&**self).finish()
+            }
+        }
+
+        impl<$($lt,)? T: fmt::Display> fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&**self, f)
+            }
+        }
+
+        impl<$($lt,)? T> AsRef<T> for $ty {
+            fn as_ref(&self) -> &T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> AsMut<T> for $ty {
+            fn as_mut(&mut self) -> &mut T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> Borrow<T> for $ty {
+            fn borrow(&self) -> &T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> BorrowMut<T> for $ty {
+            fn borrow_mut(&mut self) -> &mut T {
+                self
+            }
+        }
+
+        // Unwinding can leave `T` half-updated only through `&mut T`, which a caught
+        // panic's closure cannot hold across the boundary without `AssertUnwindSafe`, as
+        // for `Box<T>`; the pool's own state is kept consistent on unwind.
+        impl<$($lt,)? T: UnwindSafe> UnwindSafe for $ty {}
+        impl<$($lt,)? T: RefUnwindSafe> RefUnwindSafe for $ty {}
+
+        impl<$($lt,)? T> sealed::Publishable<T> for $ty {
+            type Handle = exclusive_guard_traits!(@handle [$($lt)?]);
+
+            fn pool_of(&self) -> &Pool<T> {
+                &self.pool
+            }
+
+            fn into_raw(self) -> (NonNull<()>, Self::Handle) {
+                let this = ManuallyDrop::new(self);
+                // SAFETY: `this` is never dropped, so the handle is read out once.
+                (this.node.cast(), unsafe { ptr::read(&this.pool) })
+            }
+
+            unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self {
+                Self { node: node.cast(), pool }
+            }
+        }
+
+        impl<$($lt,)? T> Publishable<T> for $ty {}
+    };
+    (@handle [$lt:lifetime]) => { &$lt Pool<T> };
+    (@handle []) => { Pool<T> };
+}
+
+exclusive_guard_traits!("Pooled", ['a], Pooled<'a, T>);
+exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
+
+/// An object checked out of a pool and ready to become a container's version: a
+/// [`Pooled`] or an [`OwnedPooled`]. [`Container::update`](crate::Container::update),
+/// `swap`, `compare_and_swap` and the constructors take either.
+///
+/// Sealed: only this crate implements it.
+pub trait Publishable<T>: sealed::Publishable<T> {}
+
+pub(crate) mod sealed {
+    use super::{NonNull, Pool};
+
+    /// What a container needs of a checked-out object.
+    pub trait Publishable<T>: Sized {
+        /// What the guard keeps its pool by (a reference or a handle).
+        type Handle;
+        /// The pool the object came from.
+        fn pool_of(&self) -> &Pool<T>;
+        /// Gives up the guard without dropping it: its node (a `PoolNode<T>`, erased: the
+        /// type is private) and its pool handle.
+        fn into_raw(self) -> (NonNull<()>, Self::Handle);
+        /// Rebuilds the guard from what `into_raw` returned.
+        ///
+        /// # Safety
+        ///
+        /// `node` and `pool` came from `into_raw` of this type, and the node is checked out
+        /// (owned by the caller, unpublished).
+        unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self;
     }
 }
 
