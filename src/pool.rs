@@ -78,10 +78,8 @@ pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 /// ```
 /// use poolswap::Pool;
 ///
-/// let pool = Pool::new(|| Vec::<u8>::with_capacity(4096), |v| {
-///     v.clear();
-///     true // keep it; `false` would drop it
-/// });
+/// // The reset may return `()` (keep every object) or a `bool` (see `Pool::new`).
+/// let pool = Pool::new(|| Vec::<u8>::with_capacity(4096), Vec::clear);
 ///
 /// let mut buf = pool.get(); // made by the factory: the pool was empty
 /// buf.extend_from_slice(b"hello");
@@ -133,7 +131,7 @@ pub struct Pool<T> {
 /// ```
 /// use poolswap::Pool;
 ///
-/// let pool = Pool::builder(String::new, |s: &mut String| { s.clear(); true })
+/// let pool = Pool::builder(String::new, String::clear)
 ///     .max_idle(4)
 ///     .build();
 /// let held: Vec<_> = (0..10).map(|_| pool.get()).collect();
@@ -175,15 +173,82 @@ pub struct PoolStats {
     pub trimmed: u64,
 }
 
+/// What a pool's reset function returns: whether to keep the object it just reset.
+///
+/// Implemented for `()` (always keep: `Pool::new(Vec::new, Vec::clear)`) and for `bool`
+/// (`true` keeps the object, `false` drops it, as Go's `Reset` returning false does). The
+/// pool stores the reset function as one closure returning `bool` either way, so the choice
+/// costs nothing at run time.
+///
+/// The trait is sealed: it is implemented for these two types only, so that it may grow
+/// without breaking anyone.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Pool, ResetOutcome};
+///
+/// // `()`: every object is kept.
+/// let keep_all: Pool<Vec<u8>> = Pool::new(Vec::new, Vec::clear);
+/// // `bool`: objects that grew too large are dropped instead of kept.
+/// let keep_small = Pool::new(Vec::<u8>::new, |v| {
+///     v.clear();
+///     v.capacity() <= 4096
+/// });
+/// # drop((keep_all, keep_small));
+///
+/// assert!(().keep());
+/// assert!(!false.keep());
+/// ```
+pub trait ResetOutcome: sealed::Sealed {
+    /// Whether the pool keeps the object: `true` to keep it, `false` to drop it.
+    fn keep(self) -> bool;
+}
+
+impl ResetOutcome for () {
+    #[inline(always)]
+    fn keep(self) -> bool {
+        true
+    }
+}
+
+impl ResetOutcome for bool {
+    #[inline(always)]
+    fn keep(self) -> bool {
+        self
+    }
+}
+
+mod sealed {
+    /// Seals [`ResetOutcome`](super::ResetOutcome).
+    pub trait Sealed {}
+    impl Sealed for () {}
+    impl Sealed for bool {}
+}
+
 impl<T: Send + 'static> Pool<T> {
     /// Makes a pool that builds objects with `factory` and readies them for reuse with
     /// `reset`, keeping at most [`DEFAULT_MAX_IDLE`] idle objects.
     ///
     /// `reset` runs on each recycled object just before [`get`](Pool::get) hands it out
-    /// again. If it returns `false`, the object is dropped and never handed out again (Go's
-    /// `Reset` returning false), and `get` tries the next idle object or the factory.
+    /// again. It returns `()` to keep every object, or a `bool` (see [`ResetOutcome`]): if
+    /// it returns `false`, the object is dropped and never handed out again (Go's `Reset`
+    /// returning false), and `get` tries the next idle object or the factory.
     ///
     /// # Examples
+    ///
+    /// A reset that keeps everything:
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool: Pool<Vec<u8>> = Pool::new(Vec::new, Vec::clear);
+    /// pool.get().push(1);
+    /// assert!(pool.get().is_empty()); // the same Vec, cleared
+    /// assert_eq!(pool.stats().created, 1);
+    /// ```
+    ///
+    /// One that drops some objects:
     ///
     /// ```
     /// use std::collections::HashMap;
@@ -196,23 +261,28 @@ impl<T: Send + 'static> Pool<T> {
     /// let mut m = pool.get();
     /// m.insert("a".into(), 1);
     /// ```
-    pub fn new<F, R>(factory: F, reset: R) -> Pool<T>
+    pub fn new<F, R, O>(factory: F, reset: R) -> Pool<T>
     where
         F: Fn() -> T + Send + Sync + 'static,
-        R: Fn(&mut T) -> bool + Send + Sync + 'static,
+        R: Fn(&mut T) -> O + Send + Sync + 'static,
+        O: ResetOutcome,
     {
         Pool::builder(factory, reset).build()
     }
 
-    /// Starts configuring a pool; see [`PoolBuilder`].
-    pub fn builder<F, R>(factory: F, reset: R) -> PoolBuilder<T>
+    /// Starts configuring a pool; see [`PoolBuilder`]. `factory` and `reset` are as for
+    /// [`Pool::new`].
+    pub fn builder<F, R, O>(factory: F, reset: R) -> PoolBuilder<T>
     where
         F: Fn() -> T + Send + Sync + 'static,
-        R: Fn(&mut T) -> bool + Send + Sync + 'static,
+        R: Fn(&mut T) -> O + Send + Sync + 'static,
+        O: ResetOutcome,
     {
         PoolBuilder {
             factory: Box::new(factory),
-            reset: Box::new(reset),
+            // One closure returning `bool`, whatever `O` is: `keep` inlines into it, so the
+            // pool makes the same single indirect call per reset as before.
+            reset: Box::new(move |object: &mut T| reset(object).keep()),
             max_idle: DEFAULT_MAX_IDLE,
             min_idle: 0,
         }
@@ -281,7 +351,7 @@ impl<T> Pool<T> {
     /// ```
     /// use poolswap::Pool;
     ///
-    /// let pool = Pool::new(|| 0u64, |n| { *n = 0; true });
+    /// let pool = Pool::new(|| 0u64, |n| *n = 0);
     /// let mut n = pool.get();
     /// *n += 1;
     /// assert_eq!(*n, 1);
@@ -334,7 +404,7 @@ impl<T> Pool<T> {
     /// ```
     /// use poolswap::{Container, Pool};
     ///
-    /// let pool = Pool::new(Vec::<u32>::new, |v| { v.clear(); true });
+    /// let pool = Pool::new(Vec::<u32>::new, Vec::clear);
     /// let c = Container::new(&pool, pool.adopt(vec![1, 2, 3]));
     /// assert_eq!(c.acquire().len(), 3);
     /// ```
@@ -408,7 +478,7 @@ impl<T> Pool<T> {
     /// ```
     /// use poolswap::Pool;
     ///
-    /// let pool = Pool::builder(|| vec![0u8; 1024], |v: &mut Vec<u8>| { v.fill(0); true })
+    /// let pool = Pool::builder(|| vec![0u8; 1024], |v: &mut Vec<u8>| v.fill(0))
     ///     .max_idle(1000)
     ///     .build();
     /// let burst: Vec<_> = (0..100).map(|_| pool.get()).collect();
@@ -579,7 +649,7 @@ impl<T> fmt::Debug for PoolBuilder<T> {
 /// ```
 /// use poolswap::Pool;
 ///
-/// let pool = Pool::new(String::new, |s| { s.clear(); true });
+/// let pool = Pool::new(String::new, String::clear);
 /// let mut s = pool.get();
 /// s.push_str("pooled");
 /// std::thread::scope(|scope| {
