@@ -314,6 +314,6 @@ pub fn barrier_mode() -> BarrierMode {
     barrier::mode()
 }
 pub use pool::{
-    OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, DEFAULT_MAX_IDLE, MAGAZINE_SIZE,
-    SLOT_BATCH,
+    OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome, DEFAULT_MAX_IDLE,
+    MAGAZINE_SIZE, SLOT_BATCH,
 };
