@@ -894,7 +894,7 @@ macro_rules! exclusive_guard_traits {
         impl<$($lt,)? T: UnwindSafe> UnwindSafe for $ty {}
         impl<$($lt,)? T: RefUnwindSafe> RefUnwindSafe for $ty {}
 
-        impl<$($lt,)? T> sealed::Publishable<T> for $ty {
+        impl<$($lt,)? T> publishable::Publishable<T> for $ty {
             type Handle = exclusive_guard_traits!(@handle [$($lt)?]);
 
             fn pool_of(&self) -> &Pool<T> {
@@ -926,9 +926,9 @@ exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
 /// `swap`, `compare_and_swap` and the constructors take either.
 ///
 /// Sealed: only this crate implements it.
-pub trait Publishable<T>: sealed::Publishable<T> {}
+pub trait Publishable<T>: publishable::Publishable<T> {}
 
-pub(crate) mod sealed {
+pub(crate) mod publishable {
     use super::{NonNull, Pool};
 
     /// What a container needs of a checked-out object.
