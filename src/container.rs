@@ -678,6 +678,16 @@ impl<T> Container<T> {
     }
 
     /// The pool this container's versions come from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// assert!(Pool::ptr_eq(c.pool(), &pool));
+    /// ```
     pub fn pool(&self) -> &Pool<T> {
         &self.raw.pool
     }
@@ -994,12 +1004,35 @@ impl<T> OptionContainer<T> {
         self.raw.take()
     }
 
-    /// Whether the container holds no version now.
+    /// Whether the container holds no version now (another thread may change that at
+    /// any moment).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert!(c.is_empty());
+    /// c.update(pool.adopt(1));
+    /// assert!(!c.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
 
     /// The pool this container's versions come from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = OptionContainer::empty(&pool);
+    /// assert_eq!(c.pool().stats().created, 0);
+    /// ```
     pub fn pool(&self) -> &Pool<T> {
         &self.raw.pool
     }
@@ -1076,9 +1109,9 @@ impl<T: fmt::Debug> fmt::Debug for OptionContainer<T> {
 /// ```
 /// use poolswap::{Container, Guard, Pool};
 ///
-/// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-/// let c = Container::new(pool.clone(), pool.adopt(1));
-/// let a = c.acquire().unwrap();
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let c = Container::from_value(&pool, 1);
+/// let a = c.acquire();
 /// let b = Guard::clone(&a);
 /// assert!(Guard::ptr_eq(&a, &b));
 /// drop(c);
@@ -1128,6 +1161,19 @@ impl<T> Guard<T> {
     /// protect it with hazard slots), plus one per counted guard ([`Guard::is_counted`]).
     /// Guards that hold a hazard slot are not counted. For tests and debugging (Go's
     /// `DebugPeekRef`); other threads may change it at any moment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let g = c.acquire();
+    /// assert_eq!(Guard::ref_count(&g), 1); // the container's: `g` holds a hazard slot
+    /// let old = c.swap(pool.adopt(2)); // a counted guard on the old version
+    /// assert_eq!(Guard::ref_count(&old), 2); // `old`'s and the retired list's
+    /// ```
     pub fn ref_count(this: &Guard<T>) -> usize {
         // SAFETY: this guard keeps the node live.
         unsafe { this.node.as_ref() }.refs.load()
@@ -1146,9 +1192,9 @@ impl<T> Guard<T> {
     /// ```
     /// use poolswap::{Container, Guard, Pool};
     ///
-    /// let pool = Pool::new(|| 0u32, |n| { *n = 0; true });
-    /// let c = Container::new(pool.clone(), pool.adopt(1));
-    /// let a = c.acquire().unwrap();
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let a = c.acquire();
     /// let b = Guard::clone(&a);
     /// assert!(!Guard::is_counted(&a));
     /// assert!(Guard::is_counted(&b));
@@ -1158,7 +1204,20 @@ impl<T> Guard<T> {
         this.slot.is_none()
     }
 
-    /// Whether two guards read the same version.
+    /// Whether two guards read the same version (the same object, not equal values).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let a = c.acquire();
+    /// assert!(Guard::ptr_eq(&a, &c.acquire()));
+    /// c.update(pool.adopt(1)); // an equal value, another version
+    /// assert!(!Guard::ptr_eq(&a, &c.acquire()));
+    /// ```
     pub fn ptr_eq(a: &Guard<T>, b: &Guard<T>) -> bool {
         a.node == b.node
     }
@@ -1331,7 +1390,8 @@ impl<T> Guard<T> {
     /// );
     /// let c = Container::from_value(&pool, Config { name: "api".into(), port: 80 });
     /// let name = Guard::map(c.acquire(), |c| c.name.as_str());
-    /// assert_eq!(&*name, "api");
+    /// let port = Guard::map(c.acquire(), |c| &c.port);
+    /// assert_eq!((&*name, *port), ("api", 80));
     /// ```
     pub fn map<U: ?Sized, F>(this: Guard<T>, f: F) -> MappedGuard<T, U>
     where
@@ -1365,6 +1425,17 @@ impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> RefUnwindSafe for MappedGuard<
 
 impl<T, U: ?Sized> MappedGuard<T, U> {
     /// The guard on the whole version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, MappedGuard, Pool};
+    ///
+    /// let pool = Pool::new(|| (0u8, 0u8), |p: &mut (u8, u8)| *p = (0, 0));
+    /// let c = Container::from_value(&pool, (1u8, 2u8));
+    /// let second = Guard::map(c.acquire(), |p| &p.1);
+    /// assert_eq!(**MappedGuard::guard(&second), (1, 2));
+    /// ```
     pub fn guard(this: &MappedGuard<T, U>) -> &Guard<T> {
         &this.guard
     }
@@ -1428,13 +1499,39 @@ pub struct Cache<T, C> {
 }
 
 impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
-    /// A cache on `container`, holding a guard on its current version.
+    /// A cache on `container`, holding a guard on its current version (an
+    /// [`acquire`](Container::acquire)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Cache, Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let mut cache = Cache::new(&c);
+    /// assert_eq!(*cache.load(), 1);
+    /// ```
     pub fn new(container: C) -> Cache<T, C> {
         let cached = container.acquire();
         Cache { container, cached }
     }
 
-    /// The container's current version.
+    /// The container's current version: the cached one if it is still current (one load),
+    /// else a fresh [`acquire`](Container::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Cache, Container, Pool};
+    ///
+    /// let pool = Pool::new(String::new, String::clear);
+    /// let c = Container::from_value(&pool, String::from("v1"));
+    /// let mut cache = Cache::new(&c);
+    /// assert_eq!(cache.load(), "v1");
+    /// c.update(pool.adopt(String::from("v2")));
+    /// assert_eq!(cache.load(), "v2");
+    /// ```
     #[inline]
     pub fn load(&mut self) -> &T {
         // Relaxed: comparing with the cached pointer reads nothing through it; the guard
@@ -1456,6 +1553,17 @@ impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
     }
 
     /// The container this cache reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Cache, Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let cache = Cache::new(&c);
+    /// assert!(std::ptr::eq(*cache.container(), &c));
+    /// ```
     pub fn container(&self) -> &C {
         &self.container
     }
