@@ -112,7 +112,7 @@ impl PoolSwap {
         );
         let mut init = pool.get();
         fill(&mut init);
-        PoolSwap(Container::new(pool.clone(), init))
+        PoolSwap(Container::new(&pool, init))
     }
 }
 
@@ -125,7 +125,7 @@ impl Strategy for PoolSwap {
         self.0.update(map);
     }
     fn read(&self, _: &mut (), key: &str) -> Option<&'static str> {
-        self.0.acquire().and_then(|m| m.get(key).copied())
+        self.0.acquire().get(key).copied()
     }
 }
 

@@ -140,7 +140,7 @@ impl Recycling {
         let (map, arena) = Recycled::parts_mut(&mut first);
         refill_from_arena(map, arena, &texts()[0]);
         Recycling {
-            routes: Container::new(pool.clone(), first),
+            routes: Container::new(&pool, first),
             built,
         }
     }
@@ -154,9 +154,7 @@ impl Strategy for Recycling {
         self.routes.update(next);
     }
     fn lookup(&self, key: &str) -> usize {
-        self.routes
-            .acquire()
-            .map_or(0, |t| t.get(key).map_or(0, Vec::len))
+        self.routes.acquire().get(key).map_or(0, Vec::len)
     }
     fn built(&self) -> u64 {
         self.built.load(Relaxed)
@@ -186,7 +184,7 @@ impl Clearing {
         let mut first = pool.get();
         refill_fresh(&mut first, &texts()[0]);
         Clearing {
-            routes: Container::new(pool.clone(), first),
+            routes: Container::new(&pool, first),
             built,
         }
     }
@@ -199,9 +197,7 @@ impl Strategy for Clearing {
         self.routes.update(next);
     }
     fn lookup(&self, key: &str) -> usize {
-        self.routes
-            .acquire()
-            .map_or(0, |t| t.get(key).map_or(0, Vec::len))
+        self.routes.acquire().get(key).map_or(0, Vec::len)
     }
     fn built(&self) -> u64 {
         self.built.load(Relaxed)
@@ -316,14 +312,12 @@ fn owned(c: &mut Criterion) {
     keys(); // made before anything is counted
     let recycling = Recycling::new();
     bench(c, "poolswap-recycled", &recycling);
-    if let Some(v) = recycling.routes.acquire() {
-        // Whether retirement had started (it frees a buffer after 5,000 to 6,000 reuses of
-        // its free-list slot, and each version's slots are reused once per refill of it).
-        eprintln!(
-            "owned/poolswap-recycled: the current version's arena: {:?}",
-            Recycled::arena(&v).stats()
-        );
-    }
+    // Whether retirement had started (it frees a buffer after 5,000 to 6,000 reuses of its
+    // free-list slot, and each version's slots are reused once per refill of it).
+    eprintln!(
+        "owned/poolswap-recycled: the current version's arena: {:?}",
+        Recycled::arena(&recycling.routes.acquire()).stats()
+    );
     bench(c, "poolswap-clear", &Clearing::new());
     bench(c, "arc-swap", &Fresh::new());
 }

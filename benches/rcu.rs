@@ -84,7 +84,7 @@ fn rcu(c: &mut Criterion) {
     g.sample_size(10);
 
     let pool = Pool::new(Recycled::<Routes>::default, |_| true);
-    let container = Container::new(pool.clone(), pool.adopt(Recycled::new(routes())));
+    let container = Container::new(&pool, pool.adopt(Recycled::new(routes())));
     let mut tally = Tally::default();
     let mut v = 0u64;
     g.bench_function("poolswap-recycled", |b| {
@@ -107,7 +107,7 @@ fn rcu(c: &mut Criterion) {
             set_backend(&mut next.get_mut(CHANGED).expect("present")[0], v);
         });
     });
-    black_box(container.acquire());
+    drop(black_box(container.acquire()));
 
     let swap = ArcSwap::from_pointee(routes());
     let mut tally = Tally::default();

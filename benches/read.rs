@@ -100,7 +100,7 @@ impl Strategy for PoolSwap {
         self.0.update(new);
     }
     fn read(&self, _: &mut (), i: usize) -> u64 {
-        self.0.acquire().map_or(0, |g| g[i])
+        self.0.acquire()[i]
     }
 }
 
@@ -118,7 +118,7 @@ impl Strategy for PoolSwapCache {
         self.0.update(new);
     }
     fn read(&self, cache: &mut Self::Local, i: usize) -> u64 {
-        cache.load().map_or(0, |g| g[i])
+        cache.load()[i]
     }
 }
 
@@ -255,7 +255,7 @@ fn bench_all<S: Strategy>(c: &mut Criterion, name: &str, strategy: S) {
 fn read(c: &mut Criterion) {
     let pool = Pool::new(|| [0; 8], |_: &mut Small| true);
     let init = pool.get();
-    let container = Container::new(pool.clone(), init);
+    let container = Container::new(&pool, init);
     // Named for the barrier mode, chosen when the first container was made (just now).
     let fence = poolswap::barrier_mode() == BarrierMode::Fence;
     let suffix = if fence { "-fence" } else { "" };
@@ -264,7 +264,7 @@ fn read(c: &mut Criterion) {
     bench_all(
         c,
         &format!("poolswap-cache{suffix}"),
-        PoolSwapCache(Arc::new(Container::new(pool.clone(), init))),
+        PoolSwapCache(Arc::new(Container::new(&pool, init))),
     );
     if fence {
         // The peers do not depend on the mode: measured in the default run; arc-swap's
@@ -308,7 +308,7 @@ fn read(c: &mut Criterion) {
 fn update(c: &mut Criterion) {
     let pool = Pool::new(|| [0; 8], |_: &mut Small| true);
     let init = pool.get();
-    let container = Container::new(pool.clone(), init);
+    let container = Container::new(&pool, init);
     let suffix = match poolswap::barrier_mode() {
         BarrierMode::Fence => "-fence",
         BarrierMode::Membarrier => "",

@@ -139,22 +139,22 @@ fn objects_holding_guards_are_dropped_with_the_last_handle() {
     let _serial = serial();
     let counts = Arc::new(Counts::default());
     let pool = version_pool(&counts);
-    let c = Container::new(pool.clone(), pool.get());
+    let c = Container::new(&pool, pool.get());
     for _ in 0..10 {
         let mut next = c.get_new();
-        next.older = c.acquire();
+        next.older = Some(c.acquire());
         c.update(next);
     }
     // Idle objects too, each with a guard of its own.
     let spare: Vec<_> = (0..3)
         .map(|_| {
             let mut v = pool.get();
-            v.older = c.acquire();
+            v.older = Some(c.acquire());
             v
         })
         .collect();
     drop(spare);
-    let last = c.acquire().unwrap();
+    let last = c.acquire();
     drop(c);
     drop(pool);
     // The guard outlives every handle: its chain of versions is still readable...
@@ -204,13 +204,13 @@ fn a_forgotten_guard_leaks_only_its_version() {
     let _serial = serial();
     let counts = Arc::new(Counts::default());
     let pool = version_pool(&counts);
-    let c = Container::new(pool.clone(), pool.get());
+    let c = Container::new(&pool, pool.get());
     for _ in 0..5 {
         c.update(c.get_new());
     }
     let idle: Vec<_> = (0..4).map(|_| pool.get()).collect();
     drop(idle);
-    std::mem::forget(c.acquire().unwrap());
+    std::mem::forget(c.acquire());
     drop(c);
     drop(pool);
     let made = counts.made.load(SeqCst);

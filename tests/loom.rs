@@ -99,6 +99,11 @@ fn take_reset(pool: &Pool<Obj>, v: usize) -> poolswap::Pooled<'_, Obj> {
     mine
 }
 
+/// A container whose first version has the value `v`.
+fn first_version(pool: &Pool<Obj>, v: usize) -> Container<Obj> {
+    Container::new(pool, take_reset(pool, v))
+}
+
 /// A version published with the value `v`.
 fn publish(c: &Container<Obj>, v: usize) {
     c.update(take_reset(c.pool(), v));
@@ -111,8 +116,8 @@ fn publish(c: &Container<Obj>, v: usize) {
 fn acquire_vs_update_vs_release() {
     loom::model(|| {
         let (pool, _) = counting_pool();
-        let c = Arc::new(Container::empty(pool));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
+        drop(pool); // the container keeps its own handle
 
         let writer = {
             let c = c.clone();
@@ -124,14 +129,14 @@ fn acquire_vs_update_vs_release() {
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
-                let v = c.acquire().expect("never empty").value;
+                let v = c.acquire().value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
             })
         };
         writer.join().unwrap();
         reader.join().unwrap();
         // After both threads, the last update is current.
-        assert_eq!(c.acquire().unwrap().value, 3);
+        assert_eq!(c.acquire().value, 3);
     });
 }
 
@@ -141,13 +146,13 @@ fn acquire_vs_update_vs_release() {
 fn guard_held_across_updates() {
     loom::model(|| {
         let (pool, _) = counting_pool();
-        let c = Arc::new(Container::empty(pool));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
+        drop(pool); // the container keeps its own handle
 
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
-                let g = c.acquire().expect("never empty");
+                let g = c.acquire();
                 let first = g.value;
                 thread::yield_now();
                 // Same version, unchanged, whatever the writer did meanwhile.
@@ -160,7 +165,7 @@ fn guard_held_across_updates() {
         publish(&c, 2);
         publish(&c, 3);
         reader.join().unwrap();
-        assert_eq!(c.acquire().unwrap().value, 3);
+        assert_eq!(c.acquire().value, 3);
     });
 }
 
@@ -170,9 +175,8 @@ fn guard_held_across_updates() {
 fn last_two_guards_released_at_once() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Container::empty(pool.clone());
-        publish(&c, 1);
-        let a = c.acquire().unwrap();
+        let c = first_version(&pool, 1);
+        let a = c.acquire();
         let b = Guard::clone(&a);
         publish(&c, 2); // the container lets go of version 1
         assert_eq!(Guard::ref_count(&a), 2);
@@ -237,9 +241,8 @@ fn steal_vs_spill() {
 fn donate_vs_steal() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
-        let g = c.acquire().unwrap();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
         publish(&c, 2); // version 1 now lives only through `g`
 
         let reader = thread::spawn(move || {
@@ -252,7 +255,7 @@ fn donate_vs_steal() {
         };
         reader.join().unwrap();
         thief.join().unwrap();
-        assert_eq!(c.acquire().unwrap().value, 2);
+        assert_eq!(c.acquire().value, 2);
         drop((c, pool));
         counts.assert_all_dropped();
     });
@@ -296,8 +299,8 @@ fn concurrent_writers() {
     // Three threads that each take the retired list's lock: at most two preemptions.
     bounded(2, || {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
+        drop(pool); // the container keeps its own handle
 
         let w1 = {
             let c = c.clone();
@@ -307,13 +310,14 @@ fn concurrent_writers() {
             let c = c.clone();
             thread::spawn(move || publish(&c, 3))
         };
-        if let Some(g) = c.acquire() {
+        {
+            let g = c.acquire();
             assert!((1..=3).contains(&g.value));
         }
         w1.join().unwrap();
         w2.join().unwrap();
 
-        let v = c.acquire().unwrap().value;
+        let v = c.acquire().value;
         assert!(v == 2 || v == 3);
         drop(c);
         counts.assert_all_dropped();
@@ -410,9 +414,9 @@ fn last_handle_vs_thread_exit() {
 fn last_guard_vs_close() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Container::empty(pool);
-        publish(&c, 1);
-        let g = c.acquire().unwrap();
+        let c = first_version(&pool, 1);
+        drop(pool); // the container keeps its own handle
+        let g = c.acquire();
         publish(&c, 2); // version 1 now lives only through `g`
         let reader = thread::spawn(move || drop(g));
         drop(c);
@@ -433,12 +437,11 @@ fn last_guard_vs_close() {
 fn slot_store_and_drop_vs_scan() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
-                let g = c.acquire().expect("never empty");
+                let g = c.acquire();
                 assert!(!Guard::is_counted(&g));
                 let v = g.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
@@ -461,15 +464,14 @@ fn slot_store_and_drop_vs_scan() {
 fn held_retired_version_is_collected_by_its_guard() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
-        let g = c.acquire().unwrap();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
         let dropper = thread::spawn(move || {
             assert_eq!(g.value, 1, "a held version changed");
             drop(g);
         });
         publish(&c, 2);
-        assert_eq!(c.acquire().unwrap().value, 2);
+        assert_eq!(c.acquire().value, 2);
         // Every writer's collection may be over before the guard drops: then only the
         // guard's own collection (its slot's `help` flag) can return version 1.
         drop(c);
@@ -485,18 +487,17 @@ fn held_retired_version_is_collected_by_its_guard() {
 fn block_reused_while_an_old_guard_lives() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let old = {
             let c = c.clone();
-            thread::spawn(move || c.acquire().unwrap())
+            thread::spawn(move || c.acquire())
         }
         .join()
         .unwrap();
         let newcomer = {
             let c = c.clone();
             thread::spawn(move || {
-                let g = c.acquire().unwrap();
+                let g = c.acquire();
                 let v = g.value;
                 assert!((1..=2).contains(&v), "newcomer saw {v}");
             })
@@ -517,13 +518,12 @@ fn block_reused_while_an_old_guard_lives() {
 fn fallback_when_slots_run_out() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
                 let guards: Vec<_> = (0..poolswap::HAZARD_SLOTS + 1)
-                    .map(|_| c.acquire().unwrap())
+                    .map(|_| c.acquire())
                     .collect();
                 assert!(Guard::is_counted(guards.last().unwrap()));
                 for g in &guards {
@@ -546,14 +546,13 @@ fn fallback_when_slots_run_out() {
 fn cache_vs_update() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
                 let mut cache = Cache::new(c);
-                let first = cache.load().unwrap().value;
-                let second = cache.load().unwrap().value;
+                let first = cache.load().value;
+                let second = cache.load().value;
                 assert!((1..=2).contains(&first) && (first..=2).contains(&second));
             })
         };
@@ -573,9 +572,8 @@ fn cache_vs_update() {
 fn last_collection_vs_guard_drop() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Container::empty(pool.clone());
-        publish(&c, 1);
-        let g = c.acquire().unwrap();
+        let c = first_version(&pool, 1);
+        let g = c.acquire();
         let dropper = thread::spawn(move || drop(g));
         drop(c);
         drop(pool);
@@ -593,12 +591,11 @@ fn last_collection_vs_guard_drop() {
 fn slot_reused_after_a_foreign_drop() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let owner = {
             let c = c.clone();
             thread::spawn(move || {
-                let g = c.acquire().unwrap();
+                let g = c.acquire();
                 // A Relaxed flag, not a join: the reader's drop gives the owner no
                 // happens-before edge of its own.
                 let dropped = Arc::new(loom::sync::atomic::AtomicBool::new(false));
@@ -613,7 +610,7 @@ fn slot_reused_after_a_foreign_drop() {
                     thread::yield_now();
                 }
                 // The guard's slot is free again; this read takes it.
-                let again = c.acquire().unwrap();
+                let again = c.acquire();
                 assert!((1..=3).contains(&again.value));
             })
         };
@@ -632,19 +629,16 @@ fn slot_reused_after_a_foreign_drop() {
 fn concurrent_rcus_lose_no_update() {
     bounded(2, || {
         let (pool, counts) = counting_pool();
-        let c = Arc::new(Container::empty(pool.clone()));
-        publish(&c, 1);
+        let c = Arc::new(first_version(&pool, 1));
         let other = {
             let c = c.clone();
             thread::spawn(move || {
-                c.rcu(|current, next| next.value = current.value + 1)
-                    .unwrap();
+                c.rcu(|current, next| next.value = current.value + 1);
             })
         };
-        c.rcu(|current, next| next.value = current.value + 1)
-            .unwrap();
+        c.rcu(|current, next| next.value = current.value + 1);
         other.join().unwrap();
-        assert_eq!(c.acquire().unwrap().value, 3, "an update was lost");
+        assert_eq!(c.acquire().value, 3, "an update was lost");
         drop(c);
         drop(pool);
         counts.assert_all_dropped();

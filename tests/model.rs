@@ -1,9 +1,9 @@
-//! Go's `TestProp_Refcounts` as a proptest state machine: random sequences of operations run
-//! against a real `Container`/`Pool` and against a simple model of reference counts, idle
-//! objects and dropped objects. After every operation the two must agree: each held guard's
-//! count, the current version, the pool's counters, and exactly which objects were reset and
-//! dropped (so a version is reset or dropped exactly when the model says it is free, never
-//! earlier and never later).
+//! Go's `TestProp_Refcounts` as a proptest state machine: random sequences of operations
+//! run against a real `OptionContainer`/`Pool` and against a simple model of reference
+//! counts, idle objects and dropped objects. After every operation the two must agree: each
+//! held guard's count, the current version, the pool's counters, and exactly which objects
+//! were reset and dropped (so a version is reset or dropped exactly when the model says it
+//! is free, never earlier and never later).
 //!
 //! The idle bound is modelled as documented on `PoolBuilder::max_idle`: it is never exceeded,
 //! but the calling thread's spare budget slots (at most [`SPARE_SLOTS`]) may make the pool
@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
-use poolswap::{Container, Guard, Pool, Pooled};
+use poolswap::{Guard, OptionContainer, Pool, Pooled};
 use proptest::prelude::*;
 
 #[path = "support/tracked.rs"]
@@ -88,7 +88,7 @@ fn op() -> impl Strategy<Value = Op> {
 struct Real<'p> {
     log: Arc<Log>,
     pool: &'p Pool<Tracked>,
-    c: Container<Tracked>,
+    c: OptionContainer<Tracked>,
     guards: Vec<Guard<Tracked>>,
     pooled: Vec<Pooled<'p, Tracked>>,
 }
@@ -415,7 +415,7 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCas
     let outliving_guards = {
         let mut real = Real {
             log: Arc::clone(&log),
-            c: Container::empty(pool.clone()),
+            c: OptionContainer::empty(&pool),
             pool: &pool,
             guards: Vec::new(),
             pooled: Vec::new(),

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::thread;
 
 use counting_alloc::{serial, Snapshot};
-use poolswap::{Container, Pool, Recycled};
+use poolswap::{Container, OptionContainer, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -40,14 +40,14 @@ fn concurrent_rcus_lose_no_update() {
             true
         },
     );
-    let c = Container::new(pool.clone(), pool.adopt(0));
+    let c = Container::new(&pool, pool.adopt(0));
     let stop = AtomicBool::new(false);
     thread::scope(|s| {
         // A reader: versions only go up.
         s.spawn(|| {
             let mut last = 0;
             while !stop.load(SeqCst) {
-                let v = *c.acquire().unwrap();
+                let v = *c.acquire();
                 assert!(v >= last, "saw {v} after {last}");
                 last = v;
             }
@@ -59,8 +59,7 @@ fn concurrent_rcus_lose_no_update() {
                         c.rcu(|current, next| {
                             assert_eq!(*next, 0, "rcu handed out an object that was not reset");
                             *next = current + 1;
-                        })
-                        .expect("never empty");
+                        });
                     }
                 })
             })
@@ -70,7 +69,7 @@ fn concurrent_rcus_lose_no_update() {
         }
         stop.store(true, SeqCst);
     });
-    assert_eq!(*c.acquire().unwrap(), (writers * per_writer) as u64);
+    assert_eq!(*c.acquire(), (writers * per_writer) as u64);
 }
 
 #[test]
@@ -80,31 +79,42 @@ fn compare_and_swap_gives_the_object_back_on_conflict() {
         s.clear();
         true
     });
-    let c = Container::new(pool.clone(), pool.adopt("v1".to_string()));
-    let seen = c.acquire().unwrap();
+    let c = Container::new(&pool, pool.adopt("v1".to_string()));
+    let seen = c.acquire();
     c.update(pool.adopt("v2".to_string()));
 
-    let mut mine = c.get_new();
+    let mut mine = pool.get(); // not `c.get_new()`, which would borrow `c`, moved below
     mine.push_str("from v1");
     let back = c
-        .compare_and_swap(Some(&seen), mine)
+        .compare_and_swap(&seen, mine)
         .expect_err("the current version is v2, not v1");
     assert_eq!(&*back, "from v1", "refused object comes back as it was");
-    assert_eq!(&*c.acquire().unwrap(), "v2");
-    assert!(c.compare_and_swap(None, back).is_err(), "not empty either");
+    assert_eq!(&*c.acquire(), "v2");
 
-    let seen = c.acquire().unwrap();
+    let seen = c.acquire();
     let mut next = c.get_new();
     next.push_str("v3");
-    c.compare_and_swap(Some(&seen), next).unwrap();
-    assert_eq!(&*c.acquire().unwrap(), "v3");
+    c.compare_and_swap(&seen, next).unwrap();
+    assert_eq!(&*c.acquire(), "v3");
     drop(seen);
 
-    let empty = Container::empty(pool.clone());
+    // The same container, seen as one that may be empty: it is not.
+    let c = OptionContainer::from(c);
+    let back = c
+        .compare_and_swap(None, back)
+        .expect_err("not empty either");
+    assert_eq!(&*back, "from v1", "refused object comes back as it was");
+    assert_eq!(c.acquire().as_deref().map(String::as_str), Some("v3"));
+
+    let empty = OptionContainer::empty(&pool);
     assert_eq!(empty.rcu(|_, _| unreachable!("nothing to copy")), None);
     let first = pool.adopt("first".to_string());
     empty.compare_and_swap(None, first).unwrap();
     assert_eq!(&*empty.acquire().unwrap(), "first");
+    assert!(
+        empty.compare_and_swap(None, back).is_err(),
+        "not empty any more"
+    );
 }
 
 type Routes = Recycled<HashMap<String, Vec<String>>>;
@@ -122,7 +132,7 @@ fn rcu_of_one_key_in_a_large_owned_map_allocates_nothing_else() {
             vec![format!("10.0.{}.{}:80", i / 256 % 256, i % 256)],
         );
     }
-    let c = Container::new(pool.clone(), first);
+    let c = Container::new(&pool, first);
 
     let change = |v: usize| {
         c.rcu(|current, next| {
@@ -130,8 +140,7 @@ fn rcu_of_one_key_in_a_large_owned_map_allocates_nothing_else() {
             let backends = next.get_mut("/route/000007").expect("present");
             backends[0].clear();
             backends[0].push_str(&format!("10.9.9.{}:80", v % 10));
-        })
-        .expect("never empty");
+        });
     };
     // Warm-up: the first copy builds the second object.
     for v in 0..4 {
@@ -144,7 +153,7 @@ fn rcu_of_one_key_in_a_large_owned_map_allocates_nothing_else() {
     }
     let allocated = Snapshot::since(before);
 
-    let current = c.acquire().unwrap();
+    let current = c.acquire();
     assert_eq!(current.len(), entries);
     assert_eq!(
         current["/route/000007"][0],

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread;
 
-use poolswap::{Container, Guard, Pool};
+use poolswap::{Container, Guard, Pool, Pooled};
 
 #[path = "support/tracked.rs"]
 mod tracked;
@@ -96,8 +96,9 @@ impl Counts {
     }
 }
 
-/// An empty container on a fresh pool of payloads, with the pool's handle and counts.
-fn payload_container() -> (Pool<Payload>, Container<Payload>, Counts) {
+/// A container on a fresh pool of payloads whose first version is `(writer, seq)`, with the
+/// pool's handle and counts.
+fn payload_container(writer: u64, seq: u64) -> (Pool<Payload>, Container<Payload>, Counts) {
     let counts = Counts::default();
     let drops = Arc::clone(&counts.drops);
     let created = Arc::clone(&counts.created);
@@ -120,13 +121,17 @@ fn payload_container() -> (Pool<Payload>, Container<Payload>, Counts) {
             true
         },
     );
-    let c = Container::empty(pool.clone());
+    let c = Container::new(&pool, stamped(pool.get(), writer, seq));
     (pool, c, counts)
 }
 
 /// Fills a fresh object from the pool as `(writer, seq)`.
-fn fill(c: &Container<Payload>, writer: u64, seq: u64) -> poolswap::Pooled<'_, Payload> {
-    let mut next = c.get_new();
+fn fill(c: &Container<Payload>, writer: u64, seq: u64) -> Pooled<'_, Payload> {
+    stamped(c.get_new(), writer, seq)
+}
+
+/// Fills `next`, just handed out by the pool, as `(writer, seq)`.
+fn stamped(mut next: Pooled<'_, Payload>, writer: u64, seq: u64) -> Pooled<'_, Payload> {
     assert!(
         next.data.is_empty(),
         "get_new handed out an object that was not reset"
@@ -160,8 +165,7 @@ fn stress_no_use_after_free() {
     let hold = 4; // guards a reader keeps at once
     let hold_across_every = scaled(200, 10); // then wait until the version changes
 
-    let (pool, c, counts) = payload_container();
-    c.update(fill(&c, 99, 0));
+    let (pool, c, counts) = payload_container(99, 0);
 
     let start = Barrier::new(writers + readers);
     let writers_alive = AtomicUsize::new(writers);
@@ -198,7 +202,7 @@ fn stress_no_use_after_free() {
                 let mut held: VecDeque<(Guard<Payload>, Snapshot)> = VecDeque::new();
                 let mut last_seen: HashMap<u64, u64> = HashMap::new();
                 for i in 0..reads_per_reader {
-                    let g = c.acquire().expect("the container is never empty");
+                    let g = c.acquire();
                     let seen = check(&g);
                     // Coherence: one writer's versions appear in the order it wrote them.
                     let prev = last_seen.entry(seen.writer).or_insert(seen.seq);
@@ -216,14 +220,14 @@ fn stress_no_use_after_free() {
                     if i % 29 == 0 {
                         // A guard that holds one of this thread's hazard slots (while any
                         // is free), moved to the checker, which drops it there.
-                        let moved = c.acquire().expect("never empty");
+                        let moved = c.acquire();
                         let seen_moved = check(&moved);
                         to_checker.send((moved, seen_moved)).unwrap();
                     }
                     if i % hold_across_every == 0 {
                         // Hold `g` until the container moves on (or the writers are gone).
                         while writers_alive.load(SeqCst) > 0 {
-                            let cur = c.acquire().expect("never empty");
+                            let cur = c.acquire();
                             if !Guard::ptr_eq(&cur, &g) {
                                 held_across_updates.fetch_add(1, SeqCst);
                                 break;
@@ -273,7 +277,7 @@ fn stress_no_use_after_free() {
     assert_eq!(held_across_updates.load(SeqCst), holds);
 
     // Last writer wins: the current version is some writer's last update.
-    let cur = c.acquire().unwrap();
+    let cur = c.acquire();
     let seen = check(&cur);
     assert_eq!(seen.seq, last_seqs[seen.writer as usize]);
     drop(cur);
@@ -302,8 +306,7 @@ fn stress_no_use_after_free() {
 fn few_factory_calls_with_readers_releasing_on_other_threads() {
     let updates = scaled(10_000, 40);
     let readers = scaled(2, 1);
-    let (pool, c, counts) = payload_container();
-    c.update(fill(&c, 0, 0));
+    let (pool, c, counts) = payload_container(0, 0);
     let writer_done = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
     let start = Barrier::new(readers + 1);
@@ -316,7 +319,7 @@ fn few_factory_calls_with_readers_releasing_on_other_threads() {
                 let mut n = 0usize;
                 // At least a few reads each, then until the writer is done.
                 while n < 10 || !writer_done.load(SeqCst) {
-                    let g = c.acquire().unwrap();
+                    let g = c.acquire();
                     let seen = check(&g);
                     if n % 4 == 0 {
                         let g2 = Guard::clone(&g);
@@ -348,19 +351,21 @@ fn few_factory_calls_with_readers_releasing_on_other_threads() {
         updates as u64 + 1,
         "every get_new is a hit or a miss"
     );
-    assert_eq!(c.acquire().unwrap().seq, updates as u64);
+    assert_eq!(c.acquire().seq, updates as u64);
     assert!(reads.load(SeqCst) >= 10 * readers);
     drop((c, pool));
     counts.assert_all_dropped();
 }
 
-/// Several writers update concurrently with `swap`: every published version is displaced
-/// exactly once, except the one left current, which is some writer's last.
+/// Several writers update concurrently with `swap`: every published version (the first one
+/// included) is displaced exactly once, except the one left current, which is some writer's
+/// last.
 #[test]
 fn concurrent_writers_last_writer_wins() {
     let writers = scaled(4, 2);
     let updates = scaled(2_000, 20);
-    let (pool, c, counts) = payload_container();
+    const FIRST: (u64, u64) = (99, 0);
+    let (pool, c, counts) = payload_container(FIRST.0, FIRST.1);
     let start = Barrier::new(writers);
 
     let displaced: Vec<Vec<(u64, u64)>> = thread::scope(|s| {
@@ -371,14 +376,13 @@ fn concurrent_writers_last_writer_wins() {
                     start.wait();
                     let mut displaced = Vec::with_capacity(updates);
                     for seq in 1..=updates as u64 {
-                        if let Some(old) = c.swap(fill(c, w, seq)) {
-                            let seen = check(&old);
-                            // Ours, and the retired list's until a collector (maybe on
-                            // another writer's thread, just now) drops it; no reader's.
-                            let refs = Guard::ref_count(&old);
-                            assert!(refs == 1 || refs == 2, "{refs} references");
-                            displaced.push((seen.writer, seen.seq));
-                        }
+                        let old = c.swap(fill(c, w, seq));
+                        let seen = check(&old);
+                        // Ours, and the retired list's until a collector (maybe on
+                        // another writer's thread, just now) drops it; no reader's.
+                        let refs = Guard::ref_count(&old);
+                        assert!(refs == 1 || refs == 2, "{refs} references");
+                        displaced.push((seen.writer, seen.seq));
                     }
                     displaced
                 })
@@ -387,7 +391,7 @@ fn concurrent_writers_last_writer_wins() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
 
-    let cur = c.acquire().unwrap();
+    let cur = c.acquire();
     let last = check(&cur);
     assert_eq!(
         last.seq, updates as u64,
@@ -397,9 +401,11 @@ fn concurrent_writers_last_writer_wins() {
     let mut all: Vec<(u64, u64)> = displaced.into_iter().flatten().collect();
     all.push((last.writer, last.seq));
     all.sort_unstable();
-    let expected: Vec<(u64, u64)> = (0..writers as u64)
+    let mut expected: Vec<(u64, u64)> = (0..writers as u64)
         .flat_map(|w| (1..=updates as u64).map(move |seq| (w, seq)))
         .collect();
+    expected.push(FIRST);
+    expected.sort_unstable();
     assert_eq!(
         all.len(),
         expected.len(),

@@ -1,5 +1,5 @@
-//! `Container` and `Guard`: an empty container, `with_acquire`, `swap`, `take`, objects
-//! from another pool, and guard reference counts.
+//! `Container`, `OptionContainer` and `Guard`: an empty container, `with_acquire`, `swap`,
+//! `take`, objects from another pool, and guard reference counts.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -101,7 +101,7 @@ fn update_with_object_from_another_pool_panics() {
 fn new_with_object_from_another_pool_panics() {
     let (log, pool) = logged_pool();
     let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
-    let _c = Container::new(pool, other.get());
+    let _c = Container::new(&pool, other.get());
 }
 
 /// A rejected foreign object is returned to its own pool, and the container is unchanged.

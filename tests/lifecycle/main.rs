@@ -14,7 +14,7 @@ mod recycle;
 
 use std::sync::Arc;
 
-use poolswap::{Container, Pool, DEFAULT_MAX_IDLE};
+use poolswap::{Container, OptionContainer, Pool, Pooled, DEFAULT_MAX_IDLE};
 use tracked::{tracked_pool, Log, Tracked};
 
 /// A pool with the default bounds, and the log of its objects, with history.
@@ -24,16 +24,43 @@ fn logged_pool() -> (Arc<Log>, Pool<Tracked>) {
     (log, pool)
 }
 
-/// An empty container on a [`logged_pool`], with that pool's handle and log.
-fn logged_container() -> (Arc<Log>, Pool<Tracked>, Container<Tracked>) {
+/// An empty container on a [`logged_pool`], with that pool's handle and log. An
+/// `OptionContainer`: the tests count every object made, so none is made before the first
+/// [`publish`].
+fn logged_container() -> (Arc<Log>, Pool<Tracked>, OptionContainer<Tracked>) {
     let (log, pool) = logged_pool();
-    let c = Container::empty(pool.clone());
+    let c = OptionContainer::empty(&pool);
     (log, pool, c)
 }
 
-/// Publishes a new version holding `value`; returns its id.
-fn publish(c: &Container<Tracked>, value: u64) -> usize {
-    let mut next = c.get_new();
+/// Either flavour of container, for [`publish`].
+trait Publish {
+    fn pool(&self) -> &Pool<Tracked>;
+    fn update(&self, next: Pooled<'_, Tracked>);
+}
+
+impl Publish for Container<Tracked> {
+    fn pool(&self) -> &Pool<Tracked> {
+        Container::pool(self)
+    }
+    fn update(&self, next: Pooled<'_, Tracked>) {
+        Container::update(self, next);
+    }
+}
+
+impl Publish for OptionContainer<Tracked> {
+    fn pool(&self) -> &Pool<Tracked> {
+        OptionContainer::pool(self)
+    }
+    fn update(&self, next: Pooled<'_, Tracked>) {
+        OptionContainer::update(self, next);
+    }
+}
+
+/// Publishes a new version holding `value` (from the container's pool, as `get_new`);
+/// returns its id.
+fn publish(c: &impl Publish, value: u64) -> usize {
+    let mut next = c.pool().get();
     next.value = value;
     next.recycled = false;
     let id = next.id;

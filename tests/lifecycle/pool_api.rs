@@ -4,7 +4,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::SeqCst;
 
-use poolswap::{Container, Pooled, DEFAULT_MAX_IDLE};
+use poolswap::{Container, OptionContainer, Pooled, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{panic_message, tracked_pool, Log, Tracked};
 use crate::{logged_container, logged_pool, publish};
@@ -32,7 +32,7 @@ fn builder_max_idle_bounds_returned_versions() {
     for bound in [0usize, 1, 3] {
         let log = Log::with_history();
         let pool = tracked_pool(&log, bound, 0);
-        let c = Container::empty(pool.clone());
+        let c = OptionContainer::empty(&pool);
         // Ten distinct versions, each kept by a guard.
         let guards: Vec<_> = (0..10)
             .map(|v| {
@@ -179,8 +179,8 @@ fn adopt_takes_an_object_in_and_recycles_it() {
         (1, 0),
         "adopt counts as created"
     );
-    let c = Container::new(pool.clone(), adopted);
-    assert_eq!(c.acquire().unwrap().id, 1000);
+    let c = Container::new(&pool, adopted);
+    assert_eq!(c.acquire().id, 1000);
     publish(&c, 6); // the factory makes id 0; the adopted object goes idle
     assert_eq!(pool.stats().idle, 1);
     let again = c.get_new();

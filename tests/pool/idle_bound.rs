@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Barrier;
 use std::thread;
 
-use poolswap::{Container, Pool, DEFAULT_MAX_IDLE};
+use poolswap::{Container, OptionContainer, Pool, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
 use crate::{assert_accounted, with_parked_threads};
@@ -179,7 +179,7 @@ fn max_idle_zero_keeps_nothing() {
     p.prefill(10);
     assert_eq!((p.stats().idle, p.stats().created), (0, 20));
 
-    let c = Container::empty(p.clone());
+    let c = OptionContainer::empty(&p);
     for _ in 0..10 {
         c.update(c.get_new());
     }
@@ -212,7 +212,7 @@ fn small_max_idle_container_recycles_versions() {
     for max_idle in 1..=8usize {
         let log = Log::new();
         let p = tracked_pool(&log, max_idle, 0);
-        let c = Container::empty(p.clone());
+        let c = Container::new(&p, p.get());
         for _ in 0..100 {
             c.update(c.get_new());
         }
@@ -240,7 +240,7 @@ fn spare_slots_of_quiet_threads_do_not_make_a_writer_churn() {
     let quiet = |_| drop(p.get()); // one object in each quiet thread's cache
     with_parked_threads(QUIET, quiet, || {
         assert_eq!(p.stats().idle, QUIET as u64);
-        let c = Container::empty(p.clone());
+        let c = Container::new(&p, p.get());
         for _ in 0..100 {
             c.update(c.get_new());
         }

@@ -227,7 +227,7 @@ fn debug_output_is_non_empty_and_does_not_block() {
             format!("{p:#?}"),
             format!("{mine:?}"),
             format!("{:?}", p.stats()),
-            format!("{:?}", Container::new(p.clone(), p.get())),
+            format!("{:?}", Container::new(&p, p.get())),
         ] {
             assert!(text.len() > 5, "{text}");
         }

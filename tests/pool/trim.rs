@@ -283,11 +283,13 @@ fn panicking_drop_in_trim_or_clear_leaves_the_pool_usable() {
             let log = Log::new();
             let p = tracked_pool(&log, 64, 0);
             if versions {
-                let c = Container::empty(p.clone());
+                let c = Container::new(&p, p.get());
                 let guards: Vec<_> = (0..6)
-                    .map(|_| {
-                        c.update(c.get_new());
-                        c.acquire().unwrap()
+                    .map(|i| {
+                        if i > 0 {
+                            c.update(c.get_new());
+                        }
+                        c.acquire()
                     })
                     .collect();
                 drop(c);
@@ -319,8 +321,7 @@ fn panicking_drop_in_trim_or_clear_leaves_the_pool_usable() {
             let held: Vec<_> = (0..10).map(|_| p.get()).collect();
             assert_eq!(p.stats().created, made + 5);
             drop(held);
-            let c = Container::empty(p.clone());
-            c.update(c.get_new());
+            let c = Container::new(&p, p.get());
             c.update(c.get_new());
             drop(c);
             p.clear();
