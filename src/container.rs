@@ -404,7 +404,8 @@ const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
 impl<T> Container<T> {
     /// Makes a container whose current version is `init` (a [`Pooled`] or an
     /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
-    /// keeps its own handle on `pool` (one atomic increment).
+    /// keeps its own handle on `pool` (one atomic increment), so the pool's idle objects are
+    /// dropped once both the container and every other handle (`pool` included) are gone.
     ///
     /// # Panics
     ///
@@ -536,8 +537,9 @@ impl<T> Container<T> {
     /// Publishes `new` as the current version; Go's `Update`.
     ///
     /// Readers that acquire after this see `new`. The old version returns to the pool when
-    /// its last guard drops — here, if none exists. Concurrent updates are allowed; the last
-    /// one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
+    /// its last guard drops — during this call if none exists, or a moment after it if
+    /// another thread's collection picked it up first. Concurrent updates are allowed; the
+    /// last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
     ///
     /// # Panics
     ///
@@ -1351,7 +1353,9 @@ impl<T: Ord> Ord for Guard<T> {
     }
 }
 
-/// By value, consistent with `Eq` and `Borrow<T>`.
+/// By value, consistent with `Eq` and `Borrow<T>`. (Clippy's `mutable_key_type` lint
+/// flags a `HashSet<Guard<T>>`, because a guard holds a reference to its atomic hazard
+/// slot; hashing and equality read only the value, so the lint does not apply.)
 ///
 /// ```
 /// use std::collections::HashSet;
@@ -1569,11 +1573,12 @@ impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
     }
 }
 
-impl<T, C: fmt::Debug> fmt::Debug for Cache<T, C> {
+/// Shows the cached version (which may be older than the container's current one).
+impl<T: fmt::Debug, C: fmt::Debug> fmt::Debug for Cache<T, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cache")
+            .field("cached", &*self.cached)
             .field("container", &self.container)
-            .field("cached", &self.cached.node)
             .finish()
     }
 }

@@ -775,6 +775,16 @@ fn debug_shows_the_current_value() {
     o.update(pool.adopt(vec![4, 5]));
     let shown = format!("{o:?}");
     assert!(shown.contains("Some([4, 5])"), "{shown}");
+
+    // A cache shows the version it holds, not an address.
+    let mut cache = Cache::new(&c);
+    let _ = cache.load();
+    c.update(pool.adopt(vec![6]));
+    let shown = format!("{cache:?}");
+    assert!(
+        shown.contains("cached: [3]") && !shown.contains("0x"),
+        "{shown}"
+    );
 }
 
 #[test]
