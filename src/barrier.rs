@@ -5,16 +5,14 @@
 //! barrier, then my load" (the store-buffering pattern). Readers run it on every `acquire`,
 //! writers once per update. An asymmetric barrier moves the whole cost to the rare side:
 //!
-//! | mode | [`store_light`] (reader) | [`heavy`] (writer, collector) |
+//! | mode | [`light`] (reader) | [`heavy`] (writer, collector) |
 //! |---|---|---|
 //! | `Membarrier` (Linux, registered and fast) | compiler fence: no instruction | `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: an IPI to every CPU running a thread of this process, ~0.3-12 µs |
-//! | `Fence` (elsewhere, loom, Miri, or chosen) | the store as a `SeqCst` swap (one `xchg` on x86-64; under loom a store and `fence(SeqCst)`) | `fence(SeqCst)` (`mfence`) |
+//! | `Fence` (elsewhere, loom, Miri, or chosen) | `fence(SeqCst)` (one locked instruction on x86-64) | `fence(SeqCst)` |
 //!
 //! `membarrier` guarantees that every thread running at the time executes a full barrier
 //! before the call returns, so a light barrier (which keeps the compiler from reordering)
-//! is ordered against it as two `fence(SeqCst)`s are. In `Fence` mode the `SeqCst` swap
-//! and the `SeqCst` loads after it are ordered against a `fence(SeqCst)` by the same
-//! total order (see [`store_light`]). Two light barriers are **not** ordered
+//! is ordered against it as two `fence(SeqCst)`s are. Two light barriers are **not** ordered
 //! with each other: every path that decides to recycle uses [`heavy`].
 //!
 //! Sources: Linux `kernel/sched/membarrier.c` and `membarrier(2)`; folly's
@@ -38,8 +36,6 @@ use std::sync::atomic::compiler_fence;
 use std::sync::atomic::fence;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::sync::AtomicPtr;
-
 #[cfg(loom)]
 use loom::sync::atomic::fence;
 
@@ -48,8 +44,8 @@ use loom::sync::atomic::fence;
 /// [`barrier_mode`]: crate::barrier_mode
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrierMode {
-    /// Full barriers for readers and writers: one locked instruction (`xchg`) per
-    /// `acquire` and one per guard drop on x86-64. Used where `membarrier` is missing or slow, under
+    /// `fence(SeqCst)` for readers and writers: one locked instruction per `acquire` and
+    /// one per guard drop on x86-64. Used where `membarrier` is missing or slow, under
     /// Miri, and when `POOLSWAP_BARRIER=fence` is set.
     Fence,
     /// A compiler fence for readers (no instruction) and
@@ -98,39 +94,19 @@ pub(crate) fn mode() -> BarrierMode {
     }
 }
 
-/// The reader's side, the *light* barrier: `cell.store(value)`, then a barrier that orders
-/// that store before the caller's later `SeqCst` loads, as far as any thread's [`heavy`]
-/// barrier can tell (the first half of the store-buffering pattern).
-///
-/// In `Membarrier` mode a `Release` store and a compiler fence. In `Fence` mode a `SeqCst`
-/// swap (one `xchg` on x86-64, cheaper than a store and an `mfence`): a `SeqCst` store
-/// followed by a `SeqCst` load is ordered against the other side's `fence(SeqCst)` as two
-/// fences are (C++20 [atomics.order]: the swap, the other side's fence and the load are
-/// all in the single total order S). Under loom, which treats `SeqCst` accesses as
-/// `AcqRel`, the equivalent `Release` store and `fence(SeqCst)`.
+/// The reader's side: orders the caller's earlier stores before its later loads, as far as
+/// any thread's [`heavy`] barrier can tell.
 #[inline(always)]
-pub(crate) fn store_light<T>(cell: &AtomicPtr<T>, value: *mut T) {
+pub(crate) fn light() {
     #[cfg(all(target_os = "linux", not(any(loom, miri))))]
     {
         // Relaxed: see `init`.
         if MODE.load(Ordering::Relaxed) == MEMBARRIER {
-            // Release: the hazard protocol's slot store (`hazard.rs`, "Orderings").
-            cell.store(value, Ordering::Release);
             compiler_fence(Ordering::SeqCst);
             return;
         }
     }
-    #[cfg(loom)]
-    {
-        // Release: as above; the fence is the light barrier.
-        cell.store(value, Ordering::Release);
-        fence(Ordering::SeqCst);
-    }
-    #[cfg(not(loom))]
-    {
-        // SeqCst: the store and its barrier in one (see above); it releases too.
-        cell.swap(value, Ordering::SeqCst);
-    }
+    fence(Ordering::SeqCst);
 }
 
 /// The deciding side: a full barrier on the calling thread and, in `Membarrier` mode, on
@@ -216,10 +192,8 @@ mod tests {
         init();
         assert_eq!(mode(), first);
         // Both barriers run in either mode.
-        let cell = AtomicPtr::new(std::ptr::null_mut::<u8>());
-        store_light(&cell, std::ptr::NonNull::dangling().as_ptr());
+        light();
         heavy();
-        assert!(!cell.load(Ordering::SeqCst).is_null());
         if cfg!(miri) {
             assert_eq!(first, BarrierMode::Fence, "Miri cannot run membarrier");
         }

@@ -139,9 +139,8 @@ impl<T> Raw<T> {
         loop {
             let protect = NonNull::new(node)?;
             slot.protect(protect.cast());
-            // SeqCst: completes the store-buffering pattern of `protect` (`barrier.rs`,
-            // `store_light`); it acquires as above. A plain load on x86-64.
-            let again = self.current.load(Ordering::SeqCst);
+            // Acquire: as above; after the light barrier, see `hazard.rs`.
+            let again = self.current.load(Ordering::Acquire);
             if again == node {
                 // The re-loaded pointer, not `protect`: the same address, but its
                 // provenance is the store that published the version now current.
@@ -357,11 +356,10 @@ impl<T> Drop for Raw<T> {
 /// - [`acquire`](Container::acquire): a thread-local load, a look for a free hazard slot
 ///   of the thread (usually the first), two loads of the current pointer and one store to
 ///   the slot, with a light barrier between (no instruction in
-///   [`BarrierMode::Membarrier`](crate::BarrierMode); the store is an `xchg` otherwise); no
-///   atomic read-modify-write in `Membarrier` mode, no lock, no allocation, and no write to
-///   a cache line that another reader reads. Retries only if an update lands between its two
-///   loads. Dropping the guard: a store (an `xchg` in `Fence` mode) and a load of the
-///   thread's own slot line. A thread's first read registers it (a lock and, if no exited
+///   [`BarrierMode::Membarrier`](crate::BarrierMode), a `fence(SeqCst)` otherwise); no
+///   atomic read-modify-write, no lock, no allocation, and no write to a cache line that
+///   another reader reads. Retries only if an update lands between its two loads. Dropping
+///   the guard: a store, a light barrier and a load of the thread's own slot line. A thread's first read registers it (a lock and, if no exited
 ///   thread left a block behind, one allocation of 128 bytes per
 ///   [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) slots).
 /// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,

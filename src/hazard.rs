@@ -15,16 +15,15 @@
 //! # Reader (`Container::acquire`)
 //!
 //! 1. Load `current` (`Acquire`).
-//! 2. Store it in a free slot of the thread's block, then a light barrier (both in
-//!    [`store_light`]).
-//! 3. Re-load `current` (`SeqCst`). The same pointer: the slot protects it; return a guard
+//! 2. Store it in a free slot of the thread's block (`Release`), then [`light`].
+//! 3. Re-load `current` (`Acquire`). The same pointer: the slot protects it; return a guard
 //!    on the pointer just re-loaded. Another: [`clear`] the slot and start over.
 //!
 //! # Guard drop ([`clear`])
 //!
-//! Store null in the slot and a light barrier ([`store_light`]), and look at the slot's
-//! `help` flag (`SeqCst`): a collector sets it when this slot kept a retired version from
-//! being recycled. If set, the dropper runs [`collect`] itself. A dropped guard never touches its node again: once the
+//! Store null in the slot (`Release`), [`light`], and look at the slot's `help` flag: a
+//! collector sets it when this slot kept a retired version from being recycled. If set, the
+//! dropper runs [`collect`] itself. A dropped guard never touches its node again: once the
 //! slot is null, the node may be recycled and, if its pool has closed, freed.
 //!
 //! # Writer ([`retire`])
@@ -63,10 +62,8 @@
 //!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
 //!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
 //!   on another thread and then refilled by its owner carries that thread's release on.
-//! - `help`: the collector's swap is `Relaxed` (its heavy barrier follows); the guard's load
-//!   is `SeqCst`, as is the reader's re-load of `current`: in `Fence` mode the light barrier
-//!   is the `SeqCst` swap of the slot itself, which orders only `SeqCst` loads after it
-//!   ([`store_light`]). Either is a plain load on x86-64.
+//! - `help`: `Relaxed` both ways; the barriers around it order it (the collector's store
+//!   precedes its heavy barrier, the guard's load follows its light one).
 //! - The retired list and the block list are under one lock; counted references use the
 //!   refcount's orderings.
 //!
@@ -80,7 +77,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 
-use crate::barrier::{heavy, store_light};
+use crate::barrier::{heavy, light};
 use crate::pool::registry;
 use crate::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
 
@@ -295,26 +292,24 @@ fn give_back(block: &'static Block, domain: &'static Domain) {
 }
 
 impl Slot {
-    /// Step 2 of the reader: protect `node`, with the light barrier. The caller then
-    /// re-loads `current` (`SeqCst`) and checks.
+    /// Step 2 of the reader: protect `node`. The caller then issues [`light`] and checks.
     #[inline]
     pub(crate) fn protect(&self, node: NonNull<()>) {
-        // Release (at least): see the module docs (a collector that reads this value
-        // synchronizes with everything this thread did before, including clearing the
-        // slot's last use).
-        store_light(&self.node, node.as_ptr());
+        // Release: see the module docs (a collector that reads this value synchronizes
+        // with everything this thread did before, including clearing the slot's last use).
+        self.node.store(node.as_ptr(), Ordering::Release);
+        light();
     }
 }
 
 /// Drops the protection in `slot` (from any thread), and collects if a collector asked.
 #[inline]
 pub(crate) fn clear(slot: &Slot) {
-    // Release (at least): this guard's reads of the object happen-before a collector that
-    // sees null.
-    store_light(&slot.node, ptr::null_mut());
-    // SeqCst: completes `store_light`'s pattern (module docs, "Orderings"); a plain load
-    // on x86-64.
-    if slot.help.load(Ordering::SeqCst) {
+    // Release: this guard's reads of the object happen-before a collector that sees null.
+    slot.node.store(ptr::null_mut(), Ordering::Release);
+    light();
+    // Relaxed: ordered by the barriers (module docs).
+    if slot.help.load(Ordering::Relaxed) {
         help(slot);
     }
 }
