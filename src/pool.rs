@@ -1,11 +1,12 @@
 //! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
 //!
-//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`); the
-//! machinery lives in private children, each importing only the ones below it:
+//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`,
+//! `ResetOutcome`); the machinery lives in private children, each importing only the ones
+//! below it:
 //!
 //! | module | what | knows of `T` |
 //! |---|---|---|
-//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, close | yes |
+//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
@@ -19,6 +20,10 @@
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
 //! starve the writer. A container version's last release goes straight to the depot of the
 //! thread that published it (the writer), which is where that thread's next `get` looks.
+//!
+//! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
+//! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
+//! `shared.rs`, "The live bound"). Without one, nothing of it is on the paths above.
 //!
 //! The reset function runs in [`Pool::get`], on the thread that asks for an object (in a
 //! container, the writer), not when the last reference drops, which may be on a reader's
@@ -105,6 +110,8 @@ pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 /// - The first use of a pool on a thread allocates that thread's magazine and depot
 ///   (once), and an entry in the thread's registry (one allocation).
 /// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
+/// - With a [`max_live`](PoolBuilder::max_live) bound, `get` and the return of an object
+///   take locks instead (see there), and `get` may wait.
 ///
 /// # Lifetime
 ///
