@@ -180,8 +180,9 @@ pub struct PoolStats {
     /// Objects dropped by [`Pool::trim`] and [`Pool::clear`].
     pub trimmed: u64,
     /// Objects of this pool that exist now: idle, checked out, published in containers,
-    /// held by readers (and leaked ones). At most [`max_live`](PoolBuilder::max_live), if
-    /// set, except for objects taken in by [`Pool::adopt`].
+    /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
+    /// the bound's own count: at most `max_live`, except for objects taken in by
+    /// [`Pool::adopt`]. Without one, `created` less the three counts of dropped objects.
     pub live: u64,
 }
 
@@ -325,7 +326,7 @@ impl<T> Pool<T> {
         stats.discarded = read(&shared.discarded);
         stats.dropped_over_cap = read(&shared.dropped_over_cap);
         stats.trimmed = read(&shared.trimmed);
-        stats.live = shared.live() as u64;
+        stats.live = shared.live();
         stats
     }
 

@@ -82,9 +82,11 @@ pub(crate) struct Shared<T> {
     /// Read only on slow paths: with a bound the magazines stay empty, so every `get` and
     /// every put misses its magazine and reaches the branches that read it.
     pub(crate) max_live: Option<usize>,
-    /// Objects that exist now (see the module's "live bound"). Raised before the factory
-    /// runs (and by `adopt`), lowered after an object is dropped; at most `max_live`, but
-    /// for objects taken in by `adopt`.
+    /// With a live bound, the objects that exist now (see the module's "live bound"):
+    /// raised before the factory runs (and by `adopt`), lowered after an object is
+    /// dropped; at most `max_live`, but for objects taken in by `adopt`. Unused (0) without
+    /// a bound, whose paths so touch no atomic they did not touch before: `stats` derives
+    /// the count from the other counters instead.
     live: AtomicUsize,
     /// Held by a getter waiting at the live bound while it searches; see the module docs.
     waiters: Mutex<()>,
@@ -412,8 +414,6 @@ impl<T> Shared<T> {
     /// `false` at the bound.
     pub(crate) fn reserve_live(&self) -> bool {
         let Some(max) = self.max_live else {
-            // Relaxed: a count read only for statistics in a pool without a bound.
-            self.live.fetch_add(1, Ordering::Relaxed);
             return true;
         };
         // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
@@ -437,20 +437,40 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Counts an object taken in from outside (`adopt`): it exists, bound or not.
+    /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
+    /// it, even over it.
     pub(crate) fn add_live(&self) {
-        // Relaxed: as in `reserve_live`.
-        self.live.fetch_add(1, Ordering::Relaxed);
+        if self.max_live.is_some() {
+            // Relaxed: as in `reserve_live`.
+            self.live.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    /// Objects that exist now: a reading for statistics.
-    pub(crate) fn live(&self) -> usize {
-        // Relaxed: a statistic.
-        self.live.load(Ordering::Relaxed)
+    /// Objects that exist now: a reading for statistics. Without a bound, objects made
+    /// less objects dropped, from the counters, read one after another (so under traffic
+    /// only roughly the count at one instant).
+    pub(crate) fn live(&self) -> u64 {
+        // Relaxed: statistics.
+        let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        match self.max_live {
+            Some(_) => self.live.load(Ordering::Relaxed) as u64,
+            // Drops read before the count of objects made, so that a drop is never
+            // counted without its object (the difference never goes negative, unless the
+            // reads are reordered, which the saturation absorbs).
+            None => {
+                let dropped =
+                    read(&self.discarded) + read(&self.dropped_over_cap) + read(&self.trimmed);
+                read(&self.created).saturating_sub(dropped)
+            }
+        }
     }
 
-    /// Gives back a live slot (its object is gone, or was never made) and wakes a waiter.
+    /// Gives back a live slot (its object is gone, or was never made) and wakes a waiter;
+    /// nothing without a bound.
     fn release_live(&self) {
+        if self.max_live.is_none() {
+            return;
+        }
         // Relaxed: as in `reserve_live`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
         debug_assert!(before > 0, "a live slot given back twice");
