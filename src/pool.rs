@@ -632,8 +632,9 @@ impl<T> Pool<T> {
         }
     }
 
-    /// Builds objects with the factory until `n` are idle in the pool (or the idle bound is
-    /// reached), so that the first `get`s, on any thread, find them.
+    /// Builds objects with the factory until `n` are idle in the pool (or the idle bound, or
+    /// the [`max_live`](PoolBuilder::max_live) bound, is reached), so that the first `get`s,
+    /// on any thread, find them. Never waits.
     ///
     /// # Panics
     ///
