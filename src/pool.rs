@@ -213,6 +213,17 @@ pub struct PoolStats {
 /// assert!(().keep());
 /// assert!(!false.keep());
 /// ```
+///
+/// Any other return type is refused, so a reset that returns, say, the count it cleared
+/// does not silently mean "keep":
+///
+/// ```compile_fail,E0277
+/// let pool = poolswap::Pool::new(Vec::<u8>::new, |v| { v.clear(); v.len() });
+/// ```
+/// ```
+/// let pool = poolswap::Pool::new(Vec::<u8>::new, |v| { v.clear(); v.is_empty() });
+/// # drop(pool);
+/// ```
 pub trait ResetOutcome: sealed::Sealed {
     /// Whether the pool keeps the object: `true` to keep it, `false` to drop it.
     fn keep(self) -> bool;
