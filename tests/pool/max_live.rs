@@ -133,14 +133,14 @@ fn a_waiting_get_is_woken_by_a_drop_on_another_thread() {
 fn a_writer_at_the_bound_waits_for_the_last_reader_of_an_old_version() {
     let log = Log::new();
     let pool = bounded(&log, 2);
-    let container = Container::new(pool.clone(), pool.get()); // version 0
+    let container = Container::new(&pool, pool.get()); // version 0
     let (acquired_tx, acquired) = signal();
     let (release_tx, release) = signal();
     let (got_tx, got) = mpsc::channel();
     thread::scope(|s| {
         let c = &container;
         let reader = s.spawn(move || {
-            let guard = c.acquire().unwrap();
+            let guard = c.acquire();
             drop(acquired_tx);
             release.wait();
             drop(guard); // the last reference to version 0: it goes back to the pool
