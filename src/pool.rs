@@ -1,11 +1,12 @@
 //! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
 //!
-//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`); the
-//! machinery lives in private children, each importing only the ones below it:
+//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`,
+//! `ResetOutcome`); the machinery lives in private children, each importing only the ones
+//! below it:
 //!
 //! | module | what | knows of `T` |
 //! |---|---|---|
-//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, close | yes |
+//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
@@ -19,6 +20,10 @@
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
 //! starve the writer. A container version's last release goes straight to the depot of the
 //! thread that published it (the writer), which is where that thread's next `get` looks.
+//!
+//! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
+//! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
+//! `shared.rs`, "The live bound"). Without one, nothing of it is on the paths above.
 //!
 //! The reset function runs in [`Pool::get`], on the thread that asks for an object (in a
 //! container, the writer), not when the last reference drops, which may be on a reader's
@@ -105,6 +110,8 @@ pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 /// - The first use of a pool on a thread allocates that thread's magazine and depot
 ///   (once), and an entry in the thread's registry (one allocation).
 /// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
+/// - With a [`max_live`](PoolBuilder::max_live) bound, `get` and the return of an object
+///   take locks instead (see there), and `get` may wait.
 ///
 /// # Lifetime
 ///
@@ -144,12 +151,13 @@ pub struct PoolBuilder<T> {
     reset: Box<Reset<T>>,
     max_idle: usize,
     min_idle: usize,
+    max_live: Option<usize>,
 }
 
 /// Counters of one pool; see [`Pool::stats`].
 ///
-/// Counts are objects, cumulative since the pool was built, except `idle`, which is a
-/// reading of the moment. Each field is exact when no other thread uses the pool. Under
+/// Counts are objects, cumulative since the pool was built, except `idle` and `live`,
+/// which are readings of the moment. Each field is exact when no other thread uses the pool. Under
 /// traffic the per-thread counters are read one after another, not at one instant, so
 /// `idle` may miss an object, or count one twice, while it moves between a thread's magazine
 /// and a depot; it never reads more than [`max_idle`](PoolBuilder::max_idle) (it is capped
@@ -171,6 +179,11 @@ pub struct PoolStats {
     pub dropped_over_cap: u64,
     /// Objects dropped by [`Pool::trim`] and [`Pool::clear`].
     pub trimmed: u64,
+    /// Objects of this pool that exist now: idle, checked out, published in containers,
+    /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
+    /// the bound's own count: at most `max_live`, except for objects taken in by
+    /// [`Pool::adopt`]. Without one, `created` less the three counts of dropped objects.
+    pub live: u64,
 }
 
 /// What a pool's reset function returns: whether to keep the object it just reset.
@@ -199,6 +212,17 @@ pub struct PoolStats {
 ///
 /// assert!(().keep());
 /// assert!(!false.keep());
+/// ```
+///
+/// Any other return type is refused, so a reset that returns, say, the count it cleared
+/// does not silently mean "keep":
+///
+/// ```compile_fail,E0277
+/// let pool = poolswap::Pool::new(Vec::<u8>::new, |v| { v.clear(); v.len() });
+/// ```
+/// ```
+/// let pool = poolswap::Pool::new(Vec::<u8>::new, |v| { v.clear(); v.is_empty() });
+/// # drop(pool);
 /// ```
 pub trait ResetOutcome: sealed::Sealed {
     /// Whether the pool keeps the object: `true` to keep it, `false` to drop it.
@@ -285,6 +309,7 @@ impl<T: Send + 'static> Pool<T> {
             reset: Box::new(move |object: &mut T| reset(object).keep()),
             max_idle: DEFAULT_MAX_IDLE,
             min_idle: 0,
+            max_live: None,
         }
     }
 }
@@ -312,7 +337,14 @@ impl<T> Pool<T> {
         stats.discarded = read(&shared.discarded);
         stats.dropped_over_cap = read(&shared.dropped_over_cap);
         stats.trimmed = read(&shared.trimmed);
+        stats.live = shared.live();
         stats
+    }
+
+    /// The bound on objects that exist at once, if set; see
+    /// [`PoolBuilder::max_live`].
+    pub fn max_live(&self) -> Option<usize> {
+        self.shared.max_live
     }
 
     /// The most idle objects this pool keeps.
@@ -341,10 +373,23 @@ impl<T> Pool<T> {
     /// Looks in the calling thread's magazine, then its depot, then steals from other threads'
     /// depots. Idle objects whose reset returns `false` are dropped on the way.
     ///
+    /// Never waits for other threads' objects, unless the pool has a
+    /// [`max_live`](PoolBuilder::max_live) bound: then, when every object the bound allows
+    /// exists and none is idle, it waits until one comes back or is dropped, on any thread
+    /// (see [`try_get`](Pool::try_get) for a `get` that does not wait).
+    ///
+    /// # Deadlocks
+    ///
+    /// With a `max_live` bound, a thread that holds objects of the pool itself (`Pooled`s,
+    /// or guards on container versions that keep them from coming back) and calls `get`
+    /// at the bound waits forever if no other thread will give one back. Without the bound,
+    /// `get` never waits.
+    ///
     /// # Panics
     ///
     /// If the factory or the reset function panics, the panic reaches the caller; the
-    /// object being reset is dropped, and the pool stays usable.
+    /// object being reset is dropped, and the pool stays usable (a live slot taken for the
+    /// factory is given back).
     ///
     /// # Examples
     ///
@@ -378,6 +423,11 @@ impl<T> Pool<T> {
     fn get_slow(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         let local = Shared::local(&self.shared);
+        if shared.max_live.is_some() {
+            return self
+                .get_bounded(local, true)
+                .expect("a waiting get returns an object");
+        }
         if let Some(local) = local {
             // SAFETY: `Shared::local` returns the calling thread's own `Local`.
             while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
@@ -387,11 +437,77 @@ impl<T> Pool<T> {
                 }
             }
         }
-        let value = (shared.factory)();
+        // No live bound: the slot is always granted (and counted, for `stats`).
+        let _granted = shared.reserve_live();
+        debug_assert!(_granted);
+        self.make_new()
+    }
+
+    /// Runs the factory for a `get` that holds a live slot; gives the slot back if it panics.
+    fn make_new(&self) -> Pooled<'_, T> {
+        let shared = &*self.shared;
+        let value = shared.make();
         // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
-        self.adopt(value)
+        Pooled::check_out(shared.house(value), self)
+    }
+
+    /// `get` and `try_get` in a pool with a live bound: an idle object from any thread's
+    /// depot (this thread's first), else a new one if the bound allows, else (if `wait`)
+    /// waits until an object comes back or one is dropped. `None` only if not `wait`.
+    fn get_bounded(&self, local: Option<&PoolLocal<T>>, wait: bool) -> Option<Pooled<'_, T>> {
+        let shared = &*self.shared;
+        if let Some(local) = local {
+            // SAFETY: `Shared::local` returns the calling thread's own `Local`.
+            debug_assert!(unsafe { local.magazine_unused() });
+        }
+        loop {
+            match shared.take_or_reserve(local, wait) {
+                Ok(Some(node)) => {
+                    // Outside the lock: the reset is user code. If it discards the object,
+                    // the live slot it frees is ours to take on the next turn (or a
+                    // waiter's, which the discard wakes).
+                    if shared.reset(&node) {
+                        if let Some(local) = local {
+                            local.count_hit();
+                        }
+                        return Some(Pooled::check_out(node, self));
+                    }
+                }
+                Ok(None) => return Some(self.make_new()),
+                Err(()) => return None,
+            }
+        }
+    }
+
+    /// [`get`](Pool::get) that never waits: `None` when the pool has a
+    /// [`max_live`](PoolBuilder::max_live) bound, every object it allows exists, and none is
+    /// idle. Without the bound, the same as `get`, in `Some`.
+    ///
+    /// # Panics
+    ///
+    /// As for `get`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 1 << 20], |v: &mut Vec<u8>| v.fill(0))
+    ///     .max_live(1)
+    ///     .build();
+    /// let only = pool.try_get().unwrap();
+    /// assert!(pool.try_get().is_none()); // the one object the bound allows is out
+    /// drop(only);
+    /// assert!(pool.try_get().is_some()); // back: handed out again
+    /// ```
+    pub fn try_get(&self) -> Option<Pooled<'_, T>> {
+        if self.shared.max_live.is_none() {
+            return Some(self.get());
+        }
+        let local = Shared::local(&self.shared);
+        self.get_bounded(local, false)
     }
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
@@ -409,6 +525,7 @@ impl<T> Pool<T> {
     /// assert_eq!(c.acquire().len(), 3);
     /// ```
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
+        self.shared.add_live();
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
         let node = self.shared.house(value);
@@ -526,8 +643,9 @@ impl<T> Pool<T> {
         }
     }
 
-    /// Builds objects with the factory until `n` are idle in the pool (or the idle bound is
-    /// reached), so that the first `get`s, on any thread, find them.
+    /// Builds objects with the factory until `n` are idle in the pool (or the idle bound, or
+    /// the [`max_live`](PoolBuilder::max_live) bound, is reached), so that the first `get`s,
+    /// on any thread, find them. Never waits.
     ///
     /// # Panics
     ///
@@ -549,9 +667,13 @@ impl<T> Pool<T> {
             };
             // The slot goes with the object into the depot; this thread holds a handle, so
             // the pool is open and the depot takes it.
-            if let Err(node) = local.donate(node) {
-                shared.budget.unreserve(1);
-                shared.discard(node, Discard::Closed);
+            match local.donate(node) {
+                // A getter may wait at the live bound while the factory ran.
+                Ok(()) => shared.wake(),
+                Err(node) => {
+                    shared.budget.unreserve(1);
+                    shared.discard(node, Discard::Closed);
+                }
             }
         }
     }
@@ -608,6 +730,66 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self
     }
 
+    /// Bounds how many objects of this pool exist at once, idle and in use together
+    /// (checked out, published in containers, held by readers, idle): the memory cap that
+    /// Go's `GOMEMLIMIT` stands for, and tighter, since it holds whatever readers do. With
+    /// `max_live(3)`, at most three copies of a 100 MB table exist, however many readers
+    /// hold guards on old versions. Default: no bound.
+    ///
+    /// At the bound, [`Pool::get`] (and so [`Container::get_new`](crate::Container::get_new))
+    /// **waits** until an object comes back to the pool (its last guard or `Pooled` is
+    /// dropped, on any thread) or one is dropped (its reset discards it, or it comes back
+    /// to a pool that holds `max_idle` idle objects, or [`Pool::trim`] drops it); then it
+    /// reuses that object or builds a new one. So a writer can wait for readers, which it
+    /// never does without the bound. [`Pool::try_get`] returns `None` instead of waiting.
+    /// [`Pool::prefill`] stops at the bound. [`Pool::adopt`] never waits: an object taken in
+    /// counts toward the bound, and may push the count over it until objects are dropped.
+    ///
+    /// A thread that itself holds every object the bound allows (as `Pooled`s, or guards on
+    /// container versions) and calls `get` waits forever: see `get`'s `# Deadlocks`.
+    ///
+    /// # Costs
+    ///
+    /// Nothing on the paths of a pool without the bound. With it, the per-thread magazines
+    /// are not used, so that an object a reader's thread gives back can be taken by the
+    /// writer's: every `get` and every return takes the pool's wait lock and one depot lock
+    /// per thread that used the pool (a `get`) or one (a return). Meant for large objects,
+    /// where that is noise.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0: no `get` could ever return.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 1 << 20], |v: &mut Vec<u8>| v.fill(0))
+    ///     .max_live(2)
+    ///     .build();
+    /// let a = pool.get();
+    /// let b = pool.get();
+    /// assert!(pool.try_get().is_none()); // two exist: a third must wait
+    /// let (tx, rx) = mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let c = pool.get(); // waits until `b` is dropped below
+    ///         tx.send(c.len()).unwrap();
+    ///     });
+    ///     drop(b); // on this thread; the waiting `get` takes it
+    /// });
+    /// assert_eq!(rx.recv().unwrap(), 1 << 20);
+    /// assert!(pool.stats().live <= 2);
+    /// drop(a);
+    /// ```
+    pub fn max_live(mut self, n: usize) -> Self {
+        assert!(n > 0, "max_live(0): no object could ever be handed out");
+        self.max_live = Some(n);
+        self
+    }
+
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     pub fn build(self) -> Pool<T> {
         Pool {
@@ -617,6 +799,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
                 self.reset,
                 self.max_idle,
                 self.min_idle,
+                self.max_live,
             )),
         }
     }
@@ -627,6 +810,7 @@ impl<T> fmt::Debug for PoolBuilder<T> {
         f.debug_struct("PoolBuilder")
             .field("max_idle", &self.max_idle)
             .field("min_idle", &self.min_idle)
+            .field("max_live", &self.max_live)
             .finish_non_exhaustive()
     }
 }

@@ -70,6 +70,53 @@ impl<T> Mutex<T> {
     }
 }
 
+/// A condition variable for the facade's [`Mutex`], with `std`'s by-value `wait` shape
+/// (which loom's has too) and no poisoning: `parking_lot`'s normally, `std`'s under Miri
+/// (for the reason given at `Mutex`), loom's under loom.
+#[derive(Debug, Default)]
+pub(crate) struct Condvar(
+    #[cfg(not(any(loom, miri)))] parking_lot::Condvar,
+    #[cfg(all(miri, not(loom)))] std::sync::Condvar,
+    #[cfg(loom)] loom::sync::Condvar,
+);
+
+impl Condvar {
+    pub(crate) fn new() -> Self {
+        Condvar::default()
+    }
+
+    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
+    /// it again.
+    #[cfg(not(any(loom, miri)))]
+    pub(crate) fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        self.0.wait(&mut guard);
+        guard
+    }
+
+    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
+    /// it again.
+    #[cfg(all(miri, not(loom)))]
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        // As in `Mutex::lock`: no critical section runs user code.
+        self.0
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
+    /// it again.
+    #[cfg(loom)]
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        // As in `Mutex::lock`.
+        self.0.wait(guard).unwrap()
+    }
+
+    /// Wakes one waiting thread, if any.
+    pub(crate) fn notify_one(&self) {
+        self.0.notify_one();
+    }
+}
+
 /// `UnsafeCell` with loom's closure-based access, so loom can check every access.
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;

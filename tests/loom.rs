@@ -644,3 +644,60 @@ fn concurrent_rcus_lose_no_update() {
         counts.assert_all_dropped();
     });
 }
+
+/// Two threads get and return one object each from a pool that allows one to exist: one of
+/// them may have to wait at the bound until the other, on its own thread, gives its object
+/// back (with `max_idle` 0, drops it instead, freeing the slot). The waiter must be woken
+/// in every interleaving (loom reports a deadlock otherwise), and two objects must never
+/// exist at once.
+fn max_live_model(max_idle: usize) {
+    loom::model(move || {
+        let counts = Arc::new(Counts::default());
+        let pool = {
+            let c = counts.clone();
+            Pool::builder(
+                move || {
+                    // Objects that exist once this one is built: a dropped object is counted
+                    // before its live slot is given back.
+                    let now = c.made.fetch_add(1, SeqCst) + 1 - c.dropped.load(SeqCst);
+                    assert!(now <= 1, "{now} objects exist under max_live(1)");
+                    Obj {
+                        value: 0,
+                        counts: c.clone(),
+                    }
+                },
+                |o: &mut Obj| o.value = 0,
+            )
+            .max_idle(max_idle)
+            .max_live(1)
+            .build()
+        };
+        let pool = Arc::new(pool);
+        let other = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                let mut mine = pool.get();
+                assert_eq!(mine.value, 0, "handed out without a reset");
+                mine.value = 1;
+            })
+        };
+        let mut mine = pool.get();
+        assert_eq!(mine.value, 0, "handed out without a reset");
+        mine.value = 2;
+        drop(mine);
+        other.join().unwrap();
+        assert!(pool.stats().live <= 1);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+#[test]
+fn max_live_waiter_is_woken_by_a_return_on_another_thread() {
+    max_live_model(8);
+}
+
+#[test]
+fn max_live_waiter_is_woken_by_a_drop_on_another_thread() {
+    max_live_model(0);
+}

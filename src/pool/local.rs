@@ -438,6 +438,24 @@ impl<N> Local<N> {
         Ok(())
     }
 
+    /// Pops the newest node of `generation` from this `Local`'s depot: how a pool with a
+    /// live bound takes idle objects, one at a time, from any thread's depot (its
+    /// magazines stay empty). The node brings its budget slot along.
+    pub(crate) fn take_one(&self, generation: Generation) -> Option<NodePtr<N>> {
+        self.depot.lock().list(generation).pop()
+    }
+
+    /// Whether the magazine holds no node and no spare budget slot, as it always does in a
+    /// pool with a live bound. For debug assertions, by the owner.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread owns this `Local`.
+    pub(crate) unsafe fn magazine_unused(&self) -> bool {
+        // SAFETY: per the caller; nothing here runs user code.
+        unsafe { self.with_magazine(|m, len| *len == 0 && m.spare == 0) }
+    }
+
     /// Pops one node of the victim generation, for `trim`.
     pub(crate) fn pop_victim(&self) -> Option<NodePtr<N>> {
         self.depot.lock().victim.pop()

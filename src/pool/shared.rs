@@ -18,17 +18,38 @@
 //! a forgotten guard leaks its own version and this bookkeeping only, and a thread's
 //! registry entry for a closed pool is swept away lazily (see `registry.rs`).
 //!
+//! # The live bound
+//!
+//! With [`PoolBuilder::max_live`] set, `live` counts the objects that exist (idle, checked
+//! out, published, held by readers) and never exceeds the bound: a slot is taken before the
+//! factory runs (given back if it panics) and given back after an object is dropped. Such a
+//! pool never uses its magazines: a returned object goes to a depot, where every thread
+//! can take it, so a thread waiting at the bound sees every object that comes back,
+//! whichever thread returns it.
+//!
+//! ## Synchronization
+//!
+//! A getter at the bound looks for an idle object in every depot (locking each) and tries
+//! to take a live slot, all while holding `waiters`; then waits on `returned`, which
+//! unlocks `waiters`. Whoever makes an object available (a donation to a depot) or frees a
+//! live slot (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
+//! So either the getter's search comes after that lock, and sees the change (the lock
+//! orders it after the change), or the getter was already waiting when the notifier got the
+//! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
+//! holding a depot's lock.
+//!
 //! [`Pool`]: crate::Pool
 //! [`Container`]: crate::Container
+//! [`PoolBuilder::max_live`]: crate::PoolBuilder::max_live
 
 use std::ptr::NonNull;
 
 use super::budget::{IdleBudget, SlotOnUnwind};
-use super::depot::NodePtr;
+use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
 use super::registry;
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// A node of a pool of `T`: its keepalive is the pool's shared state.
 pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
@@ -57,6 +78,20 @@ pub(crate) struct Shared<T> {
     empty: Mutex<Vec<NodePtr<PoolNode<T>>>>,
     pub(crate) budget: IdleBudget,
     pub(crate) min_idle: usize,
+    /// The live bound ([`PoolBuilder::max_live`](crate::PoolBuilder::max_live)), if set.
+    /// Read only on slow paths: with a bound the magazines stay empty, so every `get` and
+    /// every put misses its magazine and reaches the branches that read it.
+    pub(crate) max_live: Option<usize>,
+    /// With a live bound, the objects that exist now (see the module's "live bound"):
+    /// raised before the factory runs (and by `adopt`), lowered after an object is
+    /// dropped; at most `max_live`, but for objects taken in by `adopt`. Unused (0) without
+    /// a bound, whose paths so touch no atomic they did not touch before: `stats` derives
+    /// the count from the other counters instead.
+    live: AtomicUsize,
+    /// Held by a getter waiting at the live bound while it searches; see the module docs.
+    waiters: Mutex<()>,
+    /// Notified when an object comes back to a depot or a live slot is freed.
+    returned: Condvar,
     /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
     handles: AtomicUsize,
     /// Set once the last handle is gone.
@@ -98,6 +133,7 @@ impl<T> Shared<T> {
         reset: Box<Reset<T>>,
         max_idle: usize,
         min_idle: usize,
+        max_live: Option<usize>,
     ) -> Shared<T> {
         Shared {
             id: registry::next_id(),
@@ -108,6 +144,10 @@ impl<T> Shared<T> {
             empty: Mutex::new(Vec::new()),
             budget: IdleBudget::new(max_idle),
             min_idle: min_idle.min(max_idle),
+            max_live,
+            live: AtomicUsize::new(0),
+            waiters: Mutex::new(()),
+            returned: Condvar::new(),
             handles: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
             created: AtomicU64::new(0),
@@ -223,6 +263,9 @@ impl<T> Shared<T> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
+        // Gives the object's live slot back once it is dropped (declared first, so dropped
+        // last: after the object, even if its destructor panics).
+        let _slot = LiveSlot(self);
         // SAFETY: the caller owns the node exclusively.
         let published = unsafe { node.0.as_ref().ever_published() };
         // Acquire: pairs with `close`'s Release, after the last handle's decrement: no
@@ -248,22 +291,33 @@ impl<T> Shared<T> {
     /// Returns a published node whose last reference was just dropped to the depot of the
     /// thread that published it (or drops its object if the pool is full or closed).
     fn return_retired(&self, node: NodePtr<PoolNode<T>>) {
-        if self.budget.reserve(1) == 0 {
-            self.discard(node, Discard::OverCap);
-            return;
-        }
         // SAFETY: the caller owns the node (its count is zero).
         let home = unsafe { node.0.as_ref().home() };
         // SAFETY: a `Local` lives as long as its pool's shared state, which `&self` is.
-        let local = unsafe { home.as_ref() }.or_else(|| self.locals.first());
+        self.return_to(unsafe { home.as_ref() }, node);
+    }
+
+    /// Donates an idle node to `local`'s depot (or, if `None`, the newest `Local`'s), with
+    /// a budget slot; drops its object if the pool is full or closed. Wakes a getter waiting
+    /// at the live bound either way.
+    fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
+        if self.budget.reserve(1) == 0 {
+            // Frees a live slot, and so wakes a waiter.
+            self.discard(node, Discard::OverCap);
+            return;
+        }
         // The slot reserved above goes with the node into the depot.
-        let refused = match local {
+        let refused = match local.or_else(|| self.locals.first()) {
             Some(local) => local.donate(node).err().map(|n| (n, Discard::Closed)),
             None => Some((node, Discard::OverCap)),
         };
-        if let Some((node, why)) = refused {
-            self.budget.unreserve(1);
-            self.discard(node, why);
+        match refused {
+            Some((node, why)) => {
+                self.budget.unreserve(1);
+                self.discard(node, why);
+            }
+            // After the donation, whose depot lock is released (see the module docs).
+            None => self.wake(),
         }
     }
 
@@ -308,6 +362,11 @@ impl<T> Shared<T> {
     #[cold]
     #[inline(never)]
     fn put_slow(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+        if this.max_live.is_some() {
+            // Not to the magazine, where only this thread could take it: to this thread's
+            // depot, where a getter waiting at the bound finds it.
+            return this.return_to(Shared::local(this), node);
+        }
         match Shared::local(this) {
             Some(local) => {
                 // SAFETY: the calling thread's own `Local`, of this pool.
@@ -324,20 +383,159 @@ impl<T> Shared<T> {
         self.locals.iter().map(Local::idle).sum()
     }
 
-    /// Builds one object with the factory for `prefill`, holding a budget slot for it;
-    /// `None` if the idle bound is reached. A factory that panics leaves the slot and the
-    /// counters as they were.
+    /// Builds one object with the factory for `prefill`, holding a budget slot and a live
+    /// slot for it; `None` if the idle bound or the live bound is reached. A factory that
+    /// panics leaves the slots and the counters as they were.
     pub(crate) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
         if self.budget.reserve(1) == 0 {
             return None;
         }
         let slot = SlotOnUnwind(&self.budget);
-        let object = (self.factory)();
+        if !self.reserve_live() {
+            return None; // `slot` gives the budget slot back
+        }
+        let object = self.make();
         slot.disarm();
-        // Relaxed: a statistic.
-        self.created.fetch_add(1, Ordering::Relaxed);
         Some(self.house(object))
     }
+
+    /// Runs the factory for an object whose live slot the caller reserved, and counts it
+    /// created; if the factory panics, gives the live slot back.
+    pub(crate) fn make(&self) -> T {
+        let live = LiveSlot(self);
+        let object = (self.factory)();
+        std::mem::forget(live);
+        // Relaxed: a statistic.
+        self.created.fetch_add(1, Ordering::Relaxed);
+        object
+    }
+
+    /// Takes a live slot for a new object: always granted without a live bound; with one,
+    /// `false` at the bound.
+    pub(crate) fn reserve_live(&self) -> bool {
+        let Some(max) = self.max_live else {
+            return true;
+        };
+        // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
+        // reading that says "full" is safe: every release of a slot is followed by a lock
+        // of `waiters`, so a getter that waits on it reads again (module docs).
+        let mut live = self.live.load(Ordering::Relaxed);
+        loop {
+            if live >= max {
+                return false;
+            }
+            // Relaxed both ways: only the count matters; the CAS makes it exact.
+            match self.live.compare_exchange_weak(
+                live,
+                live + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => live = now,
+            }
+        }
+    }
+
+    /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
+    /// it, even over it.
+    pub(crate) fn add_live(&self) {
+        if self.max_live.is_some() {
+            // Relaxed: as in `reserve_live`.
+            self.live.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Objects that exist now: a reading for statistics. Without a bound, objects made
+    /// less objects dropped, from the counters, read one after another (so under traffic
+    /// only roughly the count at one instant).
+    pub(crate) fn live(&self) -> u64 {
+        // Relaxed: statistics.
+        let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        match self.max_live {
+            Some(_) => self.live.load(Ordering::Relaxed) as u64,
+            // Drops read before the count of objects made, so that a drop is never
+            // counted without its object (the difference never goes negative, unless the
+            // reads are reordered, which the saturation absorbs).
+            None => {
+                let dropped =
+                    read(&self.discarded) + read(&self.dropped_over_cap) + read(&self.trimmed);
+                read(&self.created).saturating_sub(dropped)
+            }
+        }
+    }
+
+    /// Gives back a live slot (its object is gone, or was never made) and wakes a waiter;
+    /// nothing without a bound.
+    fn release_live(&self) {
+        if self.max_live.is_none() {
+            return;
+        }
+        // Relaxed: as in `reserve_live`; `wake` orders it before a waiter's next reading.
+        let before = self.live.fetch_sub(1, Ordering::Relaxed);
+        debug_assert!(before > 0, "a live slot given back twice");
+        self.wake();
+    }
+
+    /// Wakes a getter waiting at the live bound, if the pool has one; call after the change
+    /// it should see, holding no depot lock (see the module docs).
+    pub(crate) fn wake(&self) {
+        if self.max_live.is_some() {
+            // Lock then unlock: a getter still searching finishes first, and sees the change
+            // (or waits, unlocking, before we get here). Notifying after the unlock spares
+            // the woken thread a block on the lock we hold.
+            drop(self.waiters.lock());
+            self.returned.notify_one();
+        }
+    }
+
+    /// For a pool with a live bound: takes an idle object from some depot (the calling
+    /// thread's `Local`'s first, primary lists before victim lists), else a live slot for a
+    /// new object (`Ok(None)`); if neither is to be had, waits for one if `wait`, else
+    /// returns `Err(())`. Runs no user code.
+    pub(crate) fn take_or_reserve(
+        &self,
+        own: Option<&PoolLocal<T>>,
+        wait: bool,
+    ) -> Result<Option<NodePtr<PoolNode<T>>>, ()> {
+        let mut waiting = self.waiters.lock();
+        loop {
+            for generation in [Generation::Primary, Generation::Victim] {
+                let others = self
+                    .locals
+                    .iter()
+                    .filter(|l| !own.is_some_and(|o| ptr_eq(l, o)));
+                for local in own.into_iter().chain(others) {
+                    if let Some(node) = local.take_one(generation) {
+                        // The node's budget slot: it leaves the idle objects.
+                        self.budget.unreserve(1);
+                        return Ok(Some(node));
+                    }
+                }
+            }
+            if self.reserve_live() {
+                return Ok(None);
+            }
+            if !wait {
+                return Err(());
+            }
+            waiting = self.returned.wait(waiting);
+        }
+    }
+}
+
+/// Gives back a live slot when dropped: after an object's drop (even one that panics), or
+/// around a factory that may panic.
+struct LiveSlot<'a, T>(&'a Shared<T>);
+
+impl<T> Drop for LiveSlot<'_, T> {
+    fn drop(&mut self) {
+        self.0.release_live();
+    }
+}
+
+fn ptr_eq<N>(a: &Local<N>, b: &Local<N>) -> bool {
+    std::ptr::eq(a, b)
 }
 
 /// Makes or claims the calling thread's `Local` for `shared` and records it in the thread's

@@ -11,6 +11,7 @@
 mod tracked;
 
 mod idle_bound;
+mod max_live;
 mod reset;
 mod stats;
 mod threads;

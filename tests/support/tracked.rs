@@ -36,6 +36,9 @@ pub struct Log {
     /// Factory calls so far, and so the next object's id.
     made: AtomicUsize,
     dropped: AtomicU64,
+    /// `Tracked` objects of this log that exist now, and the most that ever existed at once.
+    alive: AtomicUsize,
+    peak: AtomicUsize,
     /// `Some` for a log made by [`Log::with_history`].
     history: Option<Mutex<History>>,
     /// The factory panics with "factory failed on purpose" while set.
@@ -79,6 +82,17 @@ impl Log {
     /// Objects dropped so far, made by the factory or not.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(SeqCst)
+    }
+
+    /// The most objects of this log (made by the factory or [`Tracked::foreign`]) that
+    /// existed at once so far: exact, counted as each is built and dropped.
+    pub fn peak_alive(&self) -> usize {
+        self.peak.load(SeqCst)
+    }
+
+    /// Objects of this log that exist now.
+    pub fn alive(&self) -> usize {
+        self.alive.load(SeqCst)
     }
 
     /// Ids reset, in order.
@@ -141,6 +155,8 @@ impl Tracked {
     /// An object made outside the factory (for `Pool::adopt`), with the given id: not
     /// counted as made, but its drop is logged.
     pub fn foreign(log: &Arc<Log>, id: usize) -> Tracked {
+        let alive = log.alive.fetch_add(1, SeqCst) + 1;
+        log.peak.fetch_max(alive, SeqCst);
         Tracked {
             id,
             value: 0,
@@ -177,6 +193,7 @@ impl Drop for Tracked {
     fn drop(&mut self) {
         let log = &self.log;
         log.dropped.fetch_add(1, SeqCst);
+        log.alive.fetch_sub(1, SeqCst);
         if log.history.is_some() {
             log.history().drops.push(self.id);
         }
