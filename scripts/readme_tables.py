@@ -13,7 +13,12 @@ results = (out / "results.md").read_text().splitlines()
 # Drop the document title; demote headings one level to sit under "## Performance".
 body = [("#" + line) if line.startswith("## ") else line for line in results[1:]]
 rel = out.resolve().relative_to(root)
-body = [line.replace("](heavy.svg)", f"]({rel}/heavy.svg)") for line in body]
+# No relative links or images: crates.io resolves them against `repository`, which is unset,
+# so the README names the plot's path in the source package instead.
+body = [line.replace("[heavy.svg](heavy.svg)", f"`{rel}/heavy.svg` (in the source package)")
+        .replace("![heavy benchmark](heavy.svg)",
+                 f"The plot of the time table is `{rel}/heavy.svg` (in the source package).")
+        for line in body]
 
 readme = root / "README.md"
 text = readme.read_text()

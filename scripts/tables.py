@@ -260,7 +260,7 @@ def heavy_svg(heavy, go):
     series = [(k, n.replace("`", ""), COLORS[i]) for i, (k, n) in enumerate(HEAVY)]
     with_go = any(k[2] == "poolswap" for k in go)
     if with_go:
-        series.append(("go-poolswap", "Go poolswap", COLORS[5]))
+        series.append(("go-poolswap", "Go poolswap (its GOMEMLIMIT under each cluster)", COLORS[5]))
     bar, gap, pad = 18, 22, 40
     cluster_w = len(series) * bar
     panel_w = pad + len(settings) * cluster_w + (len(settings) - 1) * gap + 40
@@ -316,6 +316,12 @@ def heavy_svg(heavy, go):
                 f"mmap threshold {s[4:]}" if s.startswith("mmap") else s)
             out.append(f'<text x="{cx + cluster_w / 2}" y="{y_base + 16}" '
                        f'text-anchor="middle">{html.escape(name)}</text>')
+            if with_go:
+                # The Go bar of a cluster ran under Go's memory limit, not the Rust
+                # allocator setting named above it (see value()).
+                out.append(f'<text x="{cx + cluster_w / 2}" y="{y_base + 30}" '
+                           f'text-anchor="middle" font-size="10" fill="#555">'
+                           f'Go: GOMEMLIMIT={go_limit(s)}</text>')
     ly = height - 30
     lx = 30
     for _, name, color in series:
@@ -324,6 +330,20 @@ def heavy_svg(heavy, go):
         lx += 30 + 7 * len(name)
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def plot_note(heavy, go):
+    """The line that points to the plot and says what each cluster's bars ran with. A
+    link, not an image: scripts/readme_tables.py turns it into a plain path for the README,
+    which crates.io shows without the plot (no repository to resolve it against)."""
+    clusters = []
+    for s in heavy_settings(heavy):
+        name = "glibc's defaults" if s == "default" else setting_name(s)
+        if go:
+            name += f" (its Go poolswap bar: `GOMEMLIMIT={go_limit(s)}`)"
+        clusters.append(name)
+    return ("The plot of the time table is [heavy.svg](heavy.svg): one panel per write ratio, "
+            "one cluster per allocator setting, left to right " + ", ".join(clusters) + ".")
 
 
 def nice_step(vmax):
@@ -335,11 +355,21 @@ def nice_step(vmax):
     return step * 10
 
 
+def go_kind(setting):
+    """The Go run that sits beside a Rust allocator setting: 512MiB beside glibc's
+    defaults, 50MiB beside a tight mmap threshold."""
+    return "default" if setting == "default" else "tight"
+
+
+def go_limit(setting):
+    """The GOMEMLIMIT of the Go run beside a Rust allocator setting."""
+    return "512MiB" if go_kind(setting) == "default" else "50MiB"
+
+
 def value(heavy, go, setting, pct, key):
     """Time per op of one bar, in µs, or None."""
     if key == "go-poolswap":
-        kind = "default" if setting == "default" else "tight"
-        c = go.get((kind, pct, "poolswap"))
+        c = go.get((go_kind(setting), pct, "poolswap"))
     else:
         c = heavy.get((f"heavy-{setting}", key, f"w{pct}"))
     return c["ns"] / 1000 if c else None
@@ -421,7 +451,7 @@ def main():
                "and publishes it, a read looks up one random key. Time per op = wall time / "
                "total ops (Go's `RunParallel`). `benches/heavy.rs`.", "", t,
                "## Heavy object: bytes allocated per op", "", b,
-               "![heavy benchmark](heavy.svg)", ""]
+               plot_note(heavy, go), ""]
     if read:
         md += ["## Read path: acquire + read + release", "",
                "A `[u64; 8]`; N reader threads, one writer publishing every millisecond. Time per "
