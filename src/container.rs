@@ -486,6 +486,11 @@ impl<T> Container<T> {
     /// An object from the container's pool, to fill and pass to
     /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
     ///
+    /// Never waits, unless the pool has a [`max_live`](crate::PoolBuilder::max_live)
+    /// bound: then, at the bound, it waits until a reader lets go of an old version (see
+    /// [`Pool::get`], and [`try_get_new`](Container::try_get_new) for one that does not
+    /// wait). A writer that holds guards on old versions itself can deadlock there.
+    ///
     /// # Panics
     ///
     /// As [`Pool::get`].
@@ -509,7 +514,7 @@ impl<T> Container<T> {
     }
 
     /// [`get_new`](Container::get_new), returning an [`OwnedPooled`](crate::OwnedPooled)
-    /// that can be filled on another thread or task (`'static`).
+    /// that can be filled on another thread or task (`'static`). Waits as `get_new` does.
     ///
     /// # Examples
     ///
@@ -530,6 +535,29 @@ impl<T> Container<T> {
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new_owned(&self) -> OwnedPooled<T> {
         self.raw.pool.get_owned()
+    }
+
+    /// [`get_new`](Container::get_new) that never waits: `None` when the pool's
+    /// [`max_live`](crate::PoolBuilder::max_live) bound is reached and no object is idle
+    /// ([`Pool::try_get`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::builder(|| 0u64, |n: &mut u64| *n = 0).max_live(2).build();
+    /// let c = Container::from_value(&pool, 1); // one object is the current version
+    /// let reader = c.acquire();
+    /// let next = c.try_get_new().expect("the second object");
+    /// c.update(next); // version 1 is retired, but `reader` still reads it
+    /// assert!(c.try_get_new().is_none()); // both objects are in use
+    /// drop(reader); // version 1 goes back to the pool
+    /// assert!(c.try_get_new().is_some());
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
+        self.raw.pool.try_get()
     }
 
     /// Publishes `new` as the current version; Go's `Update`.
@@ -688,6 +716,7 @@ impl<T> Container<T> {
     /// let c = Container::from_value(&pool, 1);
     /// assert!(Pool::ptr_eq(c.pool(), &pool));
     /// ```
+    #[must_use]
     pub fn pool(&self) -> &Pool<T> {
         &self.raw.pool
     }
@@ -850,7 +879,8 @@ impl<T> OptionContainer<T> {
         f(guard.as_deref())
     }
 
-    /// An object from the container's pool, as [`Container::get_new`].
+    /// An object from the container's pool, as [`Container::get_new`] (which says when it
+    /// can wait).
     ///
     /// # Panics
     ///
@@ -892,6 +922,27 @@ impl<T> OptionContainer<T> {
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new_owned(&self) -> OwnedPooled<T> {
         self.raw.pool.get_owned()
+    }
+
+    /// An object from the container's pool if one can be had without waiting, as
+    /// [`Container::try_get_new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::builder(|| 0u64, |n: &mut u64| *n = 0).max_live(1).build();
+    /// let c = OptionContainer::empty(&pool);
+    /// let first = c.try_get_new().expect("nothing exists yet");
+    /// assert!(c.try_get_new().is_none()); // the one object allowed is out
+    /// c.update(first);
+    /// drop(c.take()); // back to the pool
+    /// assert!(c.try_get_new().is_some());
+    /// ```
+    #[must_use = "the object goes straight back to the pool if it is dropped"]
+    pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
+        self.raw.pool.try_get()
     }
 
     /// Publishes `new` as the current version, as [`Container::update`].
@@ -1018,6 +1069,7 @@ impl<T> OptionContainer<T> {
     /// c.update(pool.adopt(1));
     /// assert!(!c.is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
@@ -1033,6 +1085,7 @@ impl<T> OptionContainer<T> {
     /// let c = OptionContainer::empty(&pool);
     /// assert_eq!(c.pool().stats().created, 0);
     /// ```
+    #[must_use]
     pub fn pool(&self) -> &Pool<T> {
         &self.raw.pool
     }
@@ -1174,6 +1227,7 @@ impl<T> Guard<T> {
     /// let old = c.swap(pool.adopt(2)); // a counted guard on the old version
     /// assert_eq!(Guard::ref_count(&old), 2); // `old`'s and the retired list's
     /// ```
+    #[must_use]
     pub fn ref_count(this: &Guard<T>) -> usize {
         // SAFETY: this guard keeps the node live.
         unsafe { this.node.as_ref() }.refs.load()
@@ -1200,6 +1254,7 @@ impl<T> Guard<T> {
     /// assert!(Guard::is_counted(&b));
     /// assert_eq!(Guard::ref_count(&a), 2); // the container's reference and b's
     /// ```
+    #[must_use]
     pub fn is_counted(this: &Guard<T>) -> bool {
         this.slot.is_none()
     }
@@ -1218,6 +1273,7 @@ impl<T> Guard<T> {
     /// c.update(pool.adopt(1)); // an equal value, another version
     /// assert!(!Guard::ptr_eq(&a, &c.acquire()));
     /// ```
+    #[must_use]
     pub fn ptr_eq(a: &Guard<T>, b: &Guard<T>) -> bool {
         a.node == b.node
     }
@@ -1566,6 +1622,7 @@ impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
     /// let cache = Cache::new(&c);
     /// assert!(std::ptr::eq(*cache.container(), &c));
     /// ```
+    #[must_use]
     pub fn container(&self) -> &C {
         &self.container
     }

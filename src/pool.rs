@@ -285,6 +285,7 @@ impl<T: Send + 'static> Pool<T> {
     /// let mut m = pool.get();
     /// m.insert("a".into(), 1);
     /// ```
+    #[must_use = "a pool that is dropped at once drops every object it made"]
     pub fn new<F, R, O>(factory: F, reset: R) -> Pool<T>
     where
         F: Fn() -> T + Send + Sync + 'static,
@@ -296,6 +297,16 @@ impl<T: Send + 'static> Pool<T> {
 
     /// Starts configuring a pool; see [`PoolBuilder`]. `factory` and `reset` are as for
     /// [`Pool::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(String::new, String::clear).max_idle(2).build();
+    /// assert_eq!(pool.max_idle(), 2);
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder<F, R, O>(factory: F, reset: R) -> PoolBuilder<T>
     where
         F: Fn() -> T + Send + Sync + 'static,
@@ -317,6 +328,19 @@ impl<T: Send + 'static> Pool<T> {
 impl<T> Pool<T> {
     /// Reads the pool's counters. Walks every thread's share with plain atomic loads: it
     /// takes no lock and never blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// drop(pool.get()); // a miss: the factory runs
+    /// drop(pool.get()); // a hit: the same object again
+    /// let stats = pool.stats();
+    /// assert_eq!((stats.created, stats.hits, stats.misses, stats.idle), (1, 1, 1, 1));
+    /// ```
+    #[must_use]
     pub fn stats(&self) -> PoolStats {
         let shared = &*self.shared;
         let mut stats = PoolStats::default();
@@ -343,21 +367,63 @@ impl<T> Pool<T> {
 
     /// The bound on objects that exist at once, if set; see
     /// [`PoolBuilder::max_live`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).max_live(3).build();
+    /// assert_eq!(pool.max_live(), Some(3));
+    /// assert_eq!(Pool::new(|| 0u8, |n| *n = 0).max_live(), None);
+    /// ```
+    #[must_use]
     pub fn max_live(&self) -> Option<usize> {
         self.shared.max_live
     }
 
     /// The most idle objects this pool keeps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// assert_eq!(pool.max_idle(), poolswap::DEFAULT_MAX_IDLE);
+    /// ```
+    #[must_use]
     pub fn max_idle(&self) -> usize {
         self.shared.budget.max()
     }
 
     /// The fewest idle objects [`trim`](Pool::trim) and [`clear`](Pool::clear) leave.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).min_idle(1).build();
+    /// assert_eq!(pool.min_idle(), 1);
+    /// ```
+    #[must_use]
     pub fn min_idle(&self) -> usize {
         self.shared.min_idle
     }
 
     /// Whether two handles are on the same pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let a = Pool::new(|| 0u8, |n| *n = 0);
+    /// assert!(Pool::ptr_eq(&a, &a.clone()));
+    /// assert!(!Pool::ptr_eq(&a, &Pool::new(|| 0u8, |n| *n = 0)));
+    /// ```
+    #[must_use]
     pub fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
         Arc::ptr_eq(&a.shared, &b.shared)
     }
@@ -402,6 +468,7 @@ impl<T> Pool<T> {
     /// assert_eq!(*n, 1);
     /// ```
     #[inline]
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         if let Some(local) = shared.local_fast() {
@@ -502,6 +569,7 @@ impl<T> Pool<T> {
     /// drop(only);
     /// assert!(pool.try_get().is_some()); // back: handed out again
     /// ```
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn try_get(&self) -> Option<Pooled<'_, T>> {
         if self.shared.max_live.is_none() {
             return Some(self.get());
@@ -524,6 +592,7 @@ impl<T> Pool<T> {
     /// let c = Container::new(&pool, pool.adopt(vec![1, 2, 3]));
     /// assert_eq!(c.acquire().len(), 3);
     /// ```
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
         self.shared.add_live();
         // Relaxed: a statistic.
@@ -617,6 +686,18 @@ impl<T> Pool<T> {
     /// [`trim`](Pool::trim)).
     ///
     /// Runs the objects' destructors on the calling thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).min_idle(1).build();
+    /// let held: Vec<_> = (0..3).map(|_| pool.get()).collect();
+    /// drop(held);
+    /// pool.clear(); // at once, down to min_idle
+    /// assert_eq!(pool.stats().idle, 1);
+    /// ```
     pub fn clear(&self) {
         self.shed(PoolLocal::pop_any);
     }
@@ -650,6 +731,18 @@ impl<T> Pool<T> {
     /// # Panics
     ///
     /// If the factory panics; the pool stays usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::new(|| vec![0u8; 4096], |v| v.fill(0));
+    /// pool.prefill(4);
+    /// assert_eq!((pool.stats().idle, pool.stats().created), (4, 4));
+    /// drop(pool.get()); // a hit
+    /// assert_eq!(pool.stats().misses, 0);
+    /// ```
     pub fn prefill(&self, n: usize) {
         let shared = &*self.shared;
         let Some(local) = Shared::local(&self.shared) else {
@@ -702,6 +795,7 @@ impl<T> fmt::Debug for Pool<T> {
         f.debug_struct("Pool")
             .field("idle", &stats.idle)
             .field("max_idle", &self.shared.budget.max())
+            .field("max_live", &self.shared.max_live)
             .field("created", &stats.created)
             .finish_non_exhaustive()
     }
@@ -718,6 +812,18 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// not using, so the pool may drop a returned object while up to `SLOT_BATCH` per thread
     /// fewer than `max_idle` are idle. With many threads and a tight bound, leave room for
     /// that.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).max_idle(1).build();
+    /// let held: Vec<_> = (0..3).map(|_| pool.get()).collect();
+    /// drop(held);
+    /// assert_eq!(pool.stats().idle, 1);
+    /// ```
+    #[must_use = "a builder method returns the changed builder"]
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = n;
         self
@@ -725,6 +831,20 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// How many idle objects [`Pool::trim`] and [`Pool::clear`] leave in place (default 0;
     /// at most `max_idle`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).min_idle(2).build();
+    /// let held: Vec<_> = (0..3).map(|_| pool.get()).collect();
+    /// drop(held);
+    /// pool.trim();
+    /// pool.trim(); // idle across two trims: dropped, down to min_idle
+    /// assert_eq!(pool.stats().idle, 2);
+    /// ```
+    #[must_use = "a builder method returns the changed builder"]
     pub fn min_idle(mut self, n: usize) -> Self {
         self.min_idle = n;
         self
@@ -784,6 +904,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// assert!(pool.stats().live <= 2);
     /// drop(a);
     /// ```
+    #[must_use = "a builder method returns the changed builder"]
     pub fn max_live(mut self, n: usize) -> Self {
         assert!(n > 0, "max_live(0): no object could ever be handed out");
         self.max_live = Some(n);
@@ -791,6 +912,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     }
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
+    #[must_use = "a pool that is dropped at once drops every object it made"]
     pub fn build(self) -> Pool<T> {
         Pool {
             shared: Arc::new(Shared::new(
@@ -889,12 +1011,34 @@ impl<'a, T> Pooled<'a, T> {
     }
 
     /// The pool this object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Pool, Pooled};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get();
+    /// assert!(Pool::ptr_eq(Pooled::pool(&n), &pool));
+    /// ```
+    #[must_use]
     pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
         this.pool
     }
 
     /// The object's reference count: 1, unless a container reader is in the middle of
     /// finding out that this object is not the container's current version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Pool, Pooled};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get();
+    /// assert_eq!(Pooled::ref_count(&n), 1);
+    /// ```
+    #[must_use]
     pub fn ref_count(this: &Pooled<'_, T>) -> usize {
         // SAFETY: this guard's reference keeps the node live.
         unsafe { this.node.as_ref() }.refs.load()
@@ -995,11 +1139,33 @@ unsafe impl<T: Sync + Send> Sync for OwnedPooled<T> {}
 
 impl<T> OwnedPooled<T> {
     /// The pool this object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get_owned();
+    /// assert!(Pool::ptr_eq(OwnedPooled::pool(&n), &pool));
+    /// ```
+    #[must_use]
     pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
         &this.pool
     }
 
     /// The object's reference count, as [`Pooled::ref_count`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get_owned();
+    /// assert_eq!(OwnedPooled::ref_count(&n), 1);
+    /// ```
+    #[must_use]
     pub fn ref_count(this: &OwnedPooled<T>) -> usize {
         // SAFETY: this guard's reference keeps the node live.
         unsafe { this.node.as_ref() }.refs.load()
