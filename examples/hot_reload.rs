@@ -616,6 +616,14 @@ fn main() -> ExitCode {
     });
     if let Err(e) = loaded {
         eprintln!("error: cannot read {}: {e}", args.path);
+        if args.path == DEFAULT_PATH {
+            // The word list is in the repository, not in the crates.io package.
+            eprintln!(
+                "the default word list ships with the source repository only (not the \
+                 crates.io package); pass any text file, one key per line: \
+                 `cargo run --release --example hot_reload -- /usr/share/dict/words`"
+            );
+        }
         return ExitCode::from(2);
     }
     let container = Container::new(&versions, first);
