@@ -912,6 +912,15 @@ impl<T: Send + 'static> PoolBuilder<T> {
     }
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(Vec::<u8>::new, Vec::clear).max_idle(8).build();
+    /// assert_eq!((pool.max_idle(), pool.stats().created), (8, 0));
+    /// ```
     #[must_use = "a pool that is dropped at once drops every object it made"]
     pub fn build(self) -> Pool<T> {
         Pool {
