@@ -401,7 +401,7 @@ const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
 
 impl<T> Container<T> {
     /// Makes a container whose current version is `init` (a [`Pooled`] or an
-    /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
+    /// [`OwnedPooled`] from `pool`); Go's `NewContainer`. The container
     /// keeps its own handle on `pool` (one atomic increment), so the pool's idle objects are
     /// dropped once both the container and every other handle (`pool` included) are gone.
     ///
@@ -513,7 +513,7 @@ impl<T> Container<T> {
         self.raw.pool.get()
     }
 
-    /// [`get_new`](Container::get_new), returning an [`OwnedPooled`](crate::OwnedPooled)
+    /// [`get_new`](Container::get_new), returning an [`OwnedPooled`]
     /// that can be filled on another thread or task (`'static`). Waits as `get_new` does.
     ///
     /// # Examples
@@ -1238,7 +1238,7 @@ impl<T> Guard<T> {
     ///
     /// A thread's first [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards held at once take
     /// slots; further ones, clones, and the guards [`Container::swap`] and
-    /// [`Container::take`] return are counted. Both kinds behave the same; a counted guard
+    /// [`OptionContainer::take`] return are counted. Both kinds behave the same; a counted guard
     /// costs an atomic read-modify-write on the version's shared count to make and drop.
     ///
     /// # Examples
