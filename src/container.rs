@@ -179,34 +179,34 @@ impl<T> Raw<T> {
 
     /// Publishes `new` and retires the old version.
     fn update<P: Publishable<T>>(&self, new: P) {
-        if let Some(old) = self.replace(self.publish(new).as_ptr()) {
+        // The guard's pool handle (a reference, or an owned handle dropped here) is not
+        // needed: the node's keepalive and the container's handle hold the pool.
+        let (node, _handle) = self.publish(new);
+        if let Some(old) = self.replace(node.as_ptr()) {
             Self::retire(old);
         }
     }
 
     /// [`update`](Raw::update), returning a counted guard on the old version.
     fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
-        let old = self.replace(self.publish(new).as_ptr())?;
+        let (node, _handle) = self.publish(new);
+        let old = self.replace(node.as_ptr())?;
         Some(Self::retire_with_guard(old))
     }
 
-    /// Marks `new` published in this container; panics if it came from another pool.
-    fn publish<P: Publishable<T>>(&self, new: P) -> NonNull<PoolNode<T>> {
-        self.check_pool(&new);
-        // The guard's pool handle (a reference, or an owned handle dropped here) is not
-        // needed: the node's keepalive and the container's handle hold the pool.
-        let (node, _handle) = new.into_raw();
-        let node = node.cast::<PoolNode<T>>();
-        pool::publish(node, Arc::clone(self.pool.shared()));
-        node
-    }
-
-    fn check_pool<P: Publishable<T>>(&self, new: &P) {
+    /// Marks `new` published in this container, and returns its node and the pool handle
+    /// the guard held (for [`compare_and_swap`](Raw::compare_and_swap) to rebuild it);
+    /// panics if it came from another pool.
+    fn publish<P: Publishable<T>>(&self, new: P) -> (NonNull<PoolNode<T>>, P::Handle) {
         assert!(
             Pool::ptr_eq(new.pool_of(), &self.pool),
             "poolswap: a container was given an object from another pool to publish; \
              use this container's `get_new()` or `pool().adopt(value)`"
         );
+        let (node, handle) = new.into_raw();
+        let node = node.cast::<PoolNode<T>>();
+        pool::publish(node, Arc::clone(self.pool.shared()));
+        (node, handle)
     }
 
     /// Publishes `new` if `current` is still `expected`; gives it back otherwise.
@@ -215,10 +215,7 @@ impl<T> Raw<T> {
         expected: *mut PoolNode<T>,
         new: P,
     ) -> Result<(), P> {
-        self.check_pool(&new);
-        let (node, handle) = new.into_raw();
-        let node = node.cast::<PoolNode<T>>();
-        pool::publish(node, Arc::clone(self.pool.shared()));
+        let (node, handle) = self.publish(new);
         // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through the
         // value seen, and `node` was never visible.
         match self.current.compare_exchange(
