@@ -10,6 +10,10 @@
 //! | `Membarrier` (Linux, registered and fast) | compiler fence: no instruction | `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: an IPI to every CPU running a thread of this process, ~0.3-12 µs |
 //! | `Fence` (elsewhere, loom, Miri, or chosen) | `fence(SeqCst)` (one locked instruction on x86-64) | `fence(SeqCst)` |
 //!
+//! A guard drop has a barrier of its own, [`light_on_drop`]: a compiler fence in both
+//! modes, which orders against [`heavy`] only in `Membarrier` mode (it serves liveness
+//! only; see there).
+//!
 //! `membarrier` guarantees that every thread running at the time executes a full barrier
 //! before the call returns, so a light barrier (which keeps the compiler from reordering)
 //! is ordered against it as two `fence(SeqCst)`s are. Two light barriers are **not** ordered
@@ -44,9 +48,11 @@ use loom::sync::atomic::fence;
 /// [`barrier_mode`]: crate::barrier_mode
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrierMode {
-    /// `fence(SeqCst)` for readers and writers: one locked instruction per `acquire` and
-    /// one per guard drop on x86-64. Used where `membarrier` is missing or slow, under
-    /// Miri, and when `POOLSWAP_BARRIER=fence` is set.
+    /// `fence(SeqCst)` for readers and writers: one locked instruction per `acquire` on
+    /// x86-64; a guard drop takes none. Used where `membarrier` is missing or slow, under
+    /// Miri, and when `POOLSWAP_BARRIER=fence` is set. In a rare race between a guard drop
+    /// and a collection, a retired version then waits for the next collection instead of
+    /// being recycled at once (see [`reclaim`](crate::reclaim)).
     Fence,
     /// A compiler fence for readers (no instruction) and
     /// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` for writers (Linux).
@@ -107,6 +113,46 @@ pub(crate) fn light() {
         }
     }
     fence(Ordering::SeqCst);
+}
+
+/// A guard drop's barrier, between emptying its slot and looking at the slot's `help` flag.
+///
+/// Safety never rests on it (a collector that sees the slot still full keeps the version);
+/// it only makes sure that a collector racing with the drop and the dropper cannot *both*
+/// miss each other, so that the version is recycled by one of them at once. It is a
+/// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
+/// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
+/// `Fence` mode it orders nothing against other threads: that would take a
+/// `fence(SeqCst)`, which measured a third of a read (`benches/read.rs`). Without one, the
+/// version, in that rare race, waits on the retired list for the next collection (the next
+/// update of any container, the next drop of a guard in the same slot, or
+/// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
+#[inline(always)]
+pub(crate) fn light_on_drop() {
+    #[cfg(not(loom))]
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    {
+        if loom_model::MEMBARRIER_DROP.with(std::cell::Cell::get) {
+            fence(Ordering::SeqCst);
+        }
+    }
+}
+
+/// Under loom, which mode's guard drop the models check (see [`light_on_drop`]). Both
+/// [`light`] and [`heavy`] are `fence(SeqCst)` in either case; what differs is the drop:
+/// `Membarrier` mode's compiler fence orders against a heavy barrier as a `fence(SeqCst)`
+/// would, `Fence` mode's drop has none.
+#[cfg(loom)]
+pub(crate) mod loom_model {
+    use std::cell::Cell;
+
+    std::thread_local! {
+        /// A std thread-local on purpose: loom runs every thread of a model as a coroutine
+        /// on the test's OS thread, so this is per model (per test), not per model thread.
+        /// `false` (the default): `Fence` mode's drop.
+        pub(crate) static MEMBARRIER_DROP: Cell<bool> = const { Cell::new(false) };
+    }
 }
 
 /// The deciding side: a full barrier on the calling thread and, in `Membarrier` mode, on

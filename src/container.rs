@@ -41,7 +41,8 @@
 //!    (`hazard::retire`), which drops it once no slot protects the old version; whoever
 //!    drops the last counted reference returns the node to its home depot. The writer
 //!    never waits: a version still protected stays on the list, and the last guard to let
-//!    go of it collects it.
+//!    go of it collects it (in `Fence` mode, in a rare race, the next collection does:
+//!    `hazard.rs`, "Guard drop").
 //!
 //! # A recycled node (the ABA case)
 //!
@@ -356,8 +357,9 @@ impl<T> Drop for Raw<T> {
 ///   [`BarrierMode::Membarrier`](crate::BarrierMode), a `fence(SeqCst)` otherwise); no
 ///   atomic read-modify-write, no lock, no allocation, and no write to a cache line that
 ///   another reader reads. Retries only if an update lands between its two loads. Dropping
-///   the guard: a store, a light barrier and a load of the thread's own slot line. A thread's first read registers it (a lock and, if no exited
-///   thread left a block behind, one allocation of 128 bytes per
+///   the guard: a store to its slot and a load of the slot's `help` flag (same cache line),
+///   no barrier instruction in either mode. A thread's first read registers it (a lock
+///   and, if no exited thread left a block behind, one allocation of 128 bytes per
 ///   [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) slots).
 /// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
 ///   where the version will go back to), one atomic increment of the pool handle (a version
@@ -368,7 +370,9 @@ impl<T> Drop for Raw<T> {
 ///   version and no counted guard does, its return to the depot of the thread that
 ///   published it: one budget read-modify-write, one lock, and the pool handle's decrement.
 ///   If some guard still holds it, the writer does not wait: the last guard to let go
-///   returns it (never resets it: the reset runs in the writer's next `get_new`). No
+///   returns it (never resets it: the reset runs in the writer's next `get_new`); in
+///   [`BarrierMode::Fence`](crate::BarrierMode::Fence), if that drop races with this
+///   collection, the next collection does (see [`reclaim`](crate::reclaim)). No
 ///   allocation at steady state (the retired list keeps its capacity), except on a thread's
 ///   first use of the pool (see [`Pool`]'s costs).
 ///
@@ -1145,7 +1149,9 @@ impl<T: fmt::Debug> fmt::Debug for OptionContainer<T> {
 /// [`Guard::is_counted`]). Dropping the last guard on a version that is no longer current
 /// returns it to the pool: for a slot guard, that takes the domain lock and a heavy barrier
 /// (`membarrier`, about 0.3-12 µs, or a fence); dropping a guard on the current version
-/// costs a store and a compiler fence (or a `fence(SeqCst)`, see [`barrier_mode`]).
+/// costs a store and a load of the slot's own line, no fence in either [`barrier_mode`]
+/// (in `Fence` mode, a drop that races with its version's collection may leave the version
+/// for the next collection: see [`reclaim`](crate::reclaim)).
 ///
 /// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
 /// its thread's slots busy, wherever it travels.

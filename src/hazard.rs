@@ -21,10 +21,23 @@
 //!
 //! # Guard drop ([`clear`])
 //!
-//! Store null in the slot (`Release`), [`light`], and look at the slot's `help` flag: a
-//! collector sets it when this slot kept a retired version from being recycled. If set, the
-//! dropper runs [`collect`] itself. A dropped guard never touches its node again: once the
-//! slot is null, the node may be recycled and, if its pool has closed, freed.
+//! Store null in the slot (`Release`), [`light_on_drop`], and look at the slot's `help`
+//! flag: a collector sets it when this slot kept a retired version from being recycled. If
+//! set, the dropper runs [`collect`] itself. A dropped guard never touches its node again:
+//! once the slot is null, the node may be recycled and, if its pool has closed, freed.
+//!
+//! The barrier on this path buys liveness, not safety: a collector that misses the emptied
+//! slot keeps the version. In `Membarrier` mode it is a compiler fence, ordered against the
+//! collector's heavy barrier, so a collector and a dropper racing on one slot cannot both
+//! miss each other (see "Collector"): the version is recycled at once. In `Fence` mode the
+//! same compiler fence orders nothing against other threads (a `fence(SeqCst)` there
+//! measured a third of a read, `benches/read.rs`). Both may then miss (the null still in
+//! the dropper's store buffer when the collector looks again, the flag not yet visible when
+//! the dropper looks), and the version waits on the retired list for the next collection
+//! that sees the null (a store becomes visible to other threads in bounded time on real
+//! machines; loom needs a join to promise it): the next update of any container, the next
+//! clear of this slot (its flag stays set), or [`crate::reclaim`]. The loom models check
+//! both modes' drops (`tests/loom.rs`).
 //!
 //! # Writer ([`retire`])
 //!
@@ -38,11 +51,11 @@
 //! was the last, the node goes back to its pool, as any last reference does). For each slot
 //! that holds a retired node, set its `help` flag; if any flag was newly set, [`heavy`] and
 //! look again, until a pass sets no new flag. Then every slot that still protects a retired
-//! node has its flag set *before* a heavy barrier, so its guard's [`clear`] sees the flag
-//! (if its light barrier comes after that heavy one) or the pass saw the slot empty (if
-//! before). New protections of a retired node are only transient (a reader that loaded the
-//! pointer before the swap, whose check then fails), at most one per thread, so the loop
-//! ends.
+//! node has its flag set *before* a heavy barrier, so in `Membarrier` mode its guard's
+//! [`clear`] sees the flag (if its drop barrier comes after that heavy one) or the pass saw
+//! the slot empty (if before); in `Fence` mode, see "Guard drop". New protections of a
+//! retired node are only transient (a reader that loaded the pointer before the swap, whose
+//! check then fails), at most one per thread, so the loop ends.
 //!
 //! # Why a recycled node is never read
 //!
@@ -63,7 +76,7 @@
 //!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
 //!   on another thread and then refilled by its owner carries that thread's release on.
 //! - `help`: `Relaxed` both ways; the barriers around it order it (the collector's store
-//!   precedes its heavy barrier, the guard's load follows its light one).
+//!   precedes its heavy barrier, the guard's load follows its drop barrier, if any).
 //! - The retired list and the block list are under one lock; counted references use the
 //!   refcount's orderings.
 //!
@@ -77,7 +90,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 
-use crate::barrier::{heavy, light};
+use crate::barrier::{heavy, light, light_on_drop};
 use crate::pool::registry;
 use crate::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
 
@@ -307,7 +320,8 @@ impl Slot {
 pub(crate) fn clear(slot: &Slot) {
     // Release: this guard's reads of the object happen-before a collector that sees null.
     slot.node.store(ptr::null_mut(), Ordering::Release);
-    light();
+    // Liveness only (module docs, "Guard drop"): no instruction in either mode.
+    light_on_drop();
     // Relaxed: ordered by the barriers (module docs).
     if slot.help.load(Ordering::Relaxed) {
         help(slot);

@@ -313,6 +313,48 @@ pub const HAZARD_SLOTS: usize = hazard::SLOTS;
 pub fn barrier_mode() -> BarrierMode {
     barrier::mode()
 }
+
+/// Recycles now every retired version that no guard protects any more, in every container
+/// of the process; never waits for a guard (a version still held stays retired).
+///
+/// Rarely needed: every update collects, and so does the drop of a guard that a collection
+/// found holding a retired version. What is left: in [`BarrierMode::Fence`], a guard drop
+/// that races with the collection of its version can miss it (the drop takes no barrier,
+/// which keeps reads cheap), and that version then waits on the retired list until the next
+/// collection. Call this when nothing else will collect for a while and the objects must be
+/// back in their pools: before counting them, or before a process goes idle.
+///
+/// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
+/// (`membarrier` or a fence, see [`barrier_mode`]) and a load of each hazard slot of every
+/// thread that has ever read ([`HAZARD_SLOTS`] per thread) for each retired version; the
+/// versions it frees go back to their pools as a last guard's would. Allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let c = Container::from_value(&pool, 1);
+/// let old = c.acquire();
+/// c.update(c.pool().get());
+/// drop(old); // usually recycles version 1 itself; `reclaim` covers the rare race
+/// poolswap::reclaim();
+/// assert_eq!(pool.stats().idle, 1); // version 1, back in the pool
+/// ```
+pub fn reclaim() {
+    hazard::collect();
+}
+
+/// Under loom only: which barrier mode's guard drop the calling model checks (see
+/// `barrier::light_on_drop`). `false`, the default, models `Fence` mode (no barrier on a
+/// guard drop); `true` models `Membarrier` mode (a barrier there, ordered against the
+/// collector's). Per test: loom runs a model's threads on the test's own OS thread.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn __loom_model_membarrier_drop(on: bool) {
+    barrier::loom_model::MEMBARRIER_DROP.with(|m| m.set(on));
+}
 pub use pool::{
     OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome, DEFAULT_MAX_IDLE,
     MAGAZINE_SIZE, SLOT_BATCH,
