@@ -344,12 +344,7 @@ fn help(slot: &Slot) {
 /// The caller owns one counted reference on `node`, which is no longer any container's
 /// current version, and `release(node)` drops exactly that reference (on any thread).
 pub(crate) unsafe fn retire(node: NonNull<()>, release: unsafe fn(NonNull<()>)) {
-    domain()
-        .state
-        .lock()
-        .retired
-        .push(Retired { node, release });
-    collect();
+    collect_after(Some(Retired { node, release }));
 }
 
 /// How many retired nodes a pass releases before it drops the lock to release them.
@@ -358,12 +353,21 @@ const BATCH: usize = 8;
 /// Recycles every retired node that no slot protects (see the module docs). Never waits
 /// for a reader: protected nodes stay on the list.
 pub(crate) fn collect() {
+    collect_after(None);
+}
+
+/// [`collect`], pushing `retired` onto the list first under the same lock (an update takes
+/// the domain lock once, not twice).
+fn collect_after(mut retired: Option<Retired>) {
     loop {
         let mut batch: [Option<Retired>; BATCH] = [None; BATCH];
         let mut taken = 0;
         let more = {
             let mut state = domain().state.lock();
             let state = &mut *state;
+            if let Some(retired) = retired.take() {
+                state.retired.push(retired);
+            }
             if state.retired.is_empty() {
                 return;
             }
