@@ -544,8 +544,12 @@ impl Arena {
     /// with `s.len()`, so a buffer that has room is preferred among the last few recycled.
     ///
     /// Allocates only if the `String` handed out has less capacity than `s.len()` (none of
-    /// the last few spare ones has room), or if there is none and `s` is not empty. Costs a
-    /// look at up to 8 spare capacities besides the copy.
+    /// the last few spare ones has room), or if there is none and `s` is not empty. Then it
+    /// reserves the next power of two at or above `s.len()` bytes, a size class as
+    /// allocators use: the buffer then fits every later string of about that length, so a
+    /// buffer grows once, not each time the order of a refill hands it a slightly longer
+    /// string than before. That costs at most twice the bytes of `s`. Costs a look at up
+    /// to 8 spare capacities besides the copy.
     ///
     /// # Examples
     ///
@@ -555,9 +559,16 @@ impl Arena {
     /// let s = arena.string_from("hello");
     /// assert_eq!(s, "hello");
     /// assert_eq!(s.capacity(), 16);
+    /// // Nothing spare: a new buffer, rounded up to a size class.
+    /// let t = arena.string_from("backend-7-a");
+    /// assert!(t.capacity() >= 16);
     /// ```
     pub fn string_from(&mut self, s: &str) -> String {
         let mut out: String = self.take_fitting(s.len());
+        if out.capacity() < s.len() {
+            // `out` is empty: this makes its capacity at least the size class.
+            out.reserve_exact(s.len().checked_next_power_of_two().unwrap_or(s.len()));
+        }
         out.push_str(s);
         out
     }
