@@ -123,7 +123,7 @@ pub(crate) fn light() {
 /// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
 /// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
 /// `Fence` mode it orders nothing against other threads: that would take a
-/// `fence(SeqCst)`, which measured a third of a read (`benches/read.rs`). Without one, the
+/// `fence(SeqCst)`, which measured nearly half of a read (`benches/read.rs`). Without one, the
 /// version, in that rare race, waits on the retired list for the next collection (the next
 /// update of any container, the next drop of a guard in the same slot, or
 /// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
