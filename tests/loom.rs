@@ -473,6 +473,14 @@ fn slot_store_and_drop_vs_scan() {
     });
 }
 
+/// Spawns a thread that checks that `g` still reads `value` and drops it there.
+fn drop_on_another_thread(g: Guard<Obj>, value: usize) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        assert_eq!(g.value, value, "a held version changed");
+        drop(g);
+    })
+}
+
 /// A guard outlives two updates and is dropped on another thread: its version stays
 /// unchanged while held, and the last guard's drop collects it (the writer never waits).
 /// `Membarrier` mode's drop; without its barrier this model fails (objects leaked).
@@ -483,10 +491,7 @@ fn held_retired_version_is_collected_by_its_guard() {
         let (pool, counts) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let g = c.acquire();
-        let dropper = thread::spawn(move || {
-            assert_eq!(g.value, 1, "a held version changed");
-            drop(g);
-        });
+        let dropper = drop_on_another_thread(g, 1);
         publish(&c, 2);
         assert_eq!(c.acquire().value, 2);
         // Every writer's collection may be over before the guard drops: then only the
@@ -508,10 +513,7 @@ fn fence_mode_drop_left_retired_is_collected_by_the_next_update() {
         let (pool, counts) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let g = c.acquire();
-        let dropper = thread::spawn(move || {
-            assert_eq!(g.value, 1, "a held version changed");
-            drop(g);
-        });
+        let dropper = drop_on_another_thread(g, 1);
         publish(&c, 2);
         dropper.join().unwrap();
         // Version 1 is in the pool (and perhaps reused for version 3) or still retired;
