@@ -123,10 +123,13 @@ pub(crate) fn light() {
 /// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
 /// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
 /// `Fence` mode it orders nothing against other threads: that would take a
-/// `fence(SeqCst)`, which measured nearly half of a read (`benches/read.rs`). Without one, the
-/// version, in that rare race, waits on the retired list for the next collection (the next
-/// update of any container, the next drop of a guard in the same slot, or
-/// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
+/// `fence(SeqCst)`, which measured nearly half of a read. (`POOLSWAP_BARRIER=fence`
+/// `benches/read.rs`, rows `read/poolswap-fence`, builds alternating, 2-core VM, 2026-11-24
+/// 00:47 UTC: with the fence, 7da9b25, 17.8-17.9/9.2/9.1-9.2/9.1-9.2 ns at 1/2/4/8
+/// readers; without, 1c94f5c, 9.9-10.0/5.1/5.1/5.1 ns.) Without one, the version, in that
+/// rare race, waits on the retired list for the next collection (the next update of any
+/// container, the next drop of a guard in the same slot, or [`crate::reclaim`]). See
+/// `hazard.rs`, "Guard drop".
 #[inline(always)]
 pub(crate) fn light_on_drop() {
     #[cfg(not(loom))]

@@ -31,7 +31,7 @@
 //! collector's heavy barrier, so a collector and a dropper racing on one slot cannot both
 //! miss each other (see "Collector"): the version is recycled at once. In `Fence` mode the
 //! same compiler fence orders nothing against other threads (a `fence(SeqCst)` there
-//! measured nearly half of a read, `benches/read.rs`). Both may then miss (the null still in
+//! measured nearly half of a read: see [`light_on_drop`]). Both may then miss (the null still in
 //! the dropper's store buffer when the collector looks again, the flag not yet visible when
 //! the dropper looks), and the version waits on the retired list for the next collection
 //! that sees the null (a store becomes visible to other threads in bounded time on real
