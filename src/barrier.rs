@@ -20,8 +20,9 @@
 //! with each other: every path that decides to recycle uses [`heavy`].
 //!
 //! Sources: Linux `kernel/sched/membarrier.c` and `membarrier(2)`; folly's
-//! `AsymmetricThreadFence`; liburcu's `memb` flavour. The design notes are in
-//! `../shared/research/read-path.md`, §3.
+//! `AsymmetricThreadFence` (`folly/synchronization/AsymmetricThreadFence.h`); liburcu's
+//! `memb` flavour; the `membarrier` crate and seize's `src/raw/membarrier.rs`, which pair a
+//! compiler fence with `membarrier` the same way.
 //!
 //! # Choosing the mode
 //!
@@ -123,13 +124,12 @@ pub(crate) fn light() {
 /// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
 /// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
 /// `Fence` mode it orders nothing against other threads: that would take a
-/// `fence(SeqCst)`, which measured nearly half of a read. (`POOLSWAP_BARRIER=fence`
-/// `benches/read.rs`, rows `read/poolswap-fence`, builds alternating, 2-core VM, 2026-11-24
-/// 00:47 UTC: with the fence, 7da9b25, 17.8-17.9/9.2/9.1-9.2/9.1-9.2 ns at 1/2/4/8
-/// readers; without, 1c94f5c, 9.9-10.0/5.1/5.1/5.1 ns.) Without one, the version, in that
-/// rare race, waits on the retired list for the next collection (the next update of any
-/// container, the next drop of a guard in the same slot, or [`crate::reclaim`]). See
-/// `hazard.rs`, "Guard drop".
+/// `fence(SeqCst)`, which measured nearly half of a read (`POOLSWAP_BARRIER=fence cargo
+/// bench --bench read`, rows `read/poolswap-fence`, a build with the fence against one
+/// without, run alternately; `git log src/barrier.rs` has the figures). Without one, the
+/// version, in that rare race, waits on the retired list for the next collection (the next
+/// update of any container, the next drop of a guard in the same slot, or
+/// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
 #[inline(always)]
 pub(crate) fn light_on_drop() {
     #[cfg(not(loom))]
