@@ -39,7 +39,7 @@
 use std::sync::atomic::compiler_fence;
 #[cfg(not(loom))]
 use std::sync::atomic::fence;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
 #[cfg(loom)]
 use loom::sync::atomic::fence;
@@ -66,7 +66,8 @@ const MEMBARRIER: u8 = 2;
 
 /// The chosen mode; written once by [`init`]. A std atomic even under loom: it is set
 /// before any model thread runs and is not part of the protocol being checked.
-static MODE: AtomicU8 = AtomicU8::new(UNSET);
+#[allow(clippy::disallowed_types)] // std's on purpose, as said above.
+static MODE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(UNSET);
 
 /// A heavy barrier slower than this (one timed call at start-up) makes [`init`] choose
 /// `Fence`: readers then pay a fence each, but writers do not pay milliseconds per update.
@@ -79,6 +80,7 @@ pub(crate) fn init() {
     if MODE.load(Ordering::Relaxed) != UNSET {
         return;
     }
+    #[allow(clippy::disallowed_types)] // std's even under loom, as `MODE` is.
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let mode = if membarrier::available() {
