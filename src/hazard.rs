@@ -91,7 +91,7 @@ use std::fmt;
 use std::ptr::{self, NonNull};
 
 use crate::barrier::{heavy, light, light_on_drop};
-use crate::pool::registry;
+use crate::registry;
 use crate::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
 
 /// Slots per thread. A thread holding more guards at once takes the counted fallback.
@@ -149,12 +149,15 @@ unsafe impl Send for State {}
 
 /// The process-wide set of blocks and retired nodes.
 struct Domain {
+    /// The domain's name in the per-thread registry, where each thread's block is recorded.
+    id: u64,
     state: Mutex<State>,
 }
 
 impl Domain {
     fn new() -> Domain {
         Domain {
+            id: registry::next_id(),
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
@@ -200,10 +203,6 @@ std::thread_local! {
 loom::thread_local! {
     static BLOCK: Cell<*const Block> = Cell::new(ptr::null());
 }
-
-/// The registry's name for this module's per-thread state (pools take ids from
-/// `registry::next_id`, which never gets this high).
-const REGISTRY_ID: u64 = u64::MAX - 1;
 
 /// The calling thread's block: null before its first read, [`exited`] after its exit hook
 /// (or once its thread-locals are gone).
@@ -268,7 +267,7 @@ fn claim_block() -> Option<&'static Block> {
         block,
         domain: domain(),
     };
-    if registry::insert(REGISTRY_ID, state, Box::new(hook)) {
+    if registry::insert(domain().id, state, Box::new(hook)) {
         Some(block)
     } else {
         // Thread-locals are being destroyed: nothing would give the block back.

@@ -278,6 +278,7 @@ mod container;
 mod hazard;
 mod pool;
 mod refcount;
+mod registry;
 #[cfg(feature = "serde")]
 mod serialize;
 mod sync;

@@ -11,7 +11,6 @@
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
 //! | `budget` | the idle bound's shared budget | no |
-//! | `registry` | each thread's entries, its lookup memo, exit hooks, ids | no |
 //!
 //! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
 //! atomic read-modify-write; threads whose magazine and depot are empty steal from other
@@ -42,10 +41,11 @@ mod budget;
 mod depot;
 mod local;
 mod node;
-pub(crate) mod registry;
 pub(crate) mod shared;
 
+pub use self::budget::SLOT_BATCH;
 use self::depot::NodePtr;
+pub use self::local::MAGAZINE_SIZE;
 use self::node::Node;
 use self::shared::{Discard, Factory, PoolLocal, PoolNode, Reset, Shared};
 use crate::sync::{Arc, AtomicU64, Ordering};
@@ -58,18 +58,6 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// container needs its current version, the one being filled, and one per reader that
 /// holds a guard across an update — and call [`Pool::trim`] from a timer.
 pub const DEFAULT_MAX_IDLE: usize = 256;
-
-/// The most idle objects one thread's magazine holds, per pool: its share that it gets and
-/// puts without a lock or an atomic read-modify-write.
-///
-/// A full magazine spills half of itself to the thread's depot, where other threads can
-/// take them; [`Pool::trim`] does not reach the magazines of other live threads.
-pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
-
-/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes or gives
-/// back at once, and the most it holds spare: each thread that uses a pool may hold up to
-/// this many slots it is not using.
-pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
 /// counting for [`Container`](crate::Container).
@@ -1312,6 +1300,7 @@ pub(crate) mod publishable {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::registry;
 
     /// The idle bound's invariant: the budget in use is exactly the slots held by magazines
     /// (one per object plus the spare ones, at most `SLOT_BATCH`) plus the objects in

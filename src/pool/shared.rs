@@ -48,7 +48,7 @@ use super::budget::{IdleBudget, SlotOnUnwind};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::registry;
+use crate::registry;
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// A node of a pool of `T`: its keepalive is the pool's shared state.

@@ -1,9 +1,9 @@
-//! The per-thread registry: for each owner a thread has used (a pool), the thread's state
-//! for it, and what to run when the thread exits.
+//! The per-thread registry: for each owner a thread has used (a pool, the hazard-slot
+//! domain), the thread's state for it, and what to run when the thread exits.
 //!
-//! It knows nothing of pools or objects: an entry is an owner id (from [`next_id`]), a
-//! type-erased pointer to the thread's state, and a [`Hook`]. Other per-thread state can
-//! live here too.
+//! It knows nothing of pools, slots or objects: an entry is an owner id (from [`next_id`]),
+//! a type-erased pointer to the thread's state, and a [`Hook`]. Every owner takes its id
+//! from [`next_id`], so ids never collide.
 //!
 //! # Lookups
 //!
