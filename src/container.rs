@@ -23,6 +23,7 @@ mod raw;
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
+use crate::arena::{Recycle, Recycled};
 use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
@@ -475,6 +476,25 @@ impl<T: fmt::Debug> fmt::Debug for Container<T> {
             .field("current", &*self.acquire())
             .field("pool", self.raw.pool())
             .finish()
+    }
+}
+
+/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Recycled};
+///
+/// let c: Container<Recycled<Vec<String>>> = Container::default();
+/// let mut next = c.get_new();
+/// next.push("a".into());
+/// c.update(next);
+/// assert_eq!(c.acquire().len(), 1);
+/// ```
+impl<T: Recycle + Default> Default for Container<Recycled<T>> {
+    fn default() -> Self {
+        Container::from_value(&Pool::default(), Recycled::default())
     }
 }
 

@@ -50,6 +50,7 @@ use self::depot::NodePtr;
 pub use self::local::MAGAZINE_SIZE;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{Discard, PoolLocal, PoolNode, Shared};
+use crate::arena::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
@@ -749,6 +750,28 @@ impl<T> fmt::Debug for Pool<T> {
             .field("max_live", &self.shared.max_live)
             .field("created", &stats.created)
             .finish_non_exhaustive()
+    }
+}
+
+/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
+/// object's arena), with the default bounds: what a pool of recycled values almost always
+/// is. Other types have no `Default` pool: only their user knows how to reset them.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::{Pool, Recycled};
+///
+/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
+/// let mut map = pool.get();
+/// map.insert("k".into(), "v".into());
+/// drop(map);
+/// assert!(pool.get().is_empty()); // reset on the way out
+/// ```
+impl<T: Recycle + Default> Default for Pool<Recycled<T>> {
+    fn default() -> Self {
+        Pool::new(Recycled::default, Recycled::clear)
     }
 }
 
