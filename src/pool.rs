@@ -406,7 +406,7 @@ impl<T> Pool<T> {
     /// # Panics
     ///
     /// If the factory or the reset function panics, the panic reaches the caller; the
-    /// object being reset is dropped, and the pool stays usable (a live slot taken for the
+    /// object being reset is dropped, and the pool stays usable (a live permit taken for the
     /// factory is given back).
     ///
     /// # Examples
@@ -456,20 +456,20 @@ impl<T> Pool<T> {
                 }
             }
         }
-        // No live bound: the slot is always granted (and counted, for `stats`).
-        let _granted = shared.reserve_live();
-        debug_assert!(_granted);
+        // No live bound: the permit is always granted (and counted, for `stats`).
+        let granted = shared.try_acquire_permit();
+        debug_assert!(granted);
         self.make_new()
     }
 
-    /// Runs the factory for a `get` that holds a live slot; gives the slot back if it panics.
+    /// Runs the factory for a `get` that holds a permit; gives the permit back if it panics.
     fn make_new(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         let value = shared.make();
         // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
-        Pooled::check_out(shared.house(value), self)
+        Pooled::check_out(shared.node_for(value), self)
     }
 
     /// `get` and `try_get` in a pool with a live bound: an idle object from any thread's
@@ -482,10 +482,10 @@ impl<T> Pool<T> {
             debug_assert!(unsafe { local.magazine_unused() });
         }
         loop {
-            match shared.take_or_reserve(local, wait) {
+            match shared.take_or_acquire_permit(local, wait) {
                 Ok(Some(node)) => {
                     // Outside the lock: the reset is user code. If it discards the object,
-                    // the live slot it frees is ours to take on the next turn (or a
+                    // the permit it frees is ours to take on the next turn (or a
                     // waiter's, which the discard wakes).
                     if shared.reset(&node) {
                         if let Some(local) = local {
@@ -546,10 +546,10 @@ impl<T> Pool<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
-        self.shared.add_live();
+        self.shared.acquire_permit_over_bound();
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
-        let node = self.shared.house(value);
+        let node = self.shared.node_for(value);
         Pooled::check_out(node, self)
     }
 

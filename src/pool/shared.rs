@@ -21,18 +21,19 @@
 //! # The live bound
 //!
 //! With [`PoolBuilder::max_live`] set, `live` counts the objects that exist (idle, checked
-//! out, published, held by readers) and never exceeds the bound: a slot is taken before the
-//! factory runs (given back if it panics) and given back after an object is dropped. Such a
-//! pool never uses its magazines: a returned object goes to a depot, where every thread
-//! can take it, so a thread waiting at the bound sees every object that comes back,
-//! whichever thread returns it.
+//! out, published, held by readers) and never exceeds the bound: each object holds a
+//! *permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
+//! panics) and given back after the object is dropped. Such a pool never uses its
+//! magazines: a returned object goes to a depot, where every thread can take it, so a
+//! thread waiting at the bound sees every object that comes back, whichever thread returns
+//! it.
 //!
 //! ## Synchronization
 //!
 //! A getter at the bound looks for an idle object in every depot (locking each) and tries
-//! to take a live slot, all while holding `waiters`; then waits on `returned`, which
+//! to take a permit, all while holding `waiters`; then waits on `returned`, which
 //! unlocks `waiters`. Whoever makes an object available (a donation to a depot) or frees a
-//! live slot (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
+//! permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
 //! So either the getter's search comes after that lock, and sees the change (the lock
 //! orders it after the change), or the getter was already waiting when the notifier got the
 //! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
@@ -90,7 +91,7 @@ pub(crate) struct Shared<T> {
     live: AtomicUsize,
     /// Held by a getter waiting at the live bound while it searches; see the module docs.
     waiters: Mutex<()>,
-    /// Notified when an object comes back to a depot or a live slot is freed.
+    /// Notified when an object comes back to a depot or a permit is freed.
     returned: Condvar,
     /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
     handles: AtomicUsize,
@@ -238,7 +239,7 @@ impl<T> Shared<T> {
     }
 
     /// Puts `object` in a node: an empty one if there is one, else a new allocation.
-    pub(super) fn house(&self, object: T) -> NodePtr<PoolNode<T>> {
+    pub(super) fn node_for(&self, object: T) -> NodePtr<PoolNode<T>> {
         match self.empty.lock().pop() {
             Some(node) => {
                 // SAFETY: an empty node sits only on `empty`, which we just popped it from:
@@ -263,9 +264,9 @@ impl<T> Shared<T> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
-        // Gives the object's live slot back once it is dropped (declared first, so dropped
+        // Gives the object's permit back once it is dropped (declared first, so dropped
         // last: after the object, even if its destructor panics).
-        let _slot = LiveSlot(self);
+        let _permit = LivePermit(self);
         // SAFETY: the caller owns the node exclusively.
         let published = unsafe { node.0.as_ref().ever_published() };
         // Acquire: pairs with `close`'s Release, after the last handle's decrement: no
@@ -302,7 +303,7 @@ impl<T> Shared<T> {
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
         if self.budget.reserve(1) == 0 {
-            // Frees a live slot, and so wakes a waiter.
+            // Frees a permit, and so wakes a waiter.
             self.discard(node, Discard::OverCap);
             return;
         }
@@ -383,41 +384,41 @@ impl<T> Shared<T> {
         self.locals.iter().map(Local::idle).sum()
     }
 
-    /// Builds one object with the factory for `prefill`, holding a budget slot and a live
-    /// slot for it; `None` if the idle bound or the live bound is reached. A factory that
-    /// panics leaves the slots and the counters as they were.
+    /// Builds one object with the factory for `prefill`, holding a budget slot and a permit
+    /// for it; `None` if the idle bound or the live bound is reached. A factory that panics
+    /// leaves the slot, the permit and the counters as they were.
     pub(super) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
         if self.budget.reserve(1) == 0 {
             return None;
         }
         let slot = SlotOnUnwind(&self.budget);
-        if !self.reserve_live() {
+        if !self.try_acquire_permit() {
             return None; // `slot` gives the budget slot back
         }
         let object = self.make();
         slot.disarm();
-        Some(self.house(object))
+        Some(self.node_for(object))
     }
 
-    /// Runs the factory for an object whose live slot the caller reserved, and counts it
-    /// created; if the factory panics, gives the live slot back.
+    /// Runs the factory for an object whose permit the caller acquired, and counts it
+    /// created; if the factory panics, gives the permit back.
     pub(super) fn make(&self) -> T {
-        let live = LiveSlot(self);
+        let permit = LivePermit(self);
         let object = (self.factory)();
-        std::mem::forget(live);
+        std::mem::forget(permit);
         // Relaxed: a statistic.
         self.created.fetch_add(1, Ordering::Relaxed);
         object
     }
 
-    /// Takes a live slot for a new object: always granted without a live bound; with one,
+    /// Takes a permit for a new object: always granted without a live bound; with one,
     /// `false` at the bound.
-    pub(super) fn reserve_live(&self) -> bool {
+    pub(super) fn try_acquire_permit(&self) -> bool {
         let Some(max) = self.max_live else {
             return true;
         };
         // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
-        // reading that says "full" is safe: every release of a slot is followed by a lock
+        // reading that says "full" is safe: every release of a permit is followed by a lock
         // of `waiters`, so a getter that waits on it reads again (module docs).
         let mut live = self.live.load(Ordering::Relaxed);
         loop {
@@ -439,9 +440,9 @@ impl<T> Shared<T> {
 
     /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
     /// it, even over it.
-    pub(super) fn add_live(&self) {
+    pub(super) fn acquire_permit_over_bound(&self) {
         if self.max_live.is_some() {
-            // Relaxed: as in `reserve_live`.
+            // Relaxed: as in `try_acquire_permit`.
             self.live.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -465,15 +466,15 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Gives back a live slot (its object is gone, or was never made) and wakes a waiter;
+    /// Gives back a permit (its object is gone, or was never made) and wakes a waiter;
     /// nothing without a bound.
-    fn release_live(&self) {
+    fn release_permit(&self) {
         if self.max_live.is_none() {
             return;
         }
-        // Relaxed: as in `reserve_live`; `wake` orders it before a waiter's next reading.
+        // Relaxed: as in `try_acquire_permit`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
-        debug_assert!(before > 0, "a live slot given back twice");
+        debug_assert!(before > 0, "a permit given back twice");
         self.wake();
     }
 
@@ -490,10 +491,10 @@ impl<T> Shared<T> {
     }
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
-    /// thread's `Local`'s first, primary lists before victim lists), else a live slot for a
+    /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
     /// new object (`Ok(None)`); if neither is to be had, waits for one if `wait`, else
     /// returns `Err(())`. Runs no user code.
-    pub(super) fn take_or_reserve(
+    pub(super) fn take_or_acquire_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: bool,
@@ -513,7 +514,7 @@ impl<T> Shared<T> {
                     }
                 }
             }
-            if self.reserve_live() {
+            if self.try_acquire_permit() {
                 return Ok(None);
             }
             if !wait {
@@ -524,13 +525,13 @@ impl<T> Shared<T> {
     }
 }
 
-/// Gives back a live slot when dropped: after an object's drop (even one that panics), or
+/// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
-struct LiveSlot<'a, T>(&'a Shared<T>);
+struct LivePermit<'a, T>(&'a Shared<T>);
 
-impl<T> Drop for LiveSlot<'_, T> {
+impl<T> Drop for LivePermit<'_, T> {
     fn drop(&mut self) {
-        self.0.release_live();
+        self.0.release_permit();
     }
 }
 
@@ -579,15 +580,15 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
 /// Drops one reference on a published node and, if it was the last, returns the node to
 /// the depot of the thread that published it.
 ///
-/// `via` is the pool to return it to when the caller knows it (a container reader that took
+/// `pool` is the pool to return it to when the caller knows it (a container reader that took
 /// a reference on a node that had been recycled: the node may then have no keepalive).
 ///
 /// # Safety
 ///
 /// `node` must be a node whose count includes a reference owned by the caller, which this
-/// call consumes. If `via` is `None`, the node must be a container version (with its
+/// call consumes. If `pool` is `None`, the node must be a container version (with its
 /// keepalive set); if `Some`, it must be the node's pool.
-pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<T>>) {
+pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
     // SAFETY: the caller's reference keeps the node's memory live.
     if !unsafe { node.as_ref() }.refs.decrement() {
         return;
@@ -597,7 +598,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<
     // depot, where another thread could check it out and publish it again.
     // SAFETY: exclusive ownership (above).
     let keepalive = unsafe { node.as_ref().take_keepalive() };
-    let shared = via
+    let shared = pool
         .or(keepalive.as_deref())
         .expect("a container version holds its pool");
     shared.return_retired(NodePtr(node));
