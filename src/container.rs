@@ -39,7 +39,7 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 /// # Examples
 ///
 /// ```
-/// use std::collections::HashMap;
+/// use std::reclamations::HashMap;
 /// use poolswap::{Container, Pool};
 ///
 /// let pool = Pool::new(HashMap::<&str, u32>::new, HashMap::clear);
@@ -100,7 +100,7 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 ///   If some guard still holds it, the writer does not wait: the last guard to let go
 ///   returns it (never resets it: the reset runs in the writer's next `get_new`); in
 ///   [`BarrierMode::Fence`](crate::BarrierMode::Fence), if that drop races with this
-///   collection, the next collection does (see [`reclaim`](crate::reclaim)). No
+///   reclamation, the next reclamation does (see [`reclaim`](crate::reclaim)). No
 ///   allocation at steady state (the retired list keeps its capacity), except on a thread's
 ///   first use of the pool (see [`Pool`]'s costs).
 ///
@@ -293,7 +293,7 @@ impl<T> Container<T> {
     ///
     /// Readers that acquire after this see `new`. The old version returns to the pool when
     /// its last guard drops — during this call if none exists, or a moment after it if
-    /// another thread's collection picked it up first. Concurrent updates are allowed; the
+    /// another thread's reclamation picked it up first. Concurrent updates are allowed; the
     /// last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
     ///
     /// # Panics

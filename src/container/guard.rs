@@ -27,8 +27,8 @@ use crate::pool::version::Version;
 /// returns it to the pool: for a slot guard, that takes the domain lock and a heavy barrier
 /// (`membarrier`, about 0.3-12 µs, or a fence); dropping a guard on the current version
 /// costs a store and a load of the slot's own line, no fence in either [`barrier_mode`]
-/// (in `Fence` mode, a drop that races with its version's collection may leave the version
-/// for the next collection: see [`reclaim`](crate::reclaim)).
+/// (in `Fence` mode, a drop that races with its version's reclamation may leave the version
+/// for the next reclamation: see [`reclaim`](crate::reclaim)).
 ///
 /// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
 /// its thread's slots busy, wherever it travels.
@@ -293,7 +293,7 @@ impl<T: Ord> Ord for Guard<T> {
 /// slot; hashing and equality read only the value, so the lint does not apply.)
 ///
 /// ```
-/// use std::collections::HashSet;
+/// use std::reclamations::HashSet;
 /// use poolswap::{Container, Pool};
 ///
 /// let pool = Pool::new(String::new, String::clear);

@@ -41,7 +41,7 @@
 //!    (`hazard::retire`), which drops it once no slot protects the old version; whoever
 //!    drops the last counted reference returns the node to its home depot. The writer
 //!    never waits: a version still protected stays on the list, and the last guard to let
-//!    go of it collects it (in `Fence` mode, in a rare race, the next collection does:
+//!    go of it reclaims it (in `Fence` mode, in a rare race, the next reclamation does:
 //!    `hazard.rs`, "Guard drop").
 //!
 //! # A recycled node (the ABA case)
@@ -74,7 +74,7 @@
 //!   `Release` for the ABA case (see `refcount.rs`).
 //!
 //! The loom models in `tests/loom.rs` check this protocol against updates, releases and
-//! collections, with both barriers as `fence(SeqCst)`.
+//! reclamations, with both barriers as `fence(SeqCst)`.
 //!
 //! [`Pooled`]: crate::Pooled
 
