@@ -39,7 +39,7 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 /// # Examples
 ///
 /// ```
-/// use std::reclamations::HashMap;
+/// use std::collections::HashMap;
 /// use poolswap::{Container, Pool};
 ///
 /// let pool = Pool::new(HashMap::<&str, u32>::new, HashMap::clear);

@@ -293,7 +293,7 @@ impl<T: Ord> Ord for Guard<T> {
 /// slot; hashing and equality read only the value, so the lint does not apply.)
 ///
 /// ```
-/// use std::reclamations::HashSet;
+/// use std::collections::HashSet;
 /// use poolswap::{Container, Pool};
 ///
 /// let pool = Pool::new(String::new, String::clear);
