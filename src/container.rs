@@ -624,8 +624,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
     /// ```
     pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
-        let guard = self.acquire();
-        f(guard.as_deref())
+        f(self.acquire().as_deref())
     }
 
     /// An object from the container's pool, as [`Container::get_new`] (which says when it
