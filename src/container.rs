@@ -9,9 +9,9 @@
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
 //!
-//! Every method of the two flavours is a one-line delegation to `Raw`; the flavours differ
-//! in what they return (`Guard<T>` or `Option<Guard<T>>`), and each keeps its own docs and
-//! examples.
+//! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
+//! the flavours differ in what they return (`Guard<T>` or `Option<Guard<T>>`), and each
+//! keeps its own docs and examples.
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};

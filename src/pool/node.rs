@@ -8,7 +8,7 @@
 //! # Type-stable memory
 //!
 //! Once a node has been a container's version, a reader may touch its count through a
-//! stale pointer (see `container.rs`). While the pool has a handle (so a container may
+//! stale pointer (see `container/raw.rs`). While the pool has a handle (so a container may
 //! exist), such a node's memory is never freed: when its object is discarded, the empty
 //! node is kept to house the factory's next object (the technique Linux calls
 //! `SLAB_TYPESAFE_BY_RCU`). Nodes never published are freed outright, and so is every node
