@@ -1090,47 +1090,6 @@ impl<T: Recycle> Recycled<T> {
     }
 }
 
-/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
-/// object's arena), with the default bounds: what a pool of recycled values almost always
-/// is. Other types have no `Default` pool: only their user knows how to reset them.
-///
-/// # Examples
-///
-/// ```
-/// use std::collections::HashMap;
-/// use poolswap::{Pool, Recycled};
-///
-/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
-/// let mut map = pool.get();
-/// map.insert("k".into(), "v".into());
-/// drop(map);
-/// assert!(pool.get().is_empty()); // reset on the way out
-/// ```
-impl<T: Recycle + Default> Default for crate::Pool<Recycled<T>> {
-    fn default() -> Self {
-        crate::Pool::new(Recycled::default, Recycled::clear)
-    }
-}
-
-/// A container holding an empty `Recycled<T>`, on a [default pool](crate::Pool::default).
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{Container, Recycled};
-///
-/// let c: Container<Recycled<Vec<String>>> = Container::default();
-/// let mut next = c.get_new();
-/// next.push("a".into());
-/// c.update(next);
-/// assert_eq!(c.acquire().len(), 1);
-/// ```
-impl<T: Recycle + Default> Default for crate::Container<Recycled<T>> {
-    fn default() -> Self {
-        crate::Container::from_value(&crate::Pool::default(), Recycled::default())
-    }
-}
-
 impl<T> Deref for Recycled<T> {
     type Target = T;
     fn deref(&self) -> &T {

@@ -1,302 +1,30 @@
 //! The container: the current version of a shared object, and read guards on it.
 //!
-//! The container holds one counted reference on its current version and a pointer to it in
-//! `current`. Readers normally hold no counted reference at all: a [`Guard`] is a *hazard
-//! slot* of the reading thread that names the version (see `hazard.rs`), and the version
-//! goes back to its pool once no slot names it and no counted reference is left. Go's
-//! original takes a read lock around "load the pointer, increment its count"; here neither
-//! is needed on the fast path.
+//! This file is the public front: [`Container`] and [`OptionContainer`], two thin flavours
+//! of one private state and protocol, and the re-exports of the children's public types:
 //!
-//! # Reader (`acquire`)
+//! | module | what |
+//! |---|---|
+//! | `raw` | `Raw`, the state and lock-free protocol both flavours share (Reader, Writer, the ABA case, Orderings) |
+//! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
+//! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
 //!
-//! With a free slot in the thread's block (the fast path; no atomic read-modify-write, no
-//! lock, no write to a line another reader reads):
-//!
-//! 1. Load `current` (`Acquire`: makes the version's contents visible).
-//! 2. Store the pointer in the slot and issue the light barrier (`barrier.rs`).
-//! 3. Re-load `current` (`Acquire`). The same pointer: return a guard on it. Another: empty
-//!    the slot and start over with the new pointer.
-//!
-//! Without one (all [`SLOTS`](crate::hazard::SLOTS) held by this thread's guards, or the
-//! thread is exiting), a *counted* guard, as before hazard slots:
-//!
-//! 1. Load `current` (`Acquire`: makes the node's memory visible).
-//! 2. Increment the node's count *unless it is zero*
-//!    ([`RefCount::try_increment`](crate::refcount::RefCount::try_increment), `Acquire`).
-//!    A zero count means idle: nothing is written, start over.
-//! 3. Re-load `current` (`Acquire`). The same pointer: return a counted guard. Another:
-//!    drop the reference (if it was the last, recycle the node, as any last holder does)
-//!    and start over.
-//!
-//! Neither reader reads the object before its step 3 succeeds. Nodes are type-stable (see
-//! `pool/node.rs`): a node's memory lives while its pool has a handle, and the container
-//! holds one, so steps 1-3 may touch a node that was recycled meanwhile.
-//!
-//! # Writer (`update`, `swap`, `take`)
-//!
-//! 1. Mark the filled [`Pooled`]'s node published, with its keepalive (the pool) and its
-//!    home depot (the writer's).
-//! 2. `swap` it into `current` (`AcqRel`): its reference becomes the container's.
-//! 3. Hand the container's reference on the old version to the retired list
-//!    (`hazard::retire`), which drops it once no slot protects the old version; whoever
-//!    drops the last counted reference returns the node to its home depot. The writer
-//!    never waits: a version still protected stays on the list, and the last guard to let
-//!    go of it collects it (in `Fence` mode, in a rare race, the next collection does:
-//!    `hazard.rs`, "Guard drop").
-//!
-//! # A recycled node (the ABA case)
-//!
-//! Between steps 1 and 3 of a reader, the node may be retired, recycled and handed out
-//! again, even published anew.
-//!
-//! - Hazard slot: a node is recycled only after a heavy barrier that follows its
-//!   retirement; a reader whose light barrier precedes it is seen in its slot, and one whose
-//!   light barrier follows re-loads a newer `current` (`hazard.rs`, "Why a recycled node is
-//!   never read"). If step 3 sees the same address, it is the version published anew, and
-//!   its `Acquire` makes the new contents visible.
-//! - Counted: if step 2 read a count from before the node was recycled, the reader's
-//!   reference keeps the node from being recycled at all. If it read a count written after,
-//!   it read (or followed, in the release sequence) the `Release` store of
-//!   [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one) made by whoever
-//!   took the node from the pool. That taker's view includes the swap that retired the
-//!   node's old version (the swap happened before the last decrement, which happened before
-//!   the free-list push, which happened before the pop). So step 3 cannot read the pointer
-//!   from before that swap: it sees another pointer (and lets go), or the same pointer from
-//!   a later store that published the node anew, whose contents its `Acquire` makes
-//!   visible.
-//!
-//! # Orderings
-//!
-//! - `current`: loads `Acquire`, swap `AcqRel` (publishes the new version, acquires the
-//!   old one's contents for the guard `swap` returns).
-//! - Slots and barriers: see `hazard.rs`.
-//! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
-//!   `Release` for the ABA case (see `refcount.rs`).
-//!
-//! The loom models in `tests/loom.rs` check this protocol against updates, releases and
-//! collections, with both barriers as `fence(SeqCst)`.
+//! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
+//! the flavours differ in what they return (`Guard<T>` or `Option<Guard<T>>`), and each
+//! keeps its own docs and examples.
 
-use std::borrow::Borrow;
-use std::cmp::Ordering as CmpOrdering;
 use std::fmt;
-use std::hash::{Hash, Hasher};
-use std::marker::PhantomData;
-use std::ops::Deref;
 use std::panic::{RefUnwindSafe, UnwindSafe};
-use std::ptr::{self, NonNull};
 
-use crossbeam_utils::CachePadded;
+mod cache;
+mod guard;
+mod raw;
 
-use crate::hazard::{self, Slot};
-use crate::pool::shared::{self, PoolNode};
-use crate::pool::{self, OwnedPooled, Pool, Pooled, Publishable};
-use crate::sync::{self, Arc, AtomicPtr, Ordering};
-
-/// The state and protocol both container flavours share: `current` (null while empty) and
-/// the pool. [`Container`] keeps `current` non-null from construction on; an
-/// [`OptionContainer`] may be empty.
-struct Raw<T> {
-    /// The current version, or null while empty. Holds one reference on it.
-    current: CachePadded<AtomicPtr<PoolNode<T>>>,
-    /// Every version published here comes from this pool, whose node memory outlives
-    /// `&self`: the reader protocol depends on it (see the module docs).
-    pool: Pool<T>,
-}
-
-impl<T> Raw<T> {
-    /// An empty container on its own handle of `pool`.
-    fn empty(pool: &Pool<T>) -> Raw<T> {
-        // Before any reader of this container can exist: see `barrier.rs`.
-        crate::barrier::init();
-        Raw {
-            current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
-            pool: pool.clone(),
-        }
-    }
-
-    /// A container holding `init`.
-    fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Raw<T> {
-        let raw = Raw::empty(pool);
-        raw.update(init);
-        raw
-    }
-
-    /// A guard on the current version, or `None` while empty.
-    #[inline]
-    fn acquire(&self) -> Option<Guard<T>> {
-        match hazard::free_slot() {
-            Some(slot) => self.acquire_protected(slot),
-            None => self.acquire_counted(),
-        }
-    }
-
-    /// The reader's fast path (module docs, "Reader"): protects the current version with
-    /// `slot`, a free slot of this thread's block.
-    #[inline]
-    fn acquire_protected(&self, slot: &'static Slot) -> Option<Guard<T>> {
-        // Acquire: makes the version's contents visible (pairs with the Release half of
-        // `swap`).
-        let mut node = self.current.load(Ordering::Acquire);
-        loop {
-            let protect = NonNull::new(node)?;
-            slot.protect(protect.cast());
-            // Acquire: as above; after the light barrier, see `hazard.rs`.
-            let again = self.current.load(Ordering::Acquire);
-            if again == node {
-                // The re-loaded pointer, not `protect`: the same address, but its
-                // provenance is the store that published the version now current.
-                return NonNull::new(again).map(|node| Guard::protected(node, slot));
-            }
-            hazard::clear(slot);
-            node = again;
-        }
-    }
-
-    /// The reader's fallback: a counted reference (module docs, "Reader").
-    #[cold]
-    #[inline(never)]
-    fn acquire_counted(&self) -> Option<Guard<T>> {
-        loop {
-            // Acquire: makes the node's memory and, if it is still current, the version's
-            // contents visible (pairs with the Release half of `swap`).
-            let node = self.current.load(Ordering::Acquire);
-            let node = NonNull::new(node)?;
-            // SAFETY: every node ever stored in `current` belongs to `self.pool`, whose
-            // node memory lives as long as the pool, which `&self` keeps alive.
-            let refs = unsafe { PoolNode::refs_at(node.as_ptr()) };
-            if refs.try_increment() {
-                // Acquire: see the module docs: this load cannot return a value older than
-                // the swap that retired the node we now hold, if it was retired.
-                if self.current.load(Ordering::Acquire) == node.as_ptr() {
-                    return Some(Guard::counted(node));
-                }
-                // SAFETY: `try_increment` gave this thread a reference; hand it back. The
-                // node may now be held by a `Pooled` (no `home`), so name its pool: ours.
-                unsafe { shared::release(node, Some(self.pool.shared())) };
-            }
-            sync::spin_hint();
-        }
-    }
-
-    /// Publishes `new` and retires the old version.
-    fn update<P: Publishable<T>>(&self, new: P) {
-        // The guard's pool handle (a reference, or an owned handle dropped here) is not
-        // needed: the node's keepalive and the container's handle hold the pool.
-        let (node, _handle) = self.publish(new);
-        if let Some(old) = self.replace(node.as_ptr()) {
-            Self::retire(old);
-        }
-    }
-
-    /// [`update`](Raw::update), returning a counted guard on the old version.
-    fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
-        let (node, _handle) = self.publish(new);
-        let old = self.replace(node.as_ptr())?;
-        Some(Self::retire_with_guard(old))
-    }
-
-    /// Marks `new` published in this container, and returns its node and the pool handle
-    /// the guard held (for [`compare_and_swap`](Raw::compare_and_swap) to rebuild it);
-    /// panics if it came from another pool.
-    fn publish<P: Publishable<T>>(&self, new: P) -> (NonNull<PoolNode<T>>, P::Handle) {
-        assert!(
-            Pool::ptr_eq(new.pool_of(), &self.pool),
-            "poolswap: a container was given an object from another pool to publish; \
-             use this container's `get_new()` or `pool().adopt(value)`"
-        );
-        let (node, handle) = new.into_raw();
-        let node = node.cast::<PoolNode<T>>();
-        pool::publish(node, Arc::clone(self.pool.shared()));
-        (node, handle)
-    }
-
-    /// Publishes `new` if `current` is still `expected`; gives it back otherwise.
-    fn compare_and_swap<P: Publishable<T>>(
-        &self,
-        expected: *mut PoolNode<T>,
-        new: P,
-    ) -> Result<(), P> {
-        let (node, handle) = self.publish(new);
-        // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through the
-        // value seen, and `node` was never visible.
-        match self.current.compare_exchange(
-            expected,
-            node.as_ptr(),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(old) => {
-                if let Some(old) = NonNull::new(old) {
-                    Self::retire(old);
-                }
-                Ok(())
-            }
-            Err(_) => {
-                // SAFETY: `node` was published just above and never stored in `current`.
-                unsafe { pool::unpublish(node) };
-                // SAFETY: `node` and `handle` came from `into_raw` of a `P`, and the node
-                // is checked out again.
-                Err(unsafe { P::from_raw(node.cast(), handle) })
-            }
-        }
-    }
-
-    /// Read-copy-update; `None` (and `f` not called) while empty.
-    fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
-        let mut current = self.acquire()?;
-        loop {
-            let mut next = self.pool.get();
-            let result = f(&current, &mut next);
-            match self.compare_and_swap(current.node.as_ptr(), next) {
-                Ok(()) => return Some(result),
-                // Dropping `next` returns it to the pool, where the next `get` finds it.
-                Err(next) => drop(next),
-            }
-            current = self.acquire()?;
-        }
-    }
-
-    /// Empties the container; a counted guard on the version it held.
-    fn take(&self) -> Option<Guard<T>> {
-        let old = self.replace(ptr::null_mut())?;
-        Some(Self::retire_with_guard(old))
-    }
-
-    /// Stores `new` (null, or a published node carrying the container's reference) as the
-    /// current version, and returns the old one, with the container's counted reference.
-    fn replace(&self, new: *mut PoolNode<T>) -> Option<NonNull<PoolNode<T>>> {
-        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
-        // contents, published by an earlier swap, are visible to the guard `swap` returns.
-        NonNull::new(self.current.swap(new, Ordering::AcqRel))
-    }
-
-    /// Hands the container's reference on `old`, no longer current, to the retired list.
-    fn retire(old: NonNull<PoolNode<T>>) {
-        // SAFETY: the caller passes the container's counted reference on `old`, which it
-        // just swapped out; `release_retired::<T>` drops exactly one such reference.
-        unsafe { hazard::retire(old.cast(), release_retired::<T>) }
-    }
-
-    /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.
-    fn retire_with_guard(old: NonNull<PoolNode<T>>) -> Guard<T> {
-        // SAFETY: the container's reference keeps the node live while we add one.
-        unsafe { old.as_ref() }.refs.increment();
-        let guard = Guard::counted(old);
-        Self::retire(old);
-        guard
-    }
-
-    fn is_empty(&self) -> bool {
-        // Relaxed: an instantaneous reading; nothing is dereferenced.
-        self.current.load(Ordering::Relaxed).is_null()
-    }
-}
-
-impl<T> Drop for Raw<T> {
-    fn drop(&mut self) {
-        drop(self.take());
-    }
-}
+pub use self::cache::Cache;
+pub use self::guard::{Guard, MappedGuard};
+use self::raw::Raw;
+use crate::arena::{Recycle, Recycled};
+use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
 /// replaceable without allocating. Always holds a version: reads return a [`Guard`], not an
@@ -372,7 +100,7 @@ impl<T> Drop for Raw<T> {
 ///   If some guard still holds it, the writer does not wait: the last guard to let go
 ///   returns it (never resets it: the reset runs in the writer's next `get_new`); in
 ///   [`BarrierMode::Fence`](crate::BarrierMode::Fence), if that drop races with this
-///   collection, the next collection does (see [`reclaim`](crate::reclaim)). No
+///   reclamation, the next reclamation does (see [`reclaim`](crate::reclaim)). No
 ///   allocation at steady state (the retired list keeps its capacity), except on a thread's
 ///   first use of the pool (see [`Pool`]'s costs).
 ///
@@ -511,7 +239,7 @@ impl<T> Container<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool.get()
+        self.raw.pool().get()
     }
 
     /// [`get_new`](Container::get_new), returning an [`OwnedPooled`]
@@ -535,7 +263,7 @@ impl<T> Container<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new_owned(&self) -> OwnedPooled<T> {
-        self.raw.pool.get_owned()
+        self.raw.pool().get_owned()
     }
 
     /// [`get_new`](Container::get_new) that never waits: `None` when the pool's
@@ -558,14 +286,14 @@ impl<T> Container<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
-        self.raw.pool.try_get()
+        self.raw.pool().try_get()
     }
 
     /// Publishes `new` as the current version; Go's `Update`.
     ///
     /// Readers that acquire after this see `new`. The old version returns to the pool when
     /// its last guard drops — during this call if none exists, or a moment after it if
-    /// another thread's collection picked it up first. Concurrent updates are allowed; the
+    /// another thread's reclamation picked it up first. Concurrent updates are allowed; the
     /// last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
     ///
     /// # Panics
@@ -651,7 +379,8 @@ impl<T> Container<T> {
         expected: &Guard<T>,
         new: P,
     ) -> Result<(), P> {
-        self.raw.compare_and_swap(expected.node.as_ptr(), new)
+        self.raw
+            .compare_and_swap(Some(Guard::version(expected)), new)
     }
 
     /// Read-copy-update: fills a recycled object from the current version with
@@ -719,7 +448,7 @@ impl<T> Container<T> {
     /// ```
     #[must_use]
     pub fn pool(&self) -> &Pool<T> {
-        &self.raw.pool
+        self.raw.pool()
     }
 
     /// Gives up the container, returning a (counted) guard on its last version.
@@ -745,8 +474,27 @@ impl<T: fmt::Debug> fmt::Debug for Container<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Container")
             .field("current", &*self.acquire())
-            .field("pool", &self.raw.pool)
+            .field("pool", self.raw.pool())
             .finish()
+    }
+}
+
+/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Recycled};
+///
+/// let c: Container<Recycled<Vec<String>>> = Container::default();
+/// let mut next = c.get_new();
+/// next.push("a".into());
+/// c.update(next);
+/// assert_eq!(c.acquire().len(), 1);
+/// ```
+impl<T: Recycle + Default> Default for Container<Recycled<T>> {
+    fn default() -> Self {
+        Container::from_value(&Pool::default(), Recycled::default())
     }
 }
 
@@ -876,8 +624,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
     /// ```
     pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
-        let guard = self.acquire();
-        f(guard.as_deref())
+        f(self.acquire().as_deref())
     }
 
     /// An object from the container's pool, as [`Container::get_new`] (which says when it
@@ -901,7 +648,7 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool.get()
+        self.raw.pool().get()
     }
 
     /// An owned object from the container's pool, as [`Container::get_new_owned`].
@@ -922,7 +669,7 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn get_new_owned(&self) -> OwnedPooled<T> {
-        self.raw.pool.get_owned()
+        self.raw.pool().get_owned()
     }
 
     /// An object from the container's pool if one can be had without waiting, as
@@ -943,7 +690,7 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
-        self.raw.pool.try_get()
+        self.raw.pool().try_get()
     }
 
     /// Publishes `new` as the current version, as [`Container::update`].
@@ -1014,8 +761,7 @@ impl<T> OptionContainer<T> {
         expected: Option<&Guard<T>>,
         new: P,
     ) -> Result<(), P> {
-        let expected = expected.map_or(ptr::null_mut(), |g| g.node.as_ptr());
-        self.raw.compare_and_swap(expected, new)
+        self.raw.compare_and_swap(expected.map(Guard::version), new)
     }
 
     /// Read-copy-update, as [`Container::rcu`]; `None` if the container is empty (`f` is
@@ -1088,7 +834,7 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use]
     pub fn pool(&self) -> &Pool<T> {
-        &self.raw.pool
+        self.raw.pool()
     }
 
     /// Gives up the container, returning a guard on its last version (`None` if empty).
@@ -1130,513 +876,7 @@ impl<T: fmt::Debug> fmt::Debug for OptionContainer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OptionContainer")
             .field("current", &self.acquire().as_deref())
-            .field("pool", &self.raw.pool)
-            .finish()
-    }
-}
-
-/// A read handle on one version of a [`Container`]'s object.
-///
-/// Dereferences to `&T`. The version it reads is never reset, reused or dropped while the
-/// guard exists, whatever updates happen meanwhile. A guard does not borrow its container:
-/// it may outlive the container and the pool, be held across `.await`, or be sent to
-/// another thread and dropped there.
-///
-/// A guard from [`Container::acquire`] normally holds a *hazard slot* of the thread that
-/// acquired it: making and dropping it writes only that thread's slot, never a cache line
-/// another reader reads. Once a thread holds [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards,
-/// further ones hold a counted reference instead, as do clones (see
-/// [`Guard::is_counted`]). Dropping the last guard on a version that is no longer current
-/// returns it to the pool: for a slot guard, that takes the domain lock and a heavy barrier
-/// (`membarrier`, about 0.3-12 µs, or a fence); dropping a guard on the current version
-/// costs a store and a load of the slot's own line, no fence in either [`barrier_mode`]
-/// (in `Fence` mode, a drop that races with its version's collection may leave the version
-/// for the next collection: see [`reclaim`](crate::reclaim)).
-///
-/// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
-/// its thread's slots busy, wherever it travels.
-///
-/// # Send and Sync
-///
-/// `Send + Sync` when `T: Send + Sync`, like `Arc<T>`.
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{Container, Guard, Pool};
-///
-/// let pool = Pool::new(|| 0u32, |n| *n = 0);
-/// let c = Container::from_value(&pool, 1);
-/// let a = c.acquire();
-/// let b = Guard::clone(&a);
-/// assert!(Guard::ptr_eq(&a, &b));
-/// drop(c);
-/// assert_eq!((*a, *b), (1, 1)); // still readable
-/// let t = std::thread::spawn(move || *b); // and movable to another thread
-/// assert_eq!(t.join().unwrap(), 1);
-/// ```
-///
-/// [`barrier_mode`]: crate::barrier_mode
-#[must_use = "a guard that is dropped at once reads nothing"]
-pub struct Guard<T> {
-    /// The version this guard reads.
-    node: NonNull<PoolNode<T>>,
-    /// The hazard slot that protects `node`, or `None` if the guard owns a counted
-    /// reference on it instead.
-    slot: Option<&'static Slot>,
-    _shares: PhantomData<T>,
-}
-
-// SAFETY: guards on one version on several threads read one `T` at once (`T: Sync`) and the
-// last one dropped hands the `T` to the pool (`T: Send`): `Arc<T>`'s bounds.
-unsafe impl<T: Send + Sync> Send for Guard<T> {}
-// SAFETY: `&Guard` gives `&T` and `Guard::clone`, so the same bounds as `Send`.
-unsafe impl<T: Send + Sync> Sync for Guard<T> {}
-
-impl<T> Guard<T> {
-    /// Wraps a counted reference on `node` that the caller owns and hands over.
-    fn counted(node: NonNull<PoolNode<T>>) -> Guard<T> {
-        Guard {
-            node,
-            slot: None,
-            _shares: PhantomData,
-        }
-    }
-
-    /// Wraps the protection of `node` by `slot`, which the caller hands over.
-    fn protected(node: NonNull<PoolNode<T>>, slot: &'static Slot) -> Guard<T> {
-        Guard {
-            node,
-            slot: Some(slot),
-            _shares: PhantomData,
-        }
-    }
-
-    /// The version's count of *counted* references: one while it is some container's
-    /// current version (or, once retired, while the retired list keeps it for guards that
-    /// protect it with hazard slots), plus one per counted guard ([`Guard::is_counted`]).
-    /// Guards that hold a hazard slot are not counted. For tests and debugging (Go's
-    /// `DebugPeekRef`); other threads may change it at any moment.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let g = c.acquire();
-    /// assert_eq!(Guard::ref_count(&g), 1); // the container's: `g` holds a hazard slot
-    /// let old = c.swap(pool.adopt(2)); // a counted guard on the old version
-    /// assert_eq!(Guard::ref_count(&old), 2); // `old`'s and the retired list's
-    /// ```
-    #[must_use]
-    pub fn ref_count(this: &Guard<T>) -> usize {
-        // SAFETY: this guard keeps the node live.
-        unsafe { this.node.as_ref() }.refs.load()
-    }
-
-    /// Whether this guard owns a counted reference on its version (`true`) or protects it
-    /// with a hazard slot of the thread that acquired it (`false`).
-    ///
-    /// A thread's first [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards held at once take
-    /// slots; further ones, clones, and the guards [`Container::swap`] and
-    /// [`OptionContainer::take`] return are counted. Both kinds behave the same; a counted guard
-    /// costs an atomic read-modify-write on the version's shared count to make and drop.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let a = c.acquire();
-    /// let b = Guard::clone(&a);
-    /// assert!(!Guard::is_counted(&a));
-    /// assert!(Guard::is_counted(&b));
-    /// assert_eq!(Guard::ref_count(&a), 2); // the container's reference and b's
-    /// ```
-    #[must_use]
-    pub fn is_counted(this: &Guard<T>) -> bool {
-        this.slot.is_none()
-    }
-
-    /// Whether two guards read the same version (the same object, not equal values).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let a = c.acquire();
-    /// assert!(Guard::ptr_eq(&a, &c.acquire()));
-    /// c.update(pool.adopt(1)); // an equal value, another version
-    /// assert!(!Guard::ptr_eq(&a, &c.acquire()));
-    /// ```
-    #[must_use]
-    pub fn ptr_eq(a: &Guard<T>, b: &Guard<T>) -> bool {
-        a.node == b.node
-    }
-}
-
-impl<T> Deref for Guard<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: this guard owns a reference on the node for as long as `&self` lives.
-        unsafe { PoolNode::object(self.node) }
-    }
-}
-
-impl<T> Clone for Guard<T> {
-    /// A counted guard on the same version: one atomic increment of its count.
-    fn clone(&self) -> Self {
-        // SAFETY: this guard keeps the node live while we add one. Its count is at least
-        // one even if this guard holds only a slot: the container holds a reference while
-        // the version is current, and the retired list holds it while any slot protects
-        // it (`hazard.rs`).
-        unsafe { self.node.as_ref() }.refs.increment();
-        Guard::counted(self.node)
-    }
-}
-
-impl<T> Drop for Guard<T> {
-    #[inline]
-    fn drop(&mut self) {
-        match self.slot {
-            Some(slot) => hazard::clear(slot),
-            // SAFETY: this guard owns one counted reference, consumed here; the node is a
-            // container version, so it holds its pool in its keepalive.
-            None => unsafe { shared::release(self.node, None) },
-        }
-    }
-}
-
-/// Drops one counted reference on a retired version: the retired list's `release`.
-///
-/// # Safety
-///
-/// `node` is a `PoolNode<T>` on which the caller owns a counted reference, consumed here.
-unsafe fn release_retired<T>(node: NonNull<()>) {
-    // SAFETY: per the caller; a retired version holds its pool in its keepalive.
-    unsafe { shared::release(node.cast::<PoolNode<T>>(), None) }
-}
-
-impl<T: fmt::Debug> fmt::Debug for Guard<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Guard").field(&**self).finish()
-    }
-}
-
-/// Formats the version, as `Arc`'s `Display` does.
-///
-/// ```
-/// use poolswap::{Container, Pool};
-///
-/// let pool = Pool::new(String::new, String::clear);
-/// let c = Container::from_value(&pool, String::from("v1"));
-/// assert_eq!(format!("{}", c.acquire()), "v1");
-/// ```
-impl<T: fmt::Display> fmt::Display for Guard<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-/// ```
-/// use poolswap::{Container, Pool};
-///
-/// fn len(s: impl AsRef<String>) -> usize { s.as_ref().len() }
-/// let pool = Pool::new(String::new, String::clear);
-/// let c = Container::from_value(&pool, String::from("v1"));
-/// assert_eq!(len(c.acquire()), 2);
-/// ```
-impl<T> AsRef<T> for Guard<T> {
-    fn as_ref(&self) -> &T {
-        self
-    }
-}
-
-/// Lets a guard stand for its version in a `HashSet<T>` lookup, as `Arc` does (comparison
-/// and `Hash` below are by value, so they agree).
-///
-/// ```
-/// use std::borrow::Borrow;
-/// use poolswap::{Container, Pool};
-///
-/// let pool = Pool::new(String::new, String::clear);
-/// let c = Container::from_value(&pool, String::from("v1"));
-/// let g = c.acquire();
-/// let s: &String = g.borrow();
-/// assert_eq!(s, "v1");
-/// ```
-impl<T> Borrow<T> for Guard<T> {
-    fn borrow(&self) -> &T {
-        self
-    }
-}
-
-/// By value, as `Arc`: two guards are equal if their versions are, even if they are
-/// different versions ([`Guard::ptr_eq`] compares identity).
-///
-/// ```
-/// use poolswap::{Container, Pool};
-///
-/// let pool = Pool::new(|| 0u32, |n| *n = 0);
-/// let a = Container::from_value(&pool, 1);
-/// let b = Container::from_value(&pool, 1);
-/// assert!(a.acquire() == b.acquire());
-/// assert!(a.acquire() < Container::from_value(&pool, 2).acquire());
-/// ```
-impl<T: PartialEq> PartialEq for Guard<T> {
-    fn eq(&self, other: &Guard<T>) -> bool {
-        **self == **other
-    }
-}
-
-impl<T: Eq> Eq for Guard<T> {}
-
-impl<T: PartialOrd> PartialOrd for Guard<T> {
-    fn partial_cmp(&self, other: &Guard<T>) -> Option<CmpOrdering> {
-        (**self).partial_cmp(&**other)
-    }
-}
-
-impl<T: Ord> Ord for Guard<T> {
-    fn cmp(&self, other: &Guard<T>) -> CmpOrdering {
-        (**self).cmp(&**other)
-    }
-}
-
-/// By value, consistent with `Eq` and `Borrow<T>`. (Clippy's `mutable_key_type` lint
-/// flags a `HashSet<Guard<T>>`, because a guard holds a reference to its atomic hazard
-/// slot; hashing and equality read only the value, so the lint does not apply.)
-///
-/// ```
-/// use std::collections::HashSet;
-/// use poolswap::{Container, Pool};
-///
-/// let pool = Pool::new(String::new, String::clear);
-/// let c = Container::from_value(&pool, String::from("v1"));
-/// let seen: HashSet<_> = [c.acquire()].into_iter().collect();
-/// assert!(seen.contains(&String::from("v1")));
-/// ```
-impl<T: Hash> Hash for Guard<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        (**self).hash(state);
-    }
-}
-
-// A guard only reads its version: a panic while one is held leaves nothing half-written
-// (as `Arc<T>`, it is unwind-safe when `&T` is).
-impl<T: RefUnwindSafe> UnwindSafe for Guard<T> {}
-impl<T: RefUnwindSafe> RefUnwindSafe for Guard<T> {}
-
-impl<T> Guard<T> {
-    /// A guard on a part of the version (a field, an entry), keeping the whole version
-    /// alive; like `parking_lot`'s mapped guards and left-right's `ReadGuard::map`. Costs
-    /// nothing: it moves this guard into the new one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// struct Config { name: String, port: u16 }
-    /// let pool = Pool::new(
-    ///     || Config { name: String::new(), port: 0 },
-    ///     |c| c.name.clear(),
-    /// );
-    /// let c = Container::from_value(&pool, Config { name: "api".into(), port: 80 });
-    /// let name = Guard::map(c.acquire(), |c| c.name.as_str());
-    /// let port = Guard::map(c.acquire(), |c| &c.port);
-    /// assert_eq!((&*name, *port), ("api", 80));
-    /// ```
-    pub fn map<U: ?Sized, F>(this: Guard<T>, f: F) -> MappedGuard<T, U>
-    where
-        F: FnOnce(&T) -> &U,
-    {
-        let part = NonNull::from(f(&this));
-        MappedGuard { guard: this, part }
-    }
-}
-
-/// A guard on a part of a version, made by [`Guard::map`]. Dereferences to `&U`; keeps the
-/// whole version from being recycled, like the [`Guard`] it was made from.
-///
-/// # Send and Sync
-///
-/// `Send + Sync` when `T: Send + Sync` and `U: Sync` (it is a `Guard<T>` and a `&U`).
-pub struct MappedGuard<T, U: ?Sized> {
-    guard: Guard<T>,
-    /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
-    /// version is never moved or recycled while a guard on it exists.
-    part: NonNull<U>,
-}
-
-// SAFETY: a `Guard<T>` (sendable for `T: Send + Sync`) and a `&U` (sendable for `U: Sync`).
-unsafe impl<T: Send + Sync, U: ?Sized + Sync> Send for MappedGuard<T, U> {}
-// SAFETY: `&MappedGuard` gives only `&U` and `&Guard<T>`.
-unsafe impl<T: Send + Sync, U: ?Sized + Sync> Sync for MappedGuard<T, U> {}
-
-impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> UnwindSafe for MappedGuard<T, U> {}
-impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> RefUnwindSafe for MappedGuard<T, U> {}
-
-impl<T, U: ?Sized> MappedGuard<T, U> {
-    /// The guard on the whole version.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, MappedGuard, Pool};
-    ///
-    /// let pool = Pool::new(|| (0u8, 0u8), |p: &mut (u8, u8)| *p = (0, 0));
-    /// let c = Container::from_value(&pool, (1u8, 2u8));
-    /// let second = Guard::map(c.acquire(), |p| &p.1);
-    /// assert_eq!(**MappedGuard::guard(&second), (1, 2));
-    /// ```
-    pub fn guard(this: &MappedGuard<T, U>) -> &Guard<T> {
-        &this.guard
-    }
-}
-
-impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
-    type Target = U;
-    fn deref(&self) -> &U {
-        // SAFETY: `part` came from a `&U` borrowed from the guard's version (or with a
-        // longer life), and the guard keeps that version in place and unrecycled.
-        unsafe { self.part.as_ref() }
-    }
-}
-
-impl<T, U: ?Sized + fmt::Debug> fmt::Debug for MappedGuard<T, U> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("MappedGuard").field(&&**self).finish()
-    }
-}
-
-impl<T, U: ?Sized + fmt::Display> fmt::Display for MappedGuard<T, U> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-/// A per-thread cached reader of a [`Container`]: [`load`](Cache::load) returns the current
-/// version with one atomic load when nothing changed since the last call.
-///
-/// It keeps a [`Guard`] on the version it returned last, and replaces it when `load` sees
-/// a newer one. So the cached version is not recycled until the cache next loads (or is
-/// dropped): a cache that is not used for a while holds one old version out of the pool, and
-/// a slot of the thread that loaded it. `load` takes `&mut self`: one cache per thread or
-/// task, as with arc-swap's `Cache`.
-///
-/// `C` is anything that dereferences to the container: `&Container<T>`,
-/// `Arc<Container<T>>`, ...
-///
-/// # Costs
-///
-/// `load` when the version is unchanged: one `Relaxed` load of the container's current
-/// pointer and a compare; no barrier, no write. When it changed: an
-/// [`acquire`](Container::acquire) and the drop of the old guard.
-///
-/// # Examples
-///
-/// ```
-/// use std::sync::Arc;
-/// use poolswap::{Cache, Container, Pool};
-///
-/// let pool = Pool::new(|| 0u32, |n| *n = 0);
-/// let config = Arc::new(Container::from_value(&pool, 1));
-/// let mut cache = Cache::new(Arc::clone(&config));
-/// assert_eq!(*cache.load(), 1);
-/// config.update(pool.adopt(2));
-/// assert_eq!(*cache.load(), 2);
-/// ```
-pub struct Cache<T, C> {
-    container: C,
-    cached: Guard<T>,
-}
-
-impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
-    /// A cache on `container`, holding a guard on its current version (an
-    /// [`acquire`](Container::acquire)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Cache, Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let mut cache = Cache::new(&c);
-    /// assert_eq!(*cache.load(), 1);
-    /// ```
-    pub fn new(container: C) -> Cache<T, C> {
-        let cached = container.acquire();
-        Cache { container, cached }
-    }
-
-    /// The container's current version: the cached one if it is still current (one load),
-    /// else a fresh [`acquire`](Container::acquire).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Cache, Container, Pool};
-    ///
-    /// let pool = Pool::new(String::new, String::clear);
-    /// let c = Container::from_value(&pool, String::from("v1"));
-    /// let mut cache = Cache::new(&c);
-    /// assert_eq!(cache.load(), "v1");
-    /// c.update(pool.adopt(String::from("v2")));
-    /// assert_eq!(cache.load(), "v2");
-    /// ```
-    #[inline]
-    pub fn load(&mut self) -> &T {
-        // Relaxed: comparing with the cached pointer reads nothing through it; the guard
-        // protects the cached version, and a newer one is acquired properly below.
-        let current = self.container.raw.current.load(Ordering::Relaxed);
-        if self.cached.node.as_ptr() != current {
-            self.reload();
-        }
-        &self.cached
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn reload(&mut self) {
-        // The new guard first: acquiring before dropping keeps the old slot busy for one
-        // more moment, never the other way round.
-        let next = self.container.acquire();
-        self.cached = next;
-    }
-
-    /// The container this cache reads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Cache, Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let cache = Cache::new(&c);
-    /// assert!(std::ptr::eq(*cache.container(), &c));
-    /// ```
-    #[must_use]
-    pub fn container(&self) -> &C {
-        &self.container
-    }
-}
-
-/// Shows the cached version (which may be older than the container's current one).
-impl<T: fmt::Debug, C: fmt::Debug> fmt::Debug for Cache<T, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cache")
-            .field("cached", &*self.cached)
-            .field("container", &self.container)
+            .field("pool", self.raw.pool())
             .finish()
     }
 }

@@ -22,18 +22,18 @@
 //! # Guard drop ([`clear`])
 //!
 //! Store null in the slot (`Release`), [`light_on_drop`], and look at the slot's `help`
-//! flag: a collector sets it when this slot kept a retired version from being recycled. If
-//! set, the dropper runs [`collect`] itself. A dropped guard never touches its node again:
+//! flag: a reclaimer sets it when this slot kept a retired version from being recycled. If
+//! set, the dropper runs [`reclaim`] itself. A dropped guard never touches its node again:
 //! once the slot is null, the node may be recycled and, if its pool has closed, freed.
 //!
-//! The barrier on this path buys liveness, not safety: a collector that misses the emptied
+//! The barrier on this path buys liveness, not safety: a reclaimer that misses the emptied
 //! slot keeps the version. In `Membarrier` mode it is a compiler fence, ordered against the
-//! collector's heavy barrier, so a collector and a dropper racing on one slot cannot both
-//! miss each other (see "Collector"): the version is recycled at once. In `Fence` mode the
+//! reclaimer's heavy barrier, so a reclaimer and a dropper racing on one slot cannot both
+//! miss each other (see "Reclaimer"): the version is recycled at once. In `Fence` mode the
 //! same compiler fence orders nothing against other threads (a `fence(SeqCst)` there
 //! measured nearly half of a read: see [`light_on_drop`]). Both may then miss (the null still in
-//! the dropper's store buffer when the collector looks again, the flag not yet visible when
-//! the dropper looks), and the version waits on the retired list for the next collection
+//! the dropper's store buffer when the reclaimer looks again, the flag not yet visible when
+//! the dropper looks), and the version waits on the retired list for the next reclamation
 //! that sees the null (a store becomes visible to other threads in bounded time on real
 //! machines; loom needs a join to promise it): the next update of any container, the next
 //! clear of this slot (its flag stays set), or [`crate::reclaim`]. The loom models check
@@ -42,9 +42,9 @@
 //! # Writer ([`retire`])
 //!
 //! After swapping a version out of its container, the writer hands the container's counted
-//! reference on it to the domain's *retired list* and runs [`collect`].
+//! reference on it to the domain's *retired list* and runs [`reclaim`].
 //!
-//! # Collector ([`collect`])
+//! # Reclaimer ([`reclaim`])
 //!
 //! Under the domain lock: [`heavy`], then for each retired node, look at every slot of every
 //! block. A node no slot holds leaves the list, and its counted reference is dropped (if it
@@ -60,22 +60,22 @@
 //! # Why a recycled node is never read
 //!
 //! Barriers are totally ordered (heavy against light as `fence(SeqCst)` against
-//! `fence(SeqCst)`). Take a reader that returns a guard on node `p` and a collector that
-//! decides `p` is unprotected. The swap that retired `p` precedes the collector's heavy
-//! barrier (it precedes the push onto the retired list, which the collector's lock acquires).
-//! If the reader's light barrier comes before that heavy barrier, the collector's look at
+//! `fence(SeqCst)`). Take a reader that returns a guard on node `p` and a reclaimer that
+//! decides `p` is unprotected. The swap that retired `p` precedes the reclaimer's heavy
+//! barrier (it precedes the push onto the retired list, which the reclaimer's lock acquires).
+//! If the reader's light barrier comes before that heavy barrier, the reclaimer's look at
 //! the slot sees the reader's store (or a later one by the same slot, after the reader's
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
 //! the swap or something later, so not `p`, unless `p` was recycled and published anew
-//! since, which the collector's decision has not yet allowed.
+//! since, which the reclaimer's decision has not yet allowed.
 //!
 //! # Orderings
 //!
-//! - Slot stores `Release`, the collector's slot loads `Acquire`: a guard's reads of the
+//! - Slot stores `Release`, the reclaimer's slot loads `Acquire`: a guard's reads of the
 //!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
 //!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
 //!   on another thread and then refilled by its owner carries that thread's release on.
-//! - `help`: `Relaxed` both ways; the barriers around it order it (the collector's store
+//! - `help`: `Relaxed` both ways; the barriers around it order it (the reclaimer's store
 //!   precedes its heavy barrier, the guard's load follows its drop barrier, if any).
 //! - The retired list and the block list are under one lock; counted references use the
 //!   refcount's orderings.
@@ -83,15 +83,14 @@
 //! Sources: Maged Michael, "Hazard Pointers: Safe Memory Reclamation for Lock-Free Objects"
 //! (IEEE TPDS 2004) for slots scanned before reclamation; folly's `hazptr` and Linux
 //! `membarrier(2)` for asymmetric barriers; arc-swap's per-thread debt nodes (never freed,
-//! reused after thread exit) for the block lifecycle. `../shared/research/read-path.md`
-//! argues the design.
+//! reused after thread exit) for the block lifecycle.
 
 use std::cell::Cell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 
 use crate::barrier::{heavy, light, light_on_drop};
-use crate::pool::registry;
+use crate::registry;
 use crate::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
 
 /// Slots per thread. A thread holding more guards at once takes the counted fallback.
@@ -101,8 +100,8 @@ pub(crate) const SLOTS: usize = 8;
 #[cfg(loom)]
 pub(crate) const SLOTS: usize = 2;
 
-/// One hazard slot: the node it protects (null if none), and the collector's request to
-/// collect when it is emptied.
+/// One hazard slot: the node it protects (null if none), and the reclaimer's request to
+/// reclaim when it is emptied.
 pub(crate) struct Slot {
     node: AtomicPtr<()>,
     help: AtomicBool,
@@ -149,12 +148,15 @@ unsafe impl Send for State {}
 
 /// The process-wide set of blocks and retired nodes.
 struct Domain {
+    /// The domain's name in the per-thread registry, where each thread's block is recorded.
+    id: u64,
     state: Mutex<State>,
 }
 
 impl Domain {
     fn new() -> Domain {
         Domain {
+            id: registry::next_id(),
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
@@ -203,10 +205,6 @@ loom::thread_local! {
     static BLOCK: Cell<*const Block> = Cell::new(ptr::null());
 }
 
-/// The registry's name for this module's per-thread state (pools take ids from
-/// `registry::next_id`, which never gets this high).
-const REGISTRY_ID: u64 = u64::MAX - 1;
-
 /// The calling thread's block: null before its first read, [`exited`] after its exit hook
 /// (or once its thread-locals are gone).
 #[inline]
@@ -229,8 +227,8 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
     };
     // Acquire: the null may come from a guard dropped on another thread; reading it with
     // Acquire puts that thread's reads of the old version before this thread's next store
-    // to the slot, so a collector that reads that store (Acquire) sees those reads over.
-    // With Relaxed here, a collector that sees only the new value would not (ThreadSanitizer
+    // to the slot, so a reclaimer that reads that store (Acquire) sees those reads over.
+    // With Relaxed here, a reclaimer that sees only the new value would not (ThreadSanitizer
     // found it; loom's `slot_reused_after_a_foreign_drop` models it). Only this thread
     // fills a slot, so a null stays null until it does.
     block
@@ -266,35 +264,36 @@ fn claim_block() -> Option<&'static Block> {
     };
     let _ = BLOCK.try_with(|b| b.set(block));
     let state = NonNull::from(block).cast::<()>();
-    let hook = GiveBack {
+    let hook = BlockHook {
         block,
         domain: domain(),
     };
-    if registry::insert(REGISTRY_ID, state, Box::new(hook)) {
+    if registry::insert(domain().id, state, Box::new(hook)) {
         Some(block)
     } else {
         // Thread-locals are being destroyed: nothing would give the block back.
-        give_back(block, domain());
+        release_block(block, domain());
         None
     }
 }
 
 /// The registry hook that gives a thread's block back when it exits.
-struct GiveBack {
+struct BlockHook {
     block: &'static Block,
     domain: &'static Domain,
 }
 
-impl registry::Hook for GiveBack {
+impl registry::Hook for BlockHook {
     fn owner_is_gone(&self) -> bool {
         false
     }
     fn thread_exit(&self) {
-        give_back(self.block, self.domain);
+        release_block(self.block, self.domain);
     }
 }
 
-fn give_back(block: &'static Block, domain: &'static Domain) {
+/// Gives a thread's block back to the domain, for a new thread to take over.
+fn release_block(block: &'static Block, domain: &'static Domain) {
     // `BLOCK` has no destructor (loom: is destroyed after the registry), so this works
     // while thread-locals are being destroyed; later reads on this thread take the counted
     // fallback.
@@ -302,6 +301,7 @@ fn give_back(block: &'static Block, domain: &'static Domain) {
     let mut state = domain.state.lock();
     let state = &mut *state;
     if let Some(at) = state.blocks.iter().position(|b| ptr::eq(&**b, block)) {
+        debug_assert!(state.owned[at], "a block released twice");
         state.owned[at] = false;
     }
 }
@@ -310,17 +310,30 @@ impl Slot {
     /// Step 2 of the reader: protect `node`. The caller then issues [`light`] and checks.
     #[inline]
     pub(crate) fn protect(&self, node: NonNull<()>) {
-        // Release: see the module docs (a collector that reads this value synchronizes
+        // Relaxed: a check. Only this thread fills a slot, and it found this one empty (or
+        // emptied it itself), so nothing but null can be read here.
+        debug_assert!(
+            self.node.load(Ordering::Relaxed).is_null(),
+            "a hazard slot protected twice"
+        );
+        // Release: see the module docs (a reclaimer that reads this value synchronizes
         // with everything this thread did before, including clearing the slot's last use).
         self.node.store(node.as_ptr(), Ordering::Release);
         light();
     }
 }
 
-/// Drops the protection in `slot` (from any thread), and collects if a collector asked.
+/// Drops the protection in `slot` (from any thread), and reclaims if a reclaimer asked.
 #[inline]
 pub(crate) fn clear(slot: &Slot) {
-    // Release: this guard's reads of the object happen-before a collector that sees null.
+    // Relaxed: a check. The slot was filled by the guard that clears it (on this thread, or
+    // on one that handed the guard over with a happens-before edge), and nobody else
+    // empties it.
+    debug_assert!(
+        !slot.node.load(Ordering::Relaxed).is_null(),
+        "a hazard slot cleared twice"
+    );
+    // Release: this guard's reads of the object happen-before a reclaimer that sees null.
     slot.node.store(ptr::null_mut(), Ordering::Release);
     // Liveness only (module docs, "Guard drop"): no instruction in either mode.
     light_on_drop();
@@ -333,20 +346,20 @@ pub(crate) fn clear(slot: &Slot) {
 #[cold]
 #[inline(never)]
 fn help(slot: &Slot) {
-    // Relaxed: a collector that sets it again after this runs its own later checks.
+    // Relaxed: a reclaimer that sets it again after this runs its own later checks.
     slot.help.store(false, Ordering::Relaxed);
-    collect();
+    reclaim();
 }
 
 /// Hands the caller's counted reference on `node`, just swapped out of its container, to
-/// the retired list, then collects.
+/// the retired list, then reclaims.
 ///
 /// # Safety
 ///
 /// The caller owns one counted reference on `node`, which is no longer any container's
 /// current version, and `release(node)` drops exactly that reference (on any thread).
 pub(crate) unsafe fn retire(node: NonNull<()>, release: unsafe fn(NonNull<()>)) {
-    collect_after(Some(Retired { node, release }));
+    reclaim_after(Some(Retired { node, release }));
 }
 
 /// How many retired nodes a pass releases before it drops the lock to release them.
@@ -354,13 +367,13 @@ const BATCH: usize = 8;
 
 /// Recycles every retired node that no slot protects (see the module docs). Never waits
 /// for a reader: protected nodes stay on the list.
-pub(crate) fn collect() {
-    collect_after(None);
+pub(crate) fn reclaim() {
+    reclaim_after(None);
 }
 
-/// [`collect`], pushing `retired` onto the list first under the same lock (an update takes
+/// [`reclaim`], pushing `retired` onto the list first under the same lock (an update takes
 /// the domain lock once, not twice).
-fn collect_after(mut retired: Option<Retired>) {
+fn reclaim_after(mut retired: Option<Retired>) {
     loop {
         let mut batch: [Option<Retired>; BATCH] = [None; BATCH];
         let mut taken = 0;

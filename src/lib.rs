@@ -203,6 +203,7 @@ mod container;
 mod hazard;
 mod pool;
 mod refcount;
+mod registry;
 #[cfg(feature = "serde")]
 mod serialize;
 // The loom facade, the one module that may name the concurrency primitives (clippy.toml).
@@ -244,11 +245,11 @@ pub fn barrier_mode() -> BarrierMode {
 /// Recycles now every retired version that no guard protects any more, in every container
 /// of the process; never waits for a guard (a version still held stays retired).
 ///
-/// Rarely needed: every update collects, and so does the drop of a guard that a collection
+/// Rarely needed: every update reclaims, and so does the drop of a guard that a reclamation
 /// found holding a retired version. What is left: in [`BarrierMode::Fence`], a guard drop
-/// that races with the collection of its version can miss it (the drop takes no barrier,
+/// that races with the reclamation of its version can miss it (the drop takes no barrier,
 /// which keeps reads cheap), and that version then waits on the retired list until the next
-/// collection. Call this when nothing else will collect for a while and the objects must be
+/// reclamation. Call this when nothing else will reclaim for a while and the objects must be
 /// back in their pools: before counting them, or before a process goes idle.
 ///
 /// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
@@ -270,7 +271,7 @@ pub fn barrier_mode() -> BarrierMode {
 /// assert_eq!(pool.stats().idle, 1); // version 1, back in the pool
 /// ```
 pub fn reclaim() {
-    hazard::collect();
+    hazard::reclaim();
 }
 
 /// Under loom only: which barrier mode's guard drop the calling model checks (see

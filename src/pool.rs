@@ -1,17 +1,19 @@
 //! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
 //!
-//! This file is the public front (`Pool`, `PoolBuilder`, `PoolStats`, `Pooled`,
-//! `ResetOutcome`); the machinery lives in private children, each importing only the ones
-//! below it:
+//! This file is the public front (`Pool`, `PoolStats`, `ResetOutcome`, and the re-exports
+//! of the children's public items); the rest lives in private children, each importing
+//! only the ones below it, and the first three the `Pool` handle they serve:
 //!
 //! | module | what | knows of `T` |
 //! |---|---|---|
+//! | `builder` | `PoolBuilder` and the default idle bound | yes |
+//! | `pooled` | the checked-out objects (`Pooled`, `OwnedPooled`) and `Publishable` | yes |
+//! | `version` | the container's handle on a version, and the retired list's release | yes |
 //! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
 //! | `budget` | the idle bound's shared budget | no |
-//! | `registry` | each thread's entries, its lookup memo, exit hooks, ids | no |
 //!
 //! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
 //! atomic read-modify-write; threads whose magazine and depot are empty steal from other
@@ -31,45 +33,25 @@
 //! last should not pay it. The price: an idle object keeps its old contents (and their
 //! memory, which `clear` keeps anyway) until it is handed out again or dropped.
 
-use std::borrow::{Borrow, BorrowMut};
 use std::fmt;
-use std::mem::ManuallyDrop;
-use std::ops::{Deref, DerefMut};
-use std::panic::{RefUnwindSafe, UnwindSafe};
-use std::ptr::{self, NonNull};
 
 mod budget;
+mod builder;
 mod depot;
 mod local;
 mod node;
-pub(crate) mod registry;
-pub(crate) mod shared;
+mod pooled;
+mod shared;
+pub(crate) mod version;
 
+pub use self::budget::SLOT_BATCH;
+pub use self::builder::{PoolBuilder, DEFAULT_MAX_IDLE};
 use self::depot::NodePtr;
-use self::node::Node;
-use self::shared::{Discard, Factory, PoolLocal, PoolNode, Reset, Shared};
+pub use self::local::MAGAZINE_SIZE;
+pub use self::pooled::{OwnedPooled, Pooled, Publishable};
+use self::shared::{Discard, PoolLocal, PoolNode, Shared};
+use crate::arena::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
-
-/// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
-///
-/// A safety net against a burst pinning memory forever, sized for small objects shared by
-/// many threads (each thread's magazine alone may hold [`MAGAZINE_SIZE`]). For objects of
-/// megabytes, set [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a
-/// container needs its current version, the one being filled, and one per reader that
-/// holds a guard across an update — and call [`Pool::trim`] from a timer.
-pub const DEFAULT_MAX_IDLE: usize = 256;
-
-/// The most idle objects one thread's magazine holds, per pool: its share that it gets and
-/// puts without a lock or an atomic read-modify-write.
-///
-/// A full magazine spills half of itself to the thread's depot, where other threads can
-/// take them; [`Pool::trim`] does not reach the magazines of other live threads.
-pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
-
-/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes or gives
-/// back at once, and the most it holds spare: each thread that uses a pool may hold up to
-/// this many slots it is not using.
-pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
 /// counting for [`Container`](crate::Container).
@@ -129,29 +111,6 @@ pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 /// get them, and the pool never shares a `&T`.
 pub struct Pool<T> {
     shared: Arc<Shared<T>>,
-}
-
-/// Configures a [`Pool`] before it is built; made by [`Pool::builder`].
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::Pool;
-///
-/// let pool = Pool::builder(String::new, String::clear)
-///     .max_idle(4)
-///     .build();
-/// let held: Vec<_> = (0..10).map(|_| pool.get()).collect();
-/// drop(held); // ten objects come back, four stay idle, six are dropped
-/// assert_eq!(pool.stats().idle, 4);
-/// assert_eq!(pool.stats().dropped_over_cap, 6);
-/// ```
-pub struct PoolBuilder<T> {
-    factory: Box<Factory<T>>,
-    reset: Box<Reset<T>>,
-    max_idle: usize,
-    min_idle: usize,
-    max_live: Option<usize>,
 }
 
 /// Counters of one pool; see [`Pool::stats`].
@@ -313,15 +272,12 @@ impl<T: Send + 'static> Pool<T> {
         R: Fn(&mut T) -> O + Send + Sync + 'static,
         O: ResetOutcome,
     {
-        PoolBuilder {
-            factory: Box::new(factory),
+        PoolBuilder::new(
+            Box::new(factory),
             // One closure returning `bool`, whatever `O` is: `keep` inlines into it, so the
             // pool makes the same single indirect call per reset as before.
-            reset: Box::new(move |object: &mut T| reset(object).keep()),
-            max_idle: DEFAULT_MAX_IDLE,
-            min_idle: 0,
-            max_live: None,
-        }
+            Box::new(move |object: &mut T| reset(object).keep()),
+        )
     }
 }
 
@@ -427,10 +383,6 @@ impl<T> Pool<T> {
     pub fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
         Arc::ptr_eq(&a.shared, &b.shared)
     }
-
-    pub(crate) fn shared(&self) -> &Arc<Shared<T>> {
-        &self.shared
-    }
 }
 
 impl<T> Pool<T> {
@@ -454,7 +406,7 @@ impl<T> Pool<T> {
     /// # Panics
     ///
     /// If the factory or the reset function panics, the panic reaches the caller; the
-    /// object being reset is dropped, and the pool stays usable (a live slot taken for the
+    /// object being reset is dropped, and the pool stays usable (a live permit taken for the
     /// factory is given back).
     ///
     /// # Examples
@@ -504,20 +456,20 @@ impl<T> Pool<T> {
                 }
             }
         }
-        // No live bound: the slot is always granted (and counted, for `stats`).
-        let _granted = shared.reserve_live();
-        debug_assert!(_granted);
+        // No live bound: the permit is always granted (and counted, for `stats`).
+        let granted = shared.try_acquire_permit();
+        debug_assert!(granted);
         self.make_new()
     }
 
-    /// Runs the factory for a `get` that holds a live slot; gives the slot back if it panics.
+    /// Runs the factory for a `get` that holds a permit; gives the permit back if it panics.
     fn make_new(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         let value = shared.make();
         // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
-        Pooled::check_out(shared.house(value), self)
+        Pooled::check_out(shared.node_for(value), self)
     }
 
     /// `get` and `try_get` in a pool with a live bound: an idle object from any thread's
@@ -530,10 +482,10 @@ impl<T> Pool<T> {
             debug_assert!(unsafe { local.magazine_unused() });
         }
         loop {
-            match shared.take_or_reserve(local, wait) {
+            match shared.take_or_acquire_permit(local, wait) {
                 Ok(Some(node)) => {
                     // Outside the lock: the reset is user code. If it discards the object,
-                    // the live slot it frees is ours to take on the next turn (or a
+                    // the permit it frees is ours to take on the next turn (or a
                     // waiter's, which the discard wakes).
                     if shared.reset(&node) {
                         if let Some(local) = local {
@@ -594,10 +546,10 @@ impl<T> Pool<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
-        self.shared.add_live();
+        self.shared.acquire_permit_over_bound();
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
-        let node = self.shared.house(value);
+        let node = self.shared.node_for(value);
         Pooled::check_out(node, self)
     }
 
@@ -801,523 +753,38 @@ impl<T> fmt::Debug for Pool<T> {
     }
 }
 
-impl<T: Send + 'static> PoolBuilder<T> {
-    /// The most idle objects the pool keeps, per-thread magazines included (default
-    /// [`DEFAULT_MAX_IDLE`]). An object that comes back to a full pool is dropped, on the
-    /// thread that gave it back. A bound of 0 makes a pool that never keeps anything.
-    ///
-    /// The bound is enforced through a shared budget handed to threads [`SLOT_BATCH`] slots
-    /// at a time, so that the hit path need not touch a shared counter. It is never
-    /// exceeded, but each thread that uses the pool may hold up to `SLOT_BATCH` slots it is
-    /// not using, so the pool may drop a returned object while up to `SLOT_BATCH` per thread
-    /// fewer than `max_idle` are idle. With many threads and a tight bound, leave room for
-    /// that.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).max_idle(1).build();
-    /// let held: Vec<_> = (0..3).map(|_| pool.get()).collect();
-    /// drop(held);
-    /// assert_eq!(pool.stats().idle, 1);
-    /// ```
-    #[must_use = "a builder method returns the changed builder"]
-    pub fn max_idle(mut self, n: usize) -> Self {
-        self.max_idle = n;
-        self
-    }
-
-    /// How many idle objects [`Pool::trim`] and [`Pool::clear`] leave in place (default 0;
-    /// at most `max_idle`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).min_idle(2).build();
-    /// let held: Vec<_> = (0..3).map(|_| pool.get()).collect();
-    /// drop(held);
-    /// pool.trim();
-    /// pool.trim(); // idle across two trims: dropped, down to min_idle
-    /// assert_eq!(pool.stats().idle, 2);
-    /// ```
-    #[must_use = "a builder method returns the changed builder"]
-    pub fn min_idle(mut self, n: usize) -> Self {
-        self.min_idle = n;
-        self
-    }
-
-    /// Bounds how many objects of this pool exist at once, idle and in use together
-    /// (checked out, published in containers, held by readers, idle): the memory cap that
-    /// Go's `GOMEMLIMIT` stands for, and tighter, since it holds whatever readers do. With
-    /// `max_live(3)`, at most three copies of a 100 MB table exist, however many readers
-    /// hold guards on old versions. Default: no bound.
-    ///
-    /// At the bound, [`Pool::get`] (and so [`Container::get_new`](crate::Container::get_new))
-    /// **waits** until an object comes back to the pool (its last guard or `Pooled` is
-    /// dropped, on any thread) or one is dropped (its reset discards it, or it comes back
-    /// to a pool that holds `max_idle` idle objects, or [`Pool::trim`] drops it); then it
-    /// reuses that object or builds a new one. So a writer can wait for readers, which it
-    /// never does without the bound. [`Pool::try_get`] returns `None` instead of waiting.
-    /// [`Pool::prefill`] stops at the bound. [`Pool::adopt`] never waits: an object taken in
-    /// counts toward the bound, and may push the count over it until objects are dropped.
-    ///
-    /// A thread that itself holds every object the bound allows (as `Pooled`s, or guards on
-    /// container versions) and calls `get` waits forever: see `get`'s `# Deadlocks`.
-    ///
-    /// # Costs
-    ///
-    /// Nothing on the paths of a pool without the bound. With it, the per-thread magazines
-    /// are not used, so that an object a reader's thread gives back can be taken by the
-    /// writer's: every `get` and every return takes the pool's wait lock and one depot lock
-    /// per thread that used the pool (a `get`) or one (a return). Meant for large objects,
-    /// where that is noise.
-    ///
-    /// # Panics
-    ///
-    /// If `n` is 0: no `get` could ever return.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::mpsc;
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| vec![0u8; 1 << 20], |v: &mut Vec<u8>| v.fill(0))
-    ///     .max_live(2)
-    ///     .build();
-    /// let a = pool.get();
-    /// let b = pool.get();
-    /// assert!(pool.try_get().is_none()); // two exist: a third must wait
-    /// let (tx, rx) = mpsc::channel();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| {
-    ///         let c = pool.get(); // waits until `b` is dropped below
-    ///         tx.send(c.len()).unwrap();
-    ///     });
-    ///     drop(b); // on this thread; the waiting `get` takes it
-    /// });
-    /// assert_eq!(rx.recv().unwrap(), 1 << 20);
-    /// assert!(pool.stats().live <= 2);
-    /// drop(a);
-    /// ```
-    #[must_use = "a builder method returns the changed builder"]
-    pub fn max_live(mut self, n: usize) -> Self {
-        assert!(n > 0, "max_live(0): no object could ever be handed out");
-        self.max_live = Some(n);
-        self
-    }
-
-    /// Builds the pool. It starts empty; see [`Pool::prefill`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(Vec::<u8>::new, Vec::clear).max_idle(8).build();
-    /// assert_eq!((pool.max_idle(), pool.stats().created), (8, 0));
-    /// ```
-    #[must_use = "a pool that is dropped at once drops every object it made"]
-    pub fn build(self) -> Pool<T> {
-        Pool {
-            shared: Arc::new(Shared::new(
-                shared::claim_local::<T>,
-                self.factory,
-                self.reset,
-                self.max_idle,
-                self.min_idle,
-                self.max_live,
-            )),
-        }
-    }
-}
-
-impl<T> fmt::Debug for PoolBuilder<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PoolBuilder")
-            .field("max_idle", &self.max_idle)
-            .field("min_idle", &self.min_idle)
-            .field("max_live", &self.max_live)
-            .finish_non_exhaustive()
-    }
-}
-
-/// An exclusive guard on one pooled object: Go's `pool.Get()` result, with its `Release`
-/// done by `Drop`.
-///
-/// Dereferences to `T` mutably. Dropping it returns the object to its pool, on the dropping
-/// thread (to be reset when next handed out); [`Container::update`](crate::Container::update)
-/// publishes it as a container's new version instead. It borrows the [`Pool`] it came from,
-/// like the guards of other Rust pools: that is what lets `get` and drop run without any
-/// atomic read-modify-write. (A container's [`Guard`](crate::Guard)s do not borrow.)
-///
-/// # Send and Sync
-///
-/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `&mut T`.
+/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
+/// object's arena), with the default bounds: what a pool of recycled values almost always
+/// is. Other types have no `Default` pool: only their user knows how to reset them.
 ///
 /// # Examples
 ///
 /// ```
-/// use poolswap::Pool;
+/// use std::collections::HashMap;
+/// use poolswap::{Pool, Recycled};
 ///
-/// let pool = Pool::new(String::new, String::clear);
-/// let mut s = pool.get();
-/// s.push_str("pooled");
-/// std::thread::scope(|scope| {
-///     scope.spawn(move || assert_eq!(&*s, "pooled")); // dropped on the other thread
-/// });
-/// assert_eq!(pool.stats().idle, 1);
+/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
+/// let mut map = pool.get();
+/// map.insert("k".into(), "v".into());
+/// drop(map);
+/// assert!(pool.get().is_empty()); // reset on the way out
 /// ```
-#[must_use = "dropping it at once returns the object to the pool unused"]
-pub struct Pooled<'a, T> {
-    node: NonNull<PoolNode<T>>,
-    pool: &'a Pool<T>,
-}
-
-// SAFETY: a `Pooled` owns its object as a `Box` does; moving it moves a `T` (and, on drop,
-// hands the `T` to the pool, which `T: Send` also covers; `&Pool<T>` is `Send` for
-// `T: Send`).
-unsafe impl<T: Send> Send for Pooled<'_, T> {}
-// SAFETY: `&Pooled<T>` gives only `&T` and `&Pool<T>` (which is `Sync` for `T: Send`).
-unsafe impl<T: Sync + Send> Sync for Pooled<'_, T> {}
-
-impl<'a, T> Pooled<'a, T> {
-    /// Marks an owned node checked out, and wraps it.
-    #[inline]
-    fn check_out(node: NodePtr<PoolNode<T>>, pool: &'a Pool<T>) -> Self {
-        // SAFETY: the caller owns the node (it came off a free list or was just made).
-        let n = unsafe { node.0.as_ref() };
-        // Release: a stale reader that reads this 1 sees the retirement of the node's
-        // previous version (see `RefCount::reset_to_one`).
-        n.refs.reset_to_one();
-        Pooled { node: node.0, pool }
-    }
-
-    /// Turns this guard into one that owns a handle on the pool (one atomic increment),
-    /// for a `'static` guard.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OwnedPooled, Pool, Pooled};
-    ///
-    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
-    /// let owned: OwnedPooled<Vec<u8>> = Pooled::into_owned(pool.get());
-    /// std::thread::spawn(move || drop(owned)).join().unwrap();
-    /// assert_eq!(pool.stats().idle, 1);
-    /// ```
-    pub fn into_owned(this: Pooled<'a, T>) -> OwnedPooled<T> {
-        let pool = this.pool.clone();
-        let this = ManuallyDrop::new(this);
-        OwnedPooled {
-            node: this.node,
-            pool,
-        }
-    }
-
-    /// The pool this object came from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Pool, Pooled};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get();
-    /// assert!(Pool::ptr_eq(Pooled::pool(&n), &pool));
-    /// ```
-    #[must_use]
-    pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
-        this.pool
-    }
-
-    /// The object's reference count: 1, unless a container reader is in the middle of
-    /// finding out that this object is not the container's current version.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Pool, Pooled};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get();
-    /// assert_eq!(Pooled::ref_count(&n), 1);
-    /// ```
-    #[must_use]
-    pub fn ref_count(this: &Pooled<'_, T>) -> usize {
-        // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs.load()
-    }
-}
-
-impl<T> Drop for Pooled<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: the guard owns the node, checked out of `self.pool`.
-        unsafe { give_back(self.node, self.pool) }
-    }
-}
-
-/// Marks a checked-out node published, with its keepalive, for a container to store.
-pub(crate) fn publish<T>(node: NonNull<PoolNode<T>>, pool: Arc<Shared<T>>) {
-    // The publishing thread (the writer) is where the version goes back to, whose next
-    // `get` looks in its own depot first.
-    let home = Shared::local(&pool).map_or(ptr::null(), ptr::from_ref);
-    // SAFETY: the caller owns the node exclusively (stale readers touch only `refs`), so
-    // it holds no keepalive; the caller's Release swap publishes it next.
-    unsafe { node.as_ref().publish(home, pool) };
-}
-
-/// Undoes [`publish`] for a node that never became visible (a container's
-/// compare-and-swap failed): the node is checked out again, and the pool handle it held
-/// is dropped.
-///
-/// # Safety
-///
-/// `node` was published by `publish` and never stored where a reader could find it.
-pub(crate) unsafe fn unpublish<T>(node: NonNull<PoolNode<T>>) {
-    // SAFETY: per the caller, nobody else owns the node (stale readers touch only `refs`,
-    // and leave it as they found it).
-    drop(unsafe { node.as_ref().take_keepalive() });
-}
-
-/// Returns a checked-out node to `pool`: the drop of [`Pooled`] and [`OwnedPooled`].
-///
-/// # Safety
-///
-/// The caller owns the node's checked-out reference, and the node belongs to `pool`.
-#[inline]
-unsafe fn give_back<T>(node: NonNull<PoolNode<T>>, pool: &Pool<T>) {
-    // SAFETY: the caller owns the node.
-    let published = unsafe { node.as_ref().ever_published() };
-    // A node that was never a container version has no stale readers: no atomic needed.
-    // One that was may have one holding a brief reference; the last of them recycles.
-    // SAFETY: the caller owns a reference.
-    if published && !unsafe { node.as_ref() }.refs.decrement() {
-        return;
-    }
-    Shared::put(&pool.shared, NodePtr(node));
-}
-
-/// An exclusive guard on one pooled object that owns a handle on its pool instead of
-/// borrowing it: made by [`Pool::get_owned`] or [`Pooled::into_owned`], in the style of
-/// tokio's `acquire_owned`.
-///
-/// Everything a [`Pooled`] does, and `'static` when `T` is: it can go into
-/// `thread::spawn`, `tokio::spawn` or a struct field. [`Container::update`](crate::Container::update)
-/// and the other publishing methods take either kind.
-///
-/// Costs over a [`Pooled`]: one atomic increment of the pool's handle count when made, one
-/// decrement when dropped or published (two `Arc`-style read-modify-writes in all).
-///
-/// # Send and Sync
-///
-/// `Send` when `T: Send` and `Sync` when `T: Send + Sync`, as [`Pooled`].
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::Pool;
-///
-/// let pool = Pool::new(String::new, String::clear);
-/// let mut s = pool.get_owned();
-/// let filler = std::thread::spawn(move || {
-///     s.push_str("filled elsewhere");
-///     s
-/// });
-/// let s = filler.join().unwrap();
-/// assert_eq!(&*s, "filled elsewhere");
-/// drop(s); // back to the pool
-/// assert_eq!(pool.stats().idle, 1);
-/// ```
-#[must_use = "dropping it at once returns the object to the pool unused"]
-pub struct OwnedPooled<T> {
-    node: NonNull<PoolNode<T>>,
-    pool: Pool<T>,
-}
-
-// SAFETY: as for `Pooled`: the guard owns its object as a `Box` does, and `Pool<T>` is
-// `Send` for `T: Send`.
-unsafe impl<T: Send> Send for OwnedPooled<T> {}
-// SAFETY: `&OwnedPooled<T>` gives only `&T` and `&Pool<T>`.
-unsafe impl<T: Sync + Send> Sync for OwnedPooled<T> {}
-
-impl<T> OwnedPooled<T> {
-    /// The pool this object came from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OwnedPooled, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get_owned();
-    /// assert!(Pool::ptr_eq(OwnedPooled::pool(&n), &pool));
-    /// ```
-    #[must_use]
-    pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
-        &this.pool
-    }
-
-    /// The object's reference count, as [`Pooled::ref_count`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OwnedPooled, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get_owned();
-    /// assert_eq!(OwnedPooled::ref_count(&n), 1);
-    /// ```
-    #[must_use]
-    pub fn ref_count(this: &OwnedPooled<T>) -> usize {
-        // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs.load()
-    }
-}
-
-impl<T> Drop for OwnedPooled<T> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: the guard owns the node, checked out of `self.pool`.
-        unsafe { give_back(self.node, &self.pool) }
-    }
-}
-
-/// `Deref`, `DerefMut`, `Debug`, `Display`, `AsRef`, `AsMut`, `Borrow` and `BorrowMut` for
-/// the two pooled guards, which own their node's object exclusively.
-macro_rules! exclusive_guard_traits {
-    ($name:literal, [$($lt:lifetime)?], $ty:ty) => {
-        impl<$($lt,)? T> Deref for $ty {
-            type Target = T;
-            #[inline]
-            fn deref(&self) -> &T {
-                // SAFETY: this guard owns the node, so its object is initialised and only
-                // this guard reaches it, for as long as `&self` lives.
-                unsafe { Node::object(self.node) }
-            }
-        }
-
-        impl<$($lt,)? T> DerefMut for $ty {
-            #[inline]
-            fn deref_mut(&mut self) -> &mut T {
-                // SAFETY: as above, and `&mut self` makes the access unique.
-                unsafe { Node::object_mut(self.node) }
-            }
-        }
-
-        impl<$($lt,)? T: fmt::Debug> fmt::Debug for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_tuple($name).field(&**self).finish()
-            }
-        }
-
-        impl<$($lt,)? T: fmt::Display> fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&**self, f)
-            }
-        }
-
-        impl<$($lt,)? T> AsRef<T> for $ty {
-            fn as_ref(&self) -> &T {
-                self
-            }
-        }
-
-        impl<$($lt,)? T> AsMut<T> for $ty {
-            fn as_mut(&mut self) -> &mut T {
-                self
-            }
-        }
-
-        impl<$($lt,)? T> Borrow<T> for $ty {
-            fn borrow(&self) -> &T {
-                self
-            }
-        }
-
-        impl<$($lt,)? T> BorrowMut<T> for $ty {
-            fn borrow_mut(&mut self) -> &mut T {
-                self
-            }
-        }
-
-        // Unwinding can leave `T` half-updated only through `&mut T`, which a caught
-        // panic's closure cannot hold across the boundary without `AssertUnwindSafe`, as
-        // for `Box<T>`; the pool's own state is kept consistent on unwind.
-        impl<$($lt,)? T: UnwindSafe> UnwindSafe for $ty {}
-        impl<$($lt,)? T: RefUnwindSafe> RefUnwindSafe for $ty {}
-
-        impl<$($lt,)? T> publishable::Publishable<T> for $ty {
-            type Handle = exclusive_guard_traits!(@handle [$($lt)?]);
-
-            fn pool_of(&self) -> &Pool<T> {
-                &self.pool
-            }
-
-            fn into_raw(self) -> (NonNull<()>, Self::Handle) {
-                let this = ManuallyDrop::new(self);
-                // SAFETY: `this` is never dropped, so the handle is read out once.
-                (this.node.cast(), unsafe { ptr::read(&this.pool) })
-            }
-
-            unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self {
-                Self { node: node.cast(), pool }
-            }
-        }
-
-        impl<$($lt,)? T> Publishable<T> for $ty {}
-    };
-    (@handle [$lt:lifetime]) => { &$lt Pool<T> };
-    (@handle []) => { Pool<T> };
-}
-
-exclusive_guard_traits!("Pooled", ['a], Pooled<'a, T>);
-exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
-
-/// An object checked out of a pool and ready to become a container's version: a
-/// [`Pooled`] or an [`OwnedPooled`]. [`Container::update`](crate::Container::update),
-/// `swap`, `compare_and_swap` and the constructors take either.
-///
-/// Sealed: only this crate implements it.
-pub trait Publishable<T>: publishable::Publishable<T> {}
-
-pub(crate) mod publishable {
-    use super::{NonNull, Pool};
-
-    /// What a container needs of a checked-out object.
-    pub trait Publishable<T>: Sized {
-        /// What the guard keeps its pool by (a reference or a handle).
-        type Handle;
-        /// The pool the object came from.
-        fn pool_of(&self) -> &Pool<T>;
-        /// Gives up the guard without dropping it: its node (a `PoolNode<T>`, erased: the
-        /// type is private) and its pool handle.
-        fn into_raw(self) -> (NonNull<()>, Self::Handle);
-        /// Rebuilds the guard from what `into_raw` returned.
-        ///
-        /// # Safety
-        ///
-        /// `node` and `pool` came from `into_raw` of this type, and the node is checked out
-        /// (owned by the caller, unpublished).
-        unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self;
+impl<T: Recycle + Default> Default for Pool<Recycled<T>> {
+    fn default() -> Self {
+        Pool::new(Recycled::default, Recycled::clear)
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::registry;
 
     /// The idle bound's invariant: the budget in use is exactly the slots held by magazines
     /// (one per object plus the spare ones, at most `SLOT_BATCH`) plus the objects in
     /// depots.
     fn assert_budget_balances<T>(pool: &Pool<T>) {
-        let shared = pool.shared();
+        let shared = &pool.shared;
         // No other thread uses the pool here (the test's threads have been joined, exit
         // hooks included), as `slots_held` requires.
         let held: usize = shared.locals.iter().map(|l| l.slots_held()).sum();

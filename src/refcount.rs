@@ -19,7 +19,7 @@
 //! count that reached zero, and it is `Acquire` so that, when it reads the `Release` store of
 //! [`RefCount::reset_to_one`] made by whoever took the node out of the pool, everything that
 //! taker saw before (the container's newer pointer included) is visible to the caller's
-//! validating re-load. See `container.rs` for the protocol that relies on it.
+//! validating re-load. See `container/raw.rs` for the protocol that relies on it.
 
 use crossbeam_utils::CachePadded;
 

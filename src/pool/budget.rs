@@ -3,7 +3,7 @@
 //! `max_idle` counts every idle object, magazines included, yet the hit path must not touch
 //! a shared counter. So the pool keeps a budget of idle slots and hands it out in batches,
 //! as Linux's per-CPU counters do. A magazine holds one slot per object in it plus at most
-//! [`SLOT_BATCH`](super::SLOT_BATCH) spare ones; it goes to the budget only when it has no spare slot on a
+//! [`SLOT_BATCH`] spare ones; it goes to the budget only when it has no spare slot on a
 //! put (reserving `SLOT_BATCH` at once), holds more than `SLOT_BATCH` spare after a get, or
 //! refills (giving back all its spare slots). Objects moving between a magazine and a depot
 //! carry their slots with them. So at every instant:
@@ -20,6 +20,13 @@
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicUsize, Ordering};
+
+/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes or gives
+/// back at once, and the most it holds spare: each thread that uses a pool may hold up to
+/// this many slots it is not using.
+///
+/// [`PoolBuilder::max_idle`]: crate::PoolBuilder::max_idle
+pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 
 /// The pool's idle-slot budget.
 pub(crate) struct IdleBudget {

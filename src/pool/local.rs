@@ -42,10 +42,18 @@ use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use super::budget::IdleBudget;
+use super::budget::{IdleBudget, SLOT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
-use super::{MAGAZINE_SIZE, SLOT_BATCH};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
+
+/// The most idle objects one thread's magazine holds, per pool: its share that it gets and
+/// puts without a lock or an atomic read-modify-write.
+///
+/// A full magazine spills half of itself to the thread's depot, where other threads can
+/// take them; [`Pool::trim`] does not reach the magazines of other live threads.
+///
+/// [`Pool::trim`]: crate::Pool::trim
+pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// How many nodes a full magazine spills to its depot at once.
 const SPILL: usize = MAGAZINE_SIZE / 2;

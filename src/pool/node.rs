@@ -8,7 +8,7 @@
 //! # Type-stable memory
 //!
 //! Once a node has been a container's version, a reader may touch its count through a
-//! stale pointer (see `container.rs`). While the pool has a handle (so a container may
+//! stale pointer (see `container/raw.rs`). While the pool has a handle (so a container may
 //! exist), such a node's memory is never freed: when its object is discarded, the empty
 //! node is kept to house the factory's next object (the technique Linux calls
 //! `SLAB_TYPESAFE_BY_RCU`). Nodes never published are freed outright, and so is every node
@@ -45,7 +45,7 @@ use crate::sync::UnsafeCell;
 pub(crate) struct Node<T, K> {
     /// See the table. Readers holding a stale pointer may try to increment it; it never
     /// goes up from 0.
-    pub(crate) refs: RefCount,
+    pub(super) refs: RefCount,
     /// Set before the node is first published in a container, never cleared while the pool
     /// has a handle: from then on readers may touch `refs` through stale pointers.
     ever_published: UnsafeCell<bool>,
@@ -67,7 +67,7 @@ unsafe impl<T: Send, K: Send> Send for Node<T, K> {}
 
 impl<T, K> Node<T, K> {
     /// A new node holding `object` (one allocation).
-    pub(crate) fn alloc(object: T) -> NodePtr<Self> {
+    pub(super) fn alloc(object: T) -> NodePtr<Self> {
         let node = Box::new(Node {
             refs: RefCount::new(),
             ever_published: UnsafeCell::new(false),
@@ -84,7 +84,7 @@ impl<T, K> Node<T, K> {
     ///
     /// `node` points to a node whose memory is valid for `'a` (type-stable: its pool has a
     /// handle for `'a`).
-    pub(crate) unsafe fn refs_at<'a>(node: *const Self) -> &'a RefCount {
+    pub(super) unsafe fn refs_at<'a>(node: *const Self) -> &'a RefCount {
         // SAFETY: per the caller; only the `refs` field is borrowed, never the object.
         unsafe { &*ptr::addr_of!((*node).refs) }
     }
@@ -94,7 +94,7 @@ impl<T, K> Node<T, K> {
     /// # Safety
     ///
     /// The caller owns the node exclusively (a `Pooled`, a free list, or a zero count).
-    pub(crate) unsafe fn ever_published(&self) -> bool {
+    pub(super) unsafe fn ever_published(&self) -> bool {
         // SAFETY: owner-written and owner-read, per the caller.
         self.ever_published.with(|p| unsafe { *p })
     }
@@ -105,7 +105,7 @@ impl<T, K> Node<T, K> {
     ///
     /// The caller owns the node exclusively and publishes it afterwards with a Release
     /// store; `keepalive` is `None` now (the node is checked out).
-    pub(crate) unsafe fn publish(&self, home: *const Local<Self>, keepalive: K) {
+    pub(super) unsafe fn publish(&self, home: *const Local<Self>, keepalive: K) {
         // SAFETY: per the caller (stale readers touch only `refs`).
         unsafe {
             self.ever_published.with_mut(|p| *p = true);
@@ -122,7 +122,7 @@ impl<T, K> Node<T, K> {
     /// # Safety
     ///
     /// As for [`ever_published`](Self::ever_published).
-    pub(crate) unsafe fn home(&self) -> *const Local<Self> {
+    pub(super) unsafe fn home(&self) -> *const Local<Self> {
         // SAFETY: owner-read, per the caller.
         self.home.with(|h| unsafe { *h })
     }
@@ -133,7 +133,7 @@ impl<T, K> Node<T, K> {
     ///
     /// The caller dropped the count to zero (so owns the node, and sees the publisher's
     /// write).
-    pub(crate) unsafe fn take_keepalive(&self) -> Option<K> {
+    pub(super) unsafe fn take_keepalive(&self) -> Option<K> {
         // SAFETY: per the caller.
         self.keepalive.with_mut(|k| unsafe { (*k).take() })
     }
@@ -145,7 +145,7 @@ impl<T, K> Node<T, K> {
     /// The caller holds a reference on the node for `'a` (so the object is initialised),
     /// and nobody mutates the object meanwhile (`Pooled` is exclusive; container versions
     /// are only read).
-    pub(crate) unsafe fn object<'a>(node: NonNull<Self>) -> &'a T {
+    pub(super) unsafe fn object<'a>(node: NonNull<Self>) -> &'a T {
         // SAFETY: per the caller.
         unsafe { node.as_ref() }
             .object
@@ -159,7 +159,7 @@ impl<T, K> Node<T, K> {
     /// The caller owns the node exclusively for `'a` and its object is initialised; no
     /// other reference to the object exists meanwhile.
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn object_mut<'a>(node: NonNull<Self>) -> &'a mut T {
+    pub(super) unsafe fn object_mut<'a>(node: NonNull<Self>) -> &'a mut T {
         // SAFETY: per the caller.
         unsafe { node.as_ref() }
             .object
@@ -171,7 +171,7 @@ impl<T, K> Node<T, K> {
     /// # Safety
     ///
     /// The caller owns the node exclusively and it is empty.
-    pub(crate) unsafe fn fill(&self, object: T) {
+    pub(super) unsafe fn fill(&self, object: T) {
         // SAFETY: per the caller.
         self.object.with_mut(|o| unsafe { (*o).write(object) });
     }
@@ -182,7 +182,7 @@ impl<T, K> Node<T, K> {
     ///
     /// The caller owns the node exclusively and its object is initialised; afterwards it is
     /// not, even if the object's destructor panics.
-    pub(crate) unsafe fn drop_object(&self) {
+    pub(super) unsafe fn drop_object(&self) {
         // SAFETY: per the caller.
         self.object.with_mut(|o| unsafe { (*o).assume_init_drop() });
     }
@@ -193,7 +193,7 @@ impl<T, K> Node<T, K> {
     ///
     /// The caller owns `node` exclusively, its object is initialised, and no stale reader
     /// can reach it (it was never published, or its pool has no handle left).
-    pub(crate) unsafe fn free(node: NodePtr<Self>) {
+    pub(super) unsafe fn free(node: NodePtr<Self>) {
         // SAFETY: made by `Box::leak` in `alloc`; owned per the caller. If the destructor
         // below unwinds, the box still frees the memory (`MaybeUninit` drops nothing).
         let node = unsafe { Box::from_raw(node.0.as_ptr()) };
@@ -206,7 +206,7 @@ impl<T, K> Node<T, K> {
     /// # Safety
     ///
     /// As for [`free`](Self::free), but the node is empty.
-    pub(crate) unsafe fn free_empty(node: NodePtr<Self>) {
+    pub(super) unsafe fn free_empty(node: NodePtr<Self>) {
         // SAFETY: per the caller; `MaybeUninit` drops nothing.
         drop(unsafe { Box::from_raw(node.0.as_ptr()) });
     }
@@ -219,7 +219,7 @@ impl<T, K> Node<T, K> {
 /// # Safety
 ///
 /// As for [`Node::free`], for each node.
-pub(crate) unsafe fn free_all<T, K>(nodes: Vec<NodePtr<Node<T, K>>>) {
+pub(super) unsafe fn free_all<T, K>(nodes: Vec<NodePtr<Node<T, K>>>) {
     /// Frees what is left of the iterator, on the way out of a panic too.
     struct Rest<T, K>(std::vec::IntoIter<NodePtr<Node<T, K>>>);
     impl<T, K> Drop for Rest<T, K> {

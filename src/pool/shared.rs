@@ -21,18 +21,19 @@
 //! # The live bound
 //!
 //! With [`PoolBuilder::max_live`] set, `live` counts the objects that exist (idle, checked
-//! out, published, held by readers) and never exceeds the bound: a slot is taken before the
-//! factory runs (given back if it panics) and given back after an object is dropped. Such a
-//! pool never uses its magazines: a returned object goes to a depot, where every thread
-//! can take it, so a thread waiting at the bound sees every object that comes back,
-//! whichever thread returns it.
+//! out, published, held by readers) and never exceeds the bound: each object holds a
+//! *permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
+//! panics) and given back after the object is dropped. Such a pool never uses its
+//! magazines: a returned object goes to a depot, where every thread can take it, so a
+//! thread waiting at the bound sees every object that comes back, whichever thread returns
+//! it.
 //!
 //! ## Synchronization
 //!
 //! A getter at the bound looks for an idle object in every depot (locking each) and tries
-//! to take a live slot, all while holding `waiters`; then waits on `returned`, which
+//! to take a permit, all while holding `waiters`; then waits on `returned`, which
 //! unlocks `waiters`. Whoever makes an object available (a donation to a depot) or frees a
-//! live slot (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
+//! permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
 //! So either the getter's search comes after that lock, and sees the change (the lock
 //! orders it after the change), or the getter was already waiting when the notifier got the
 //! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
@@ -48,16 +49,16 @@ use super::budget::{IdleBudget, SlotOnUnwind};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::registry;
+use crate::registry;
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// A node of a pool of `T`: its keepalive is the pool's shared state.
 pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
 /// A thread's share of a pool of `T`.
-pub(crate) type PoolLocal<T> = Local<PoolNode<T>>;
+pub(super) type PoolLocal<T> = Local<PoolNode<T>>;
 
-pub(crate) type Factory<T> = dyn Fn() -> T + Send + Sync;
-pub(crate) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+pub(super) type Factory<T> = dyn Fn() -> T + Send + Sync;
+pub(super) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
 
 /// Counts above this abort the process, as std's `Arc` does: leaked handles
 /// (`mem::forget` in a loop) must not wrap the count around and close a pool in use.
@@ -66,22 +67,22 @@ const MAX_HANDLES: usize = isize::MAX as usize;
 /// State shared by every handle on one pool.
 pub(crate) struct Shared<T> {
     /// Unique for the life of the process: keys the per-thread registries.
-    pub(crate) id: u64,
+    pub(super) id: u64,
     /// Makes or claims the calling thread's `Local`: [`claim_local::<T>`], instantiated
     /// where `build` knows `T: Send + 'static`, so that paths without that bound
     /// (`Pooled`'s `Drop`) can claim one too.
-    pub(crate) claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
-    pub(crate) factory: Box<Factory<T>>,
-    pub(crate) reset: Box<Reset<T>>,
-    pub(crate) locals: LocalList<PoolNode<T>>,
+    pub(super) claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
+    pub(super) factory: Box<Factory<T>>,
+    pub(super) reset: Box<Reset<T>>,
+    pub(super) locals: LocalList<PoolNode<T>>,
     /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<PoolNode<T>>>>,
-    pub(crate) budget: IdleBudget,
-    pub(crate) min_idle: usize,
+    pub(super) budget: IdleBudget,
+    pub(super) min_idle: usize,
     /// The live bound ([`PoolBuilder::max_live`](crate::PoolBuilder::max_live)), if set.
     /// Read only on slow paths: with a bound the magazines stay empty, so every `get` and
     /// every put misses its magazine and reaches the branches that read it.
-    pub(crate) max_live: Option<usize>,
+    pub(super) max_live: Option<usize>,
     /// With a live bound, the objects that exist now (see the module's "live bound"):
     /// raised before the factory runs (and by `adopt`), lowered after an object is
     /// dropped; at most `max_live`, but for objects taken in by `adopt`. Unused (0) without
@@ -90,7 +91,7 @@ pub(crate) struct Shared<T> {
     live: AtomicUsize,
     /// Held by a getter waiting at the live bound while it searches; see the module docs.
     waiters: Mutex<()>,
-    /// Notified when an object comes back to a depot or a live slot is freed.
+    /// Notified when an object comes back to a depot or a permit is freed.
     returned: Condvar,
     /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
     handles: AtomicUsize,
@@ -98,11 +99,11 @@ pub(crate) struct Shared<T> {
     closed: AtomicBool,
     // Counters of slow paths only (a miss runs the factory; the others drop an object),
     // so a shared atomic costs nothing that matters. Hits are counted per thread.
-    pub(crate) created: AtomicU64,
-    pub(crate) misses: AtomicU64,
-    pub(crate) discarded: AtomicU64,
-    pub(crate) dropped_over_cap: AtomicU64,
-    pub(crate) trimmed: AtomicU64,
+    pub(super) created: AtomicU64,
+    pub(super) misses: AtomicU64,
+    pub(super) discarded: AtomicU64,
+    pub(super) dropped_over_cap: AtomicU64,
+    pub(super) trimmed: AtomicU64,
 }
 
 // SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
@@ -114,7 +115,7 @@ unsafe impl<T: Send> Sync for Shared<T> {}
 
 /// Why an object left the pool for good (which counter it goes to).
 #[derive(Clone, Copy)]
-pub(crate) enum Discard {
+pub(super) enum Discard {
     /// `reset` returned `false` or panicked.
     Reset,
     /// The idle bound was reached.
@@ -127,7 +128,7 @@ pub(crate) enum Discard {
 
 impl<T> Shared<T> {
     /// State for a new pool with one handle.
-    pub(crate) fn new(
+    pub(super) fn new(
         claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
         factory: Box<Factory<T>>,
         reset: Box<Reset<T>>,
@@ -159,7 +160,7 @@ impl<T> Shared<T> {
     }
 
     /// Counts one more handle; the caller holds one.
-    pub(crate) fn add_handle(&self) {
+    pub(super) fn add_handle(&self) {
         // Relaxed: the caller's handle keeps the count above zero (std's `Arc::clone`).
         if self.handles.fetch_add(1, Ordering::Relaxed) > MAX_HANDLES {
             std::process::abort();
@@ -167,7 +168,7 @@ impl<T> Shared<T> {
     }
 
     /// Drops one handle; closes the pool if it was the last.
-    pub(crate) fn drop_handle(&self) {
+    pub(super) fn drop_handle(&self) {
         // Release: this handle's uses of the pool (its thread's unlocked magazine accesses
         // included) happen-before the close.
         if self.handles.fetch_sub(1, Ordering::Release) != 1 {
@@ -201,7 +202,7 @@ impl<T> Shared<T> {
     }
 
     /// Whether the pool has no handle left; a hint (Relaxed), for the registry's sweep.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub(super) fn is_closed(&self) -> bool {
         // Relaxed: `closed` never goes back to false; acting on a stale `false` only
         // delays a sweep.
         self.closed.load(Ordering::Relaxed)
@@ -209,7 +210,7 @@ impl<T> Shared<T> {
 
     /// Runs the reset function on an idle node; on `false` or a panic drops the object.
     #[inline]
-    pub(crate) fn reset(&self, node: &NodePtr<PoolNode<T>>) -> bool {
+    pub(super) fn reset(&self, node: &NodePtr<PoolNode<T>>) -> bool {
         /// Drops the object if `reset` unwinds, so nothing leaks and the pool stays usable.
         struct OnUnwind<'a, T> {
             shared: &'a Shared<T>,
@@ -238,7 +239,7 @@ impl<T> Shared<T> {
     }
 
     /// Puts `object` in a node: an empty one if there is one, else a new allocation.
-    pub(crate) fn house(&self, object: T) -> NodePtr<PoolNode<T>> {
+    pub(super) fn node_for(&self, object: T) -> NodePtr<PoolNode<T>> {
         match self.empty.lock().pop() {
             Some(node) => {
                 // SAFETY: an empty node sits only on `empty`, which we just popped it from:
@@ -253,7 +254,7 @@ impl<T> Shared<T> {
     /// Drops the object in `node`; frees the node too unless readers may still reach it
     /// (it was published and the pool has a handle), in which case it is kept empty for
     /// reuse (type-stable memory).
-    pub(crate) fn discard(&self, node: NodePtr<PoolNode<T>>, why: Discard) {
+    pub(super) fn discard(&self, node: NodePtr<PoolNode<T>>, why: Discard) {
         let counter = match why {
             Discard::Reset => Some(&self.discarded),
             Discard::OverCap => Some(&self.dropped_over_cap),
@@ -263,9 +264,9 @@ impl<T> Shared<T> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
-        // Gives the object's live slot back once it is dropped (declared first, so dropped
+        // Gives the object's permit back once it is dropped (declared first, so dropped
         // last: after the object, even if its destructor panics).
-        let _slot = LiveSlot(self);
+        let _permit = LivePermit(self);
         // SAFETY: the caller owns the node exclusively.
         let published = unsafe { node.0.as_ref().ever_published() };
         // Acquire: pairs with `close`'s Release, after the last handle's decrement: no
@@ -302,7 +303,7 @@ impl<T> Shared<T> {
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
         if self.budget.reserve(1) == 0 {
-            // Frees a live slot, and so wakes a waiter.
+            // Frees a permit, and so wakes a waiter.
             self.discard(node, Discard::OverCap);
             return;
         }
@@ -325,7 +326,7 @@ impl<T> Shared<T> {
     /// looked up: two thread-local loads and compares. `None` sends the caller to its slow
     /// path.
     #[inline]
-    pub(crate) fn local_fast(&self) -> Option<&PoolLocal<T>> {
+    pub(super) fn local_fast(&self) -> Option<&PoolLocal<T>> {
         // SAFETY: the registry maps this pool's id to a `Local` of this pool, which lives as
         // long as `self`; ids are never reused.
         registry::find_fast(self.id).map(|found| unsafe { found.cast::<PoolLocal<T>>().as_ref() })
@@ -335,7 +336,7 @@ impl<T> Shared<T> {
     /// while the thread's thread-locals are being destroyed. Takes the `Arc` because the
     /// thread's registry entry keeps one.
     #[inline]
-    pub(crate) fn local(this: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
+    pub(super) fn local(this: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
         match registry::find(this.id) {
             // SAFETY: as in `local_fast`.
             Some(found) => Some(unsafe { found.cast::<PoolLocal<T>>().as_ref() }),
@@ -345,7 +346,7 @@ impl<T> Shared<T> {
 
     /// Returns an idle node on the calling thread (to its magazine if it has one).
     #[inline]
-    pub(crate) fn put(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+    pub(super) fn put(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
         let node = match this.local_fast() {
             // SAFETY: the calling thread's own `Local`, of this pool.
             Some(local) => match unsafe { local.push(node) } {
@@ -379,45 +380,45 @@ impl<T> Shared<T> {
     }
 
     /// Idle objects now, summed over every thread.
-    pub(crate) fn idle_now(&self) -> usize {
+    pub(super) fn idle_now(&self) -> usize {
         self.locals.iter().map(Local::idle).sum()
     }
 
-    /// Builds one object with the factory for `prefill`, holding a budget slot and a live
-    /// slot for it; `None` if the idle bound or the live bound is reached. A factory that
-    /// panics leaves the slots and the counters as they were.
-    pub(crate) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
+    /// Builds one object with the factory for `prefill`, holding a budget slot and a permit
+    /// for it; `None` if the idle bound or the live bound is reached. A factory that panics
+    /// leaves the slot, the permit and the counters as they were.
+    pub(super) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
         if self.budget.reserve(1) == 0 {
             return None;
         }
         let slot = SlotOnUnwind(&self.budget);
-        if !self.reserve_live() {
+        if !self.try_acquire_permit() {
             return None; // `slot` gives the budget slot back
         }
         let object = self.make();
         slot.disarm();
-        Some(self.house(object))
+        Some(self.node_for(object))
     }
 
-    /// Runs the factory for an object whose live slot the caller reserved, and counts it
-    /// created; if the factory panics, gives the live slot back.
-    pub(crate) fn make(&self) -> T {
-        let live = LiveSlot(self);
+    /// Runs the factory for an object whose permit the caller acquired, and counts it
+    /// created; if the factory panics, gives the permit back.
+    pub(super) fn make(&self) -> T {
+        let permit = LivePermit(self);
         let object = (self.factory)();
-        std::mem::forget(live);
+        std::mem::forget(permit);
         // Relaxed: a statistic.
         self.created.fetch_add(1, Ordering::Relaxed);
         object
     }
 
-    /// Takes a live slot for a new object: always granted without a live bound; with one,
+    /// Takes a permit for a new object: always granted without a live bound; with one,
     /// `false` at the bound.
-    pub(crate) fn reserve_live(&self) -> bool {
+    pub(super) fn try_acquire_permit(&self) -> bool {
         let Some(max) = self.max_live else {
             return true;
         };
         // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
-        // reading that says "full" is safe: every release of a slot is followed by a lock
+        // reading that says "full" is safe: every release of a permit is followed by a lock
         // of `waiters`, so a getter that waits on it reads again (module docs).
         let mut live = self.live.load(Ordering::Relaxed);
         loop {
@@ -439,9 +440,9 @@ impl<T> Shared<T> {
 
     /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
     /// it, even over it.
-    pub(crate) fn add_live(&self) {
+    pub(super) fn acquire_permit_over_bound(&self) {
         if self.max_live.is_some() {
-            // Relaxed: as in `reserve_live`.
+            // Relaxed: as in `try_acquire_permit`.
             self.live.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -449,7 +450,7 @@ impl<T> Shared<T> {
     /// Objects that exist now: a reading for statistics. Without a bound, objects made
     /// less objects dropped, from the counters, read one after another (so under traffic
     /// only roughly the count at one instant).
-    pub(crate) fn live(&self) -> u64 {
+    pub(super) fn live(&self) -> u64 {
         // Relaxed: statistics.
         let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
         match self.max_live {
@@ -465,21 +466,21 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Gives back a live slot (its object is gone, or was never made) and wakes a waiter;
+    /// Gives back a permit (its object is gone, or was never made) and wakes a waiter;
     /// nothing without a bound.
-    fn release_live(&self) {
+    fn release_permit(&self) {
         if self.max_live.is_none() {
             return;
         }
-        // Relaxed: as in `reserve_live`; `wake` orders it before a waiter's next reading.
+        // Relaxed: as in `try_acquire_permit`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
-        debug_assert!(before > 0, "a live slot given back twice");
+        debug_assert!(before > 0, "a permit given back twice");
         self.wake();
     }
 
     /// Wakes a getter waiting at the live bound, if the pool has one; call after the change
     /// it should see, holding no depot lock (see the module docs).
-    pub(crate) fn wake(&self) {
+    pub(super) fn wake(&self) {
         if self.max_live.is_some() {
             // Lock then unlock: a getter still searching finishes first, and sees the change
             // (or waits, unlocking, before we get here). Notifying after the unlock spares
@@ -490,10 +491,10 @@ impl<T> Shared<T> {
     }
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
-    /// thread's `Local`'s first, primary lists before victim lists), else a live slot for a
+    /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
     /// new object (`Ok(None)`); if neither is to be had, waits for one if `wait`, else
     /// returns `Err(())`. Runs no user code.
-    pub(crate) fn take_or_reserve(
+    pub(super) fn take_or_acquire_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: bool,
@@ -513,7 +514,7 @@ impl<T> Shared<T> {
                     }
                 }
             }
-            if self.reserve_live() {
+            if self.try_acquire_permit() {
                 return Ok(None);
             }
             if !wait {
@@ -524,13 +525,13 @@ impl<T> Shared<T> {
     }
 }
 
-/// Gives back a live slot when dropped: after an object's drop (even one that panics), or
+/// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
-struct LiveSlot<'a, T>(&'a Shared<T>);
+struct LivePermit<'a, T>(&'a Shared<T>);
 
-impl<T> Drop for LiveSlot<'_, T> {
+impl<T> Drop for LivePermit<'_, T> {
     fn drop(&mut self) {
-        self.0.release_live();
+        self.0.release_permit();
     }
 }
 
@@ -541,7 +542,7 @@ fn ptr_eq<N>(a: &Local<N>, b: &Local<N>) -> bool {
 /// Makes or claims the calling thread's `Local` for `shared` and records it in the thread's
 /// registry; `None` while the thread's thread-locals are being destroyed.
 #[cold]
-pub(crate) fn claim_local<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
+pub(super) fn claim_local<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
     let local = shared.locals.claim(shared.budget.max());
     let hook = Box::new(ThreadShare {
         shared: Arc::clone(shared),
@@ -579,15 +580,15 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
 /// Drops one reference on a published node and, if it was the last, returns the node to
 /// the depot of the thread that published it.
 ///
-/// `via` is the pool to return it to when the caller knows it (a container reader that took
+/// `pool` is the pool to return it to when the caller knows it (a container reader that took
 /// a reference on a node that had been recycled: the node may then have no keepalive).
 ///
 /// # Safety
 ///
 /// `node` must be a node whose count includes a reference owned by the caller, which this
-/// call consumes. If `via` is `None`, the node must be a container version (with its
+/// call consumes. If `pool` is `None`, the node must be a container version (with its
 /// keepalive set); if `Some`, it must be the node's pool.
-pub(crate) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<T>>) {
+pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
     // SAFETY: the caller's reference keeps the node's memory live.
     if !unsafe { node.as_ref() }.refs.decrement() {
         return;
@@ -597,7 +598,7 @@ pub(crate) unsafe fn release<T>(node: NonNull<PoolNode<T>>, via: Option<&Shared<
     // depot, where another thread could check it out and publish it again.
     // SAFETY: exclusive ownership (above).
     let keepalive = unsafe { node.as_ref().take_keepalive() };
-    let shared = via
+    let shared = pool
         .or(keepalive.as_deref())
         .expect("a container version holds its pool");
     shared.return_retired(NodePtr(node));

@@ -1,17 +1,17 @@
-//! The per-thread registry: for each owner a thread has used (a pool), the thread's state
-//! for it, and what to run when the thread exits.
+//! The per-thread registry: for each owner a thread has used (a pool, the hazard-slot
+//! domain), the thread's state for it, and what to run when the thread exits.
 //!
-//! It knows nothing of pools or objects: an entry is an owner id (from [`next_id`]), a
-//! type-erased pointer to the thread's state, and a [`Hook`]. Other per-thread state can
-//! live here too.
+//! It knows nothing of pools, slots or objects: an entry is an owner id (from [`next_id`]),
+//! a type-erased pointer to the thread's state, and a [`Hook`]. Every owner takes its id
+//! from [`next_id`], so ids never collide.
 //!
 //! # Lookups
 //!
-//! [`find_fast`] reads a two-slot memo of the last owners looked up (`RECENT`): a
+//! [`find_fast`] reads a two-entry memo of the last owners looked up (`RECENT`): a
 //! `const`-initialised thread-local without a destructor, so reading it is a plain load,
 //! unlike the registry itself, whose destructor makes every access check its state. An owner
-//! goes into slot `id % 2`, so two owners made one after the other never evict each other;
-//! both slots sit at fixed addresses, so their loads run beside the load of the id (an
+//! goes into entry `id % 2`, so two owners made one after the other never evict each other;
+//! both memo entries sit at fixed addresses, so their loads run beside the load of the id (an
 //! id-indexed table would put two dependent loads on the hit path). On a miss, [`find`]
 //! scans the registry's entries and remembers the result.
 //!
@@ -73,7 +73,7 @@ const FIRST_SWEEP: usize = 8;
 impl Drop for Registry {
     fn drop(&mut self) {
         #[cfg(not(loom))]
-        RECENT.with(|recent| recent.iter().for_each(|slot| slot.set(EMPTY_SLOT)));
+        RECENT.with(|recent| recent.iter().for_each(|entry| entry.set(EMPTY_ENTRY)));
         for entry in std::mem::take(self.entries.get_mut()) {
             entry.hook.thread_exit();
         }
@@ -97,12 +97,12 @@ loom::thread_local! {
 std::thread_local! {
     /// The (owner id, state) pairs this thread looked up last; see the module docs.
     static RECENT: [Cell<(u64, NonNull<()>)>; 2] =
-        const { [const { Cell::new(EMPTY_SLOT) }; 2] };
+        const { [const { Cell::new(EMPTY_ENTRY) }; 2] };
 }
 
-/// An empty `RECENT` slot: `u64::MAX` is never an id.
+/// An empty `RECENT` entry: `u64::MAX` is never an id.
 #[cfg(not(loom))]
-const EMPTY_SLOT: (u64, NonNull<()>) = (u64::MAX, NonNull::dangling());
+const EMPTY_ENTRY: (u64, NonNull<()>) = (u64::MAX, NonNull::dangling());
 
 #[cfg(not(loom))]
 fn remember(id: u64, state: NonNull<()>) {
@@ -112,9 +112,9 @@ fn remember(id: u64, state: NonNull<()>) {
 #[cfg(not(loom))]
 fn forget(id: u64) {
     RECENT.with(|recent| {
-        let slot = &recent[(id % 2) as usize];
-        if slot.get().0 == id {
-            slot.set(EMPTY_SLOT);
+        let entry = &recent[(id % 2) as usize];
+        if entry.get().0 == id {
+            entry.set(EMPTY_ENTRY);
         }
     });
 }

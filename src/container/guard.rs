@@ -1,0 +1,402 @@
+//! The read guards: [`Guard`], on a whole version, and [`MappedGuard`], on a part of one.
+
+use std::borrow::Borrow;
+use std::cmp::Ordering as CmpOrdering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::ptr::NonNull;
+
+use crate::hazard::{self, Slot};
+use crate::pool::version::Version;
+
+/// A read handle on one version of a [`Container`]'s object.
+///
+/// Dereferences to `&T`. The version it reads is never reset, reused or dropped while the
+/// guard exists, whatever updates happen meanwhile. A guard does not borrow its container:
+/// it may outlive the container and the pool, be held across `.await`, or be sent to
+/// another thread and dropped there.
+///
+/// A guard from [`Container::acquire`] normally holds a *hazard slot* of the thread that
+/// acquired it: making and dropping it writes only that thread's slot, never a cache line
+/// another reader reads. Once a thread holds [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards,
+/// further ones hold a counted reference instead, as do clones (see
+/// [`Guard::is_counted`]). Dropping the last guard on a version that is no longer current
+/// returns it to the pool: for a slot guard, that takes the domain lock and a heavy barrier
+/// (`membarrier`, about 0.3-12 µs, or a fence); dropping a guard on the current version
+/// costs a store and a load of the slot's own line, no fence in either [`barrier_mode`]
+/// (in `Fence` mode, a drop that races with its version's reclamation may leave the version
+/// for the next reclamation: see [`reclaim`](crate::reclaim)).
+///
+/// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
+/// its thread's slots busy, wherever it travels.
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync`, like `Arc<T>`.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Guard, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let c = Container::from_value(&pool, 1);
+/// let a = c.acquire();
+/// let b = Guard::clone(&a);
+/// assert!(Guard::ptr_eq(&a, &b));
+/// drop(c);
+/// assert_eq!((*a, *b), (1, 1)); // still readable
+/// let t = std::thread::spawn(move || *b); // and movable to another thread
+/// assert_eq!(t.join().unwrap(), 1);
+/// ```
+///
+/// [`barrier_mode`]: crate::barrier_mode
+/// [`Container`]: crate::Container
+/// [`Container::acquire`]: crate::Container::acquire
+#[must_use = "a guard that is dropped at once reads nothing"]
+pub struct Guard<T> {
+    /// The version this guard reads.
+    version: Version<T>,
+    /// The hazard slot that protects `node`, or `None` if the guard owns a counted
+    /// reference on it instead.
+    slot: Option<&'static Slot>,
+    _shares: PhantomData<T>,
+}
+
+// SAFETY: guards on one version on several threads read one `T` at once (`T: Sync`) and the
+// last one dropped hands the `T` to the pool (`T: Send`): `Arc<T>`'s bounds.
+unsafe impl<T: Send + Sync> Send for Guard<T> {}
+// SAFETY: `&Guard` gives `&T` and `Guard::clone`, so the same bounds as `Send`.
+unsafe impl<T: Send + Sync> Sync for Guard<T> {}
+
+impl<T> Guard<T> {
+    /// Wraps a counted reference on `version` that the caller owns and hands over.
+    pub(super) fn counted(version: Version<T>) -> Guard<T> {
+        Guard {
+            version,
+            slot: None,
+            _shares: PhantomData,
+        }
+    }
+
+    /// Wraps the protection of `version` by `slot`, which the caller hands over.
+    pub(super) fn protected(version: Version<T>, slot: &'static Slot) -> Guard<T> {
+        Guard {
+            version,
+            slot: Some(slot),
+            _shares: PhantomData,
+        }
+    }
+
+    /// The version's count of *counted* references: one while it is some container's
+    /// current version (or, once retired, while the retired list keeps it for guards that
+    /// protect it with hazard slots), plus one per counted guard ([`Guard::is_counted`]).
+    /// Guards that hold a hazard slot are not counted. For tests and debugging (Go's
+    /// `DebugPeekRef`); other threads may change it at any moment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let g = c.acquire();
+    /// assert_eq!(Guard::ref_count(&g), 1); // the container's: `g` holds a hazard slot
+    /// let old = c.swap(pool.adopt(2)); // a counted guard on the old version
+    /// assert_eq!(Guard::ref_count(&old), 2); // `old`'s and the retired list's
+    /// ```
+    #[must_use]
+    pub fn ref_count(this: &Guard<T>) -> usize {
+        // SAFETY: this guard keeps the node live.
+        unsafe { this.version.ref_count() }
+    }
+
+    /// Whether this guard owns a counted reference on its version (`true`) or protects it
+    /// with a hazard slot of the thread that acquired it (`false`).
+    ///
+    /// A thread's first [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards held at once take
+    /// slots; further ones, clones, and the guards [`Container::swap`] and
+    /// [`OptionContainer::take`] return are counted. Both kinds behave the same; a counted guard
+    /// costs an atomic read-modify-write on the version's shared count to make and drop.
+    ///
+    /// [`Container::swap`]: crate::Container::swap
+    /// [`OptionContainer::take`]: crate::OptionContainer::take
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let a = c.acquire();
+    /// let b = Guard::clone(&a);
+    /// assert!(!Guard::is_counted(&a));
+    /// assert!(Guard::is_counted(&b));
+    /// assert_eq!(Guard::ref_count(&a), 2); // the container's reference and b's
+    /// ```
+    #[must_use]
+    pub fn is_counted(this: &Guard<T>) -> bool {
+        this.slot.is_none()
+    }
+
+    /// Whether two guards read the same version (the same object, not equal values).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let a = c.acquire();
+    /// assert!(Guard::ptr_eq(&a, &c.acquire()));
+    /// c.update(pool.adopt(1)); // an equal value, another version
+    /// assert!(!Guard::ptr_eq(&a, &c.acquire()));
+    /// ```
+    #[must_use]
+    pub fn ptr_eq(a: &Guard<T>, b: &Guard<T>) -> bool {
+        a.version == b.version
+    }
+
+    /// The version this guard reads, for the container's compare-and-swap and its cache.
+    /// An associated function, as the public helpers: `Guard` dereferences to `T`.
+    pub(super) fn version(this: &Guard<T>) -> Version<T> {
+        this.version
+    }
+}
+
+impl<T> Deref for Guard<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard owns a reference on the node for as long as `&self` lives.
+        unsafe { self.version.object() }
+    }
+}
+
+impl<T> Clone for Guard<T> {
+    /// A counted guard on the same version: one atomic increment of its count.
+    fn clone(&self) -> Self {
+        // SAFETY: this guard keeps the node live while we add one. Its count is at least
+        // one even if this guard holds only a slot: the container holds a reference while
+        // the version is current, and the retired list holds it while any slot protects
+        // it (`hazard.rs`).
+        unsafe { self.version.clone_ref() };
+        Guard::counted(self.version)
+    }
+}
+
+impl<T> Drop for Guard<T> {
+    #[inline]
+    fn drop(&mut self) {
+        match self.slot {
+            Some(slot) => hazard::clear(slot),
+            // SAFETY: this guard owns one counted reference, consumed here; the node is a
+            // container version, so it holds its pool in its keepalive.
+            None => unsafe { self.version.release() },
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Guard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Guard").field(&**self).finish()
+    }
+}
+
+/// Formats the version, as `Arc`'s `Display` does.
+///
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// assert_eq!(format!("{}", c.acquire()), "v1");
+/// ```
+impl<T: fmt::Display> fmt::Display for Guard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// fn len(s: impl AsRef<String>) -> usize { s.as_ref().len() }
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// assert_eq!(len(c.acquire()), 2);
+/// ```
+impl<T> AsRef<T> for Guard<T> {
+    fn as_ref(&self) -> &T {
+        self
+    }
+}
+
+/// Lets a guard stand for its version in a `HashSet<T>` lookup, as `Arc` does (comparison
+/// and `Hash` below are by value, so they agree).
+///
+/// ```
+/// use std::borrow::Borrow;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// let g = c.acquire();
+/// let s: &String = g.borrow();
+/// assert_eq!(s, "v1");
+/// ```
+impl<T> Borrow<T> for Guard<T> {
+    fn borrow(&self) -> &T {
+        self
+    }
+}
+
+/// By value, as `Arc`: two guards are equal if their versions are, even if they are
+/// different versions ([`Guard::ptr_eq`] compares identity).
+///
+/// ```
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let a = Container::from_value(&pool, 1);
+/// let b = Container::from_value(&pool, 1);
+/// assert!(a.acquire() == b.acquire());
+/// assert!(a.acquire() < Container::from_value(&pool, 2).acquire());
+/// ```
+impl<T: PartialEq> PartialEq for Guard<T> {
+    fn eq(&self, other: &Guard<T>) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Guard<T> {}
+
+impl<T: PartialOrd> PartialOrd for Guard<T> {
+    fn partial_cmp(&self, other: &Guard<T>) -> Option<CmpOrdering> {
+        (**self).partial_cmp(&**other)
+    }
+}
+
+impl<T: Ord> Ord for Guard<T> {
+    fn cmp(&self, other: &Guard<T>) -> CmpOrdering {
+        (**self).cmp(&**other)
+    }
+}
+
+/// By value, consistent with `Eq` and `Borrow<T>`. (Clippy's `mutable_key_type` lint
+/// flags a `HashSet<Guard<T>>`, because a guard holds a reference to its atomic hazard
+/// slot; hashing and equality read only the value, so the lint does not apply.)
+///
+/// ```
+/// use std::collections::HashSet;
+/// use poolswap::{Container, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = Container::from_value(&pool, String::from("v1"));
+/// let seen: HashSet<_> = [c.acquire()].into_iter().collect();
+/// assert!(seen.contains(&String::from("v1")));
+/// ```
+impl<T: Hash> Hash for Guard<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+// A guard only reads its version: a panic while one is held leaves nothing half-written
+// (as `Arc<T>`, it is unwind-safe when `&T` is).
+impl<T: RefUnwindSafe> UnwindSafe for Guard<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for Guard<T> {}
+
+impl<T> Guard<T> {
+    /// A guard on a part of the version (a field, an entry), keeping the whole version
+    /// alive; like `parking_lot`'s mapped guards and left-right's `ReadGuard::map`. Costs
+    /// nothing: it moves this guard into the new one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, Pool};
+    ///
+    /// struct Config { name: String, port: u16 }
+    /// let pool = Pool::new(
+    ///     || Config { name: String::new(), port: 0 },
+    ///     |c| c.name.clear(),
+    /// );
+    /// let c = Container::from_value(&pool, Config { name: "api".into(), port: 80 });
+    /// let name = Guard::map(c.acquire(), |c| c.name.as_str());
+    /// let port = Guard::map(c.acquire(), |c| &c.port);
+    /// assert_eq!((&*name, *port), ("api", 80));
+    /// ```
+    pub fn map<U: ?Sized, F>(this: Guard<T>, f: F) -> MappedGuard<T, U>
+    where
+        F: FnOnce(&T) -> &U,
+    {
+        let part = NonNull::from(f(&this));
+        MappedGuard { guard: this, part }
+    }
+}
+
+/// A guard on a part of a version, made by [`Guard::map`]. Dereferences to `&U`; keeps the
+/// whole version from being recycled, like the [`Guard`] it was made from.
+///
+/// # Send and Sync
+///
+/// `Send + Sync` when `T: Send + Sync` and `U: Sync` (it is a `Guard<T>` and a `&U`).
+pub struct MappedGuard<T, U: ?Sized> {
+    guard: Guard<T>,
+    /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
+    /// version is never moved or recycled while a guard on it exists.
+    part: NonNull<U>,
+}
+
+// SAFETY: a `Guard<T>` (sendable for `T: Send + Sync`) and a `&U` (sendable for `U: Sync`).
+unsafe impl<T: Send + Sync, U: ?Sized + Sync> Send for MappedGuard<T, U> {}
+// SAFETY: `&MappedGuard` gives only `&U` and `&Guard<T>`.
+unsafe impl<T: Send + Sync, U: ?Sized + Sync> Sync for MappedGuard<T, U> {}
+
+impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> UnwindSafe for MappedGuard<T, U> {}
+impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> RefUnwindSafe for MappedGuard<T, U> {}
+
+impl<T, U: ?Sized> MappedGuard<T, U> {
+    /// The guard on the whole version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Guard, MappedGuard, Pool};
+    ///
+    /// let pool = Pool::new(|| (0u8, 0u8), |p: &mut (u8, u8)| *p = (0, 0));
+    /// let c = Container::from_value(&pool, (1u8, 2u8));
+    /// let second = Guard::map(c.acquire(), |p| &p.1);
+    /// assert_eq!(**MappedGuard::guard(&second), (1, 2));
+    /// ```
+    pub fn guard(this: &MappedGuard<T, U>) -> &Guard<T> {
+        &this.guard
+    }
+}
+
+impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
+    type Target = U;
+    fn deref(&self) -> &U {
+        // SAFETY: `part` came from a `&U` borrowed from the guard's version (or with a
+        // longer life), and the guard keeps that version in place and unrecycled.
+        unsafe { self.part.as_ref() }
+    }
+}
+
+impl<T, U: ?Sized + fmt::Debug> fmt::Debug for MappedGuard<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("MappedGuard").field(&&**self).finish()
+    }
+}
+
+impl<T, U: ?Sized + fmt::Display> fmt::Display for MappedGuard<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}

@@ -1,0 +1,354 @@
+//! The objects a pool hands out: [`Pooled`] and [`OwnedPooled`], exclusive guards that give
+//! their object back when dropped, and [`Publishable`], what a container takes of either.
+
+use std::borrow::{Borrow, BorrowMut};
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::ptr::{self, NonNull};
+
+use super::depot::NodePtr;
+use super::node::Node;
+use super::shared::{PoolNode, Shared};
+use super::Pool;
+
+/// An exclusive guard on one pooled object: Go's `pool.Get()` result, with its `Release`
+/// done by `Drop`.
+///
+/// Dereferences to `T` mutably. Dropping it returns the object to its pool, on the dropping
+/// thread (to be reset when next handed out); [`Container::update`](crate::Container::update)
+/// publishes it as a container's new version instead. It borrows the [`Pool`] it came from,
+/// like the guards of other Rust pools: that is what lets `get` and drop run without any
+/// atomic read-modify-write. (A container's [`Guard`](crate::Guard)s do not borrow.)
+///
+/// # Send and Sync
+///
+/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `&mut T`.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::Pool;
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let mut s = pool.get();
+/// s.push_str("pooled");
+/// std::thread::scope(|scope| {
+///     scope.spawn(move || assert_eq!(&*s, "pooled")); // dropped on the other thread
+/// });
+/// assert_eq!(pool.stats().idle, 1);
+/// ```
+#[must_use = "dropping it at once returns the object to the pool unused"]
+pub struct Pooled<'a, T> {
+    node: NonNull<PoolNode<T>>,
+    pool: &'a Pool<T>,
+}
+
+// SAFETY: a `Pooled` owns its object as a `Box` does; moving it moves a `T` (and, on drop,
+// hands the `T` to the pool, which `T: Send` also covers; `&Pool<T>` is `Send` for
+// `T: Send`).
+unsafe impl<T: Send> Send for Pooled<'_, T> {}
+// SAFETY: `&Pooled<T>` gives only `&T` and `&Pool<T>` (which is `Sync` for `T: Send`).
+unsafe impl<T: Sync + Send> Sync for Pooled<'_, T> {}
+
+impl<'a, T> Pooled<'a, T> {
+    /// Marks an owned node checked out, and wraps it.
+    #[inline]
+    pub(super) fn check_out(node: NodePtr<PoolNode<T>>, pool: &'a Pool<T>) -> Self {
+        // SAFETY: the caller owns the node (it came off a free list or was just made).
+        let n = unsafe { node.0.as_ref() };
+        // Release: a stale reader that reads this 1 sees the retirement of the node's
+        // previous version (see `RefCount::reset_to_one`).
+        n.refs.reset_to_one();
+        Pooled { node: node.0, pool }
+    }
+
+    /// Turns this guard into one that owns a handle on the pool (one atomic increment),
+    /// for a `'static` guard.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool, Pooled};
+    ///
+    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
+    /// let owned: OwnedPooled<Vec<u8>> = Pooled::into_owned(pool.get());
+    /// std::thread::spawn(move || drop(owned)).join().unwrap();
+    /// assert_eq!(pool.stats().idle, 1);
+    /// ```
+    pub fn into_owned(this: Pooled<'a, T>) -> OwnedPooled<T> {
+        let pool = this.pool.clone();
+        let this = ManuallyDrop::new(this);
+        OwnedPooled {
+            node: this.node,
+            pool,
+        }
+    }
+
+    /// The pool this object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Pool, Pooled};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get();
+    /// assert!(Pool::ptr_eq(Pooled::pool(&n), &pool));
+    /// ```
+    #[must_use]
+    pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
+        this.pool
+    }
+
+    /// The object's reference count: 1, unless a container reader is in the middle of
+    /// finding out that this object is not the container's current version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Pool, Pooled};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get();
+    /// assert_eq!(Pooled::ref_count(&n), 1);
+    /// ```
+    #[must_use]
+    pub fn ref_count(this: &Pooled<'_, T>) -> usize {
+        // SAFETY: this guard's reference keeps the node live.
+        unsafe { this.node.as_ref() }.refs.load()
+    }
+}
+
+impl<T> Drop for Pooled<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the guard owns the node, checked out of `self.pool`.
+        unsafe { give_back(self.node, self.pool) }
+    }
+}
+
+/// Returns a checked-out node to `pool`: the drop of [`Pooled`] and [`OwnedPooled`].
+///
+/// # Safety
+///
+/// The caller owns the node's checked-out reference, and the node belongs to `pool`.
+#[inline]
+unsafe fn give_back<T>(node: NonNull<PoolNode<T>>, pool: &Pool<T>) {
+    // SAFETY: the caller owns the node.
+    let published = unsafe { node.as_ref().ever_published() };
+    // A node that was never a container version has no stale readers: no atomic needed.
+    // One that was may have one holding a brief reference; the last of them recycles.
+    // SAFETY: the caller owns a reference.
+    if published && !unsafe { node.as_ref() }.refs.decrement() {
+        return;
+    }
+    Shared::put(&pool.shared, NodePtr(node));
+}
+
+/// An exclusive guard on one pooled object that owns a handle on its pool instead of
+/// borrowing it: made by [`Pool::get_owned`] or [`Pooled::into_owned`], in the style of
+/// tokio's `acquire_owned`.
+///
+/// Everything a [`Pooled`] does, and `'static` when `T` is: it can go into
+/// `thread::spawn`, `tokio::spawn` or a struct field. [`Container::update`](crate::Container::update)
+/// and the other publishing methods take either kind.
+///
+/// Costs over a [`Pooled`]: one atomic increment of the pool's handle count when made, one
+/// decrement when dropped or published (two `Arc`-style read-modify-writes in all).
+///
+/// # Send and Sync
+///
+/// `Send` when `T: Send` and `Sync` when `T: Send + Sync`, as [`Pooled`].
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::Pool;
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let mut s = pool.get_owned();
+/// let filler = std::thread::spawn(move || {
+///     s.push_str("filled elsewhere");
+///     s
+/// });
+/// let s = filler.join().unwrap();
+/// assert_eq!(&*s, "filled elsewhere");
+/// drop(s); // back to the pool
+/// assert_eq!(pool.stats().idle, 1);
+/// ```
+#[must_use = "dropping it at once returns the object to the pool unused"]
+pub struct OwnedPooled<T> {
+    node: NonNull<PoolNode<T>>,
+    pool: Pool<T>,
+}
+
+// SAFETY: as for `Pooled`: the guard owns its object as a `Box` does, and `Pool<T>` is
+// `Send` for `T: Send`.
+unsafe impl<T: Send> Send for OwnedPooled<T> {}
+// SAFETY: `&OwnedPooled<T>` gives only `&T` and `&Pool<T>`.
+unsafe impl<T: Sync + Send> Sync for OwnedPooled<T> {}
+
+impl<T> OwnedPooled<T> {
+    /// The pool this object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get_owned();
+    /// assert!(Pool::ptr_eq(OwnedPooled::pool(&n), &pool));
+    /// ```
+    #[must_use]
+    pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
+        &this.pool
+    }
+
+    /// The object's reference count, as [`Pooled::ref_count`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OwnedPooled, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
+    /// let n = pool.get_owned();
+    /// assert_eq!(OwnedPooled::ref_count(&n), 1);
+    /// ```
+    #[must_use]
+    pub fn ref_count(this: &OwnedPooled<T>) -> usize {
+        // SAFETY: this guard's reference keeps the node live.
+        unsafe { this.node.as_ref() }.refs.load()
+    }
+}
+
+impl<T> Drop for OwnedPooled<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the guard owns the node, checked out of `self.pool`.
+        unsafe { give_back(self.node, &self.pool) }
+    }
+}
+
+/// `Deref`, `DerefMut`, `Debug`, `Display`, `AsRef`, `AsMut`, `Borrow` and `BorrowMut` for
+/// the two pooled guards, which own their node's object exclusively.
+macro_rules! exclusive_guard_traits {
+    ($name:literal, [$($lt:lifetime)?], $ty:ty) => {
+        impl<$($lt,)? T> Deref for $ty {
+            type Target = T;
+            #[inline]
+            fn deref(&self) -> &T {
+                // SAFETY: this guard owns the node, so its object is initialised and only
+                // this guard reaches it, for as long as `&self` lives.
+                unsafe { Node::object(self.node) }
+            }
+        }
+
+        impl<$($lt,)? T> DerefMut for $ty {
+            #[inline]
+            fn deref_mut(&mut self) -> &mut T {
+                // SAFETY: as above, and `&mut self` makes the access unique.
+                unsafe { Node::object_mut(self.node) }
+            }
+        }
+
+        impl<$($lt,)? T: fmt::Debug> fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple($name).field(&**self).finish()
+            }
+        }
+
+        impl<$($lt,)? T: fmt::Display> fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&**self, f)
+            }
+        }
+
+        impl<$($lt,)? T> AsRef<T> for $ty {
+            fn as_ref(&self) -> &T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> AsMut<T> for $ty {
+            fn as_mut(&mut self) -> &mut T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> Borrow<T> for $ty {
+            fn borrow(&self) -> &T {
+                self
+            }
+        }
+
+        impl<$($lt,)? T> BorrowMut<T> for $ty {
+            fn borrow_mut(&mut self) -> &mut T {
+                self
+            }
+        }
+
+        // Unwinding can leave `T` half-updated only through `&mut T`, which a caught
+        // panic's closure cannot hold across the boundary without `AssertUnwindSafe`, as
+        // for `Box<T>`; the pool's own state is kept consistent on unwind.
+        impl<$($lt,)? T: UnwindSafe> UnwindSafe for $ty {}
+        impl<$($lt,)? T: RefUnwindSafe> RefUnwindSafe for $ty {}
+
+        impl<$($lt,)? T> publishable::Publishable<T> for $ty {
+            type Handle = exclusive_guard_traits!(@handle [$($lt)?]);
+
+            fn pool_of(&self) -> &Pool<T> {
+                &self.pool
+            }
+
+            fn into_raw(self) -> (NonNull<()>, Self::Handle) {
+                let this = ManuallyDrop::new(self);
+                // SAFETY: `this` is never dropped, so the handle is read out once.
+                (this.node.cast(), unsafe { ptr::read(&this.pool) })
+            }
+
+            unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self {
+                Self { node: node.cast(), pool }
+            }
+        }
+
+        impl<$($lt,)? T> Publishable<T> for $ty {}
+    };
+    (@handle [$lt:lifetime]) => { &$lt Pool<T> };
+    (@handle []) => { Pool<T> };
+}
+
+exclusive_guard_traits!("Pooled", ['a], Pooled<'a, T>);
+exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
+
+/// An object checked out of a pool and ready to become a container's version: a
+/// [`Pooled`] or an [`OwnedPooled`]. [`Container::update`](crate::Container::update),
+/// `swap`, `compare_and_swap` and the constructors take either.
+///
+/// Sealed: only this crate implements it.
+pub trait Publishable<T>: publishable::Publishable<T> {}
+
+mod publishable {
+    use super::{NonNull, Pool};
+
+    /// What a container needs of a checked-out object.
+    pub trait Publishable<T>: Sized {
+        /// What the guard keeps its pool by (a reference or a handle).
+        type Handle;
+        /// The pool the object came from.
+        fn pool_of(&self) -> &Pool<T>;
+        /// Gives up the guard without dropping it: its node (a `PoolNode<T>`, erased: the
+        /// type is private) and its pool handle.
+        fn into_raw(self) -> (NonNull<()>, Self::Handle);
+        /// Rebuilds the guard from what `into_raw` returned.
+        ///
+        /// # Safety
+        ///
+        /// `node` and `pool` came from `into_raw` of this type, and the node is checked out
+        /// (owned by the caller, unpublished).
+        unsafe fn from_raw(node: NonNull<()>, pool: Self::Handle) -> Self;
+    }
+}
