@@ -273,6 +273,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod arena;
+pub mod log;
 mod barrier;
 mod container;
 mod hazard;
