@@ -273,10 +273,10 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod arena;
-pub mod log;
 mod barrier;
 mod container;
 mod hazard;
+pub mod log;
 mod pool;
 mod refcount;
 #[cfg(feature = "serde")]
