@@ -20,8 +20,9 @@
 //! with each other: every path that decides to recycle uses [`heavy`].
 //!
 //! Sources: Linux `kernel/sched/membarrier.c` and `membarrier(2)`; folly's
-//! `AsymmetricThreadFence`; liburcu's `memb` flavour. The design notes are in
-//! `../shared/research/read-path.md`, §3.
+//! `AsymmetricThreadFence` (`folly/synchronization/AsymmetricThreadFence.h`); liburcu's
+//! `memb` flavour; the `membarrier` crate and seize's `src/raw/membarrier.rs`, which pair a
+//! compiler fence with `membarrier` the same way.
 //!
 //! # Choosing the mode
 //!
@@ -38,7 +39,7 @@
 use std::sync::atomic::compiler_fence;
 #[cfg(not(loom))]
 use std::sync::atomic::fence;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
 #[cfg(loom)]
 use loom::sync::atomic::fence;
@@ -65,7 +66,8 @@ const MEMBARRIER: u8 = 2;
 
 /// The chosen mode; written once by [`init`]. A std atomic even under loom: it is set
 /// before any model thread runs and is not part of the protocol being checked.
-static MODE: AtomicU8 = AtomicU8::new(UNSET);
+#[allow(clippy::disallowed_types)] // std's on purpose, as said above.
+static MODE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(UNSET);
 
 /// A heavy barrier slower than this (one timed call at start-up) makes [`init`] choose
 /// `Fence`: readers then pay a fence each, but writers do not pay milliseconds per update.
@@ -78,6 +80,7 @@ pub(crate) fn init() {
     if MODE.load(Ordering::Relaxed) != UNSET {
         return;
     }
+    #[allow(clippy::disallowed_types)] // std's even under loom, as `MODE` is.
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let mode = if membarrier::available() {
@@ -123,13 +126,12 @@ pub(crate) fn light() {
 /// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
 /// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
 /// `Fence` mode it orders nothing against other threads: that would take a
-/// `fence(SeqCst)`, which measured nearly half of a read. (`POOLSWAP_BARRIER=fence`
-/// `benches/read.rs`, rows `read/poolswap-fence`, builds alternating, 2-core VM, 2026-11-24
-/// 00:47 UTC: with the fence, 7da9b25, 17.8-17.9/9.2/9.1-9.2/9.1-9.2 ns at 1/2/4/8
-/// readers; without, 1c94f5c, 9.9-10.0/5.1/5.1/5.1 ns.) Without one, the version, in that
-/// rare race, waits on the retired list for the next collection (the next update of any
-/// container, the next drop of a guard in the same slot, or [`crate::reclaim`]). See
-/// `hazard.rs`, "Guard drop".
+/// `fence(SeqCst)`, which measured nearly half of a read (`POOLSWAP_BARRIER=fence cargo
+/// bench --bench read`, rows `read/poolswap-fence`, a build with the fence against one
+/// without, run alternately; `git log src/barrier.rs` has the figures). Without one, the
+/// version, in that rare race, waits on the retired list for the next collection (the next
+/// update of any container, the next drop of a guard in the same slot, or
+/// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
 #[inline(always)]
 pub(crate) fn light_on_drop() {
     #[cfg(not(loom))]

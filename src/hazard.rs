@@ -168,6 +168,8 @@ impl Domain {
 
 #[cfg(not(loom))]
 fn domain() -> &'static Domain {
+    // The std half of a pair: under loom, `loom::lazy_static!` below.
+    #[allow(clippy::disallowed_types)]
     static DOMAIN: std::sync::OnceLock<Domain> = std::sync::OnceLock::new();
     DOMAIN.get_or_init(Domain::new)
 }

@@ -175,105 +175,30 @@
 //! With tokio, guards are `Send` and may be held across `.await`, and a reload task fills
 //! an [`OwnedPooled`] off the runtime's threads: see `examples/async_config.rs`.
 //!
-//! # Results not to ignore
-//!
-//! The methods whose result is the point are `#[must_use]`, with a message:
-//!
-//! ```compile_fail
-//! #![deny(unused_must_use)]
-//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
-//! let c = poolswap::Container::from_value(&pool, 1);
-//! c.acquire(); // a guard dropped at once reads nothing
-//! ```
-//! ```compile_fail
-//! #![deny(unused_must_use)]
-//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
-//! pool.get(); // straight back to the pool
-//! ```
-//! ```compile_fail
-//! #![deny(unused_must_use)]
-//! let pool = poolswap::Pool::new(|| 0u8, |n| *n = 0);
-//! let c = poolswap::OptionContainer::from_value(&pool, 1);
-//! c.take();
-//! ```
-//!
 //! # Send and Sync
 //!
-//! A [`Guard`] may cross threads only if `T` may be shared and sent, as with `Arc<T>`:
-//!
-//! ```compile_fail
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Guard<std::rc::Rc<u8>>>();
-//! ```
-//! ```
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Guard<std::sync::Arc<u8>>>();
-//! ```
-//!
-//! A [`Container`] is shared between threads only if `T: Sync`:
-//!
-//! ```compile_fail
-//! fn is_sync<T: Sync>() {}
-//! is_sync::<poolswap::Container<std::cell::Cell<u8>>>();
-//! ```
-//! ```
-//! fn is_sync<T: Sync>() {}
-//! is_sync::<poolswap::Container<std::sync::atomic::AtomicU8>>();
-//! ```
-//!
-//! A [`Pool`] moves its objects between threads, so it needs `T: Send`:
-//!
-//! ```compile_fail
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Pool<std::rc::Rc<u8>>>();
-//! ```
-//! ```
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Pool<std::cell::Cell<u8>>>();
-//! ```
-//!
-//! A pool's factory and reset run on any thread that uses the pool, so they must be
-//! `Send + Sync` (opool 0.2.0 and lockfree-object-pool 0.1.6 shipped with bounds that
-//! missed a part of this; ours are pinned here):
-//!
-//! ```compile_fail
-//! let local = std::rc::Rc::new(0u8);
-//! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*local as usize), |_| true);
-//! drop(pool.get());
-//! ```
-//! ```
-//! let shared = std::sync::Arc::new(0u8);
-//! let pool = poolswap::Pool::new(move || Vec::<u8>::with_capacity(*shared as usize), |_| true);
-//! drop(pool.get());
-//! ```
-//!
-//! A [`Pooled`] carries its `T` to the thread that drops it, so it is `Send` only if `T` is:
-//!
-//! ```compile_fail
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Pooled<'static, std::rc::Rc<u8>>>();
-//! ```
-//!
-//! A [`Pooled`] gives `&T` to whoever can share it, so sharing it needs `T: Sync`:
-//!
-//! ```compile_fail
-//! fn is_sync<T: Sync>() {}
-//! is_sync::<poolswap::Pooled<std::cell::Cell<u8>>>();
-//! ```
-//! ```
-//! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Pooled<std::cell::Cell<u8>>>();
-//! ```
+//! As with `Arc<T>`: a [`Container`], an [`OptionContainer`] and a [`Guard`] cross threads
+//! and are shared between them only if `T: Send + Sync`; a [`Pool`] needs `T: Send`, and its
+//! factory and reset must be `Send + Sync`; a [`Pooled`] and an [`OwnedPooled`] are `Send` if
+//! `T: Send` and `Sync` if `T: Send + Sync`. The auto-trait bounds, and the `#[must_use]` on
+//! guards and on the methods whose result is the point, are pinned by compile-fail tests.
 #![warn(
     missing_docs,
     missing_debug_implementations,
     rust_2018_idioms,
     unreachable_pub
 )]
+// The library names its concurrency primitives only through `sync` (the loom facade); the
+// lists are in clippy.toml. Cargo.toml turns these off for the other targets, whose tests,
+// benches and examples use `std`'s on purpose.
+#![warn(clippy::disallowed_types, clippy::disallowed_methods)]
 #![doc(test(attr(deny(warnings))))]
 
 pub mod arena;
+// The fences' facade: `std`'s `fence` and `compiler_fence`, loom's `fence` under loom.
+#[allow(clippy::disallowed_methods)]
 mod barrier;
+mod compile_fail_tests;
 mod container;
 mod hazard;
 pub mod log;
@@ -281,6 +206,8 @@ mod pool;
 mod refcount;
 #[cfg(feature = "serde")]
 mod serialize;
+// The loom facade, the one module that may name the concurrency primitives (clippy.toml).
+#[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 mod sync;
 
 pub use arena::{Arena, Recycle, RecycleCopy, Recycled};

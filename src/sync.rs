@@ -1,15 +1,25 @@
-//! The one place that names the concurrency primitives.
+//! The one place that names the concurrency primitives (the exceptions carry an `#[allow]`
+//! that says why).
 //!
-//! Under `cfg(loom)` every atomic, lock, `UnsafeCell` and thread-local the crate uses comes
-//! from [loom](https://docs.rs/loom), so the model checker sees every access the protocol
-//! makes; otherwise they are `std`'s and `parking_lot`'s. (The same facade as
-//! left-right's `src/sync.rs` and tokio's `src/loom/`.)
-
-#[cfg(not(loom))]
-pub(crate) use std::sync::{
-    atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
-    Arc,
-};
+//! Under `cfg(loom)` every atomic, lock and `UnsafeCell` the crate uses comes from
+//! [loom](https://docs.rs/loom), so the model checker sees every access the protocol makes;
+//! otherwise they are `std`'s and `parking_lot`'s. (The same facade as left-right's
+//! `src/sync.rs` and tokio's `src/loom/`.) Thread-locals are not here: each of the few
+//! (`hazard.rs`, the thread registry) is a `std::thread_local!` beside its
+//! `loom::thread_local!` twin, or std-only with its reason.
+//!
+//! `clippy.toml` makes the rule a lint (`disallowed_types`, `disallowed_methods`). The lint
+//! goes by the item a path resolves to, not by its spelling, so a re-export of
+//! `std::sync::Arc` would be flagged wherever the crate names it: the `std` side is
+//! therefore a set of thin newtypes (`#[repr(transparent)]`, `Deref` to the real type,
+//! `#[inline(always)]`), as tokio's `src/loom/std/atomic_*.rs` are; they compile to the same
+//! code. Each has what the crate uses of its loom counterpart: `new` and, through `Deref`,
+//! the real type's methods. This module is exempt (the `#[allow]` on `mod sync` in
+//! `lib.rs`), and so is `barrier.rs` for the fences; the few other places that name a
+//! primitive directly say why at an `#[allow(clippy::disallowed_types)]`.
+//!
+//! Lock guards are not listed in `clippy.toml` (a guard comes only from a lock), so
+//! `MutexGuard` is a plain re-export.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{
@@ -17,13 +27,155 @@ pub(crate) use loom::sync::{
     Arc,
 };
 
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::Ordering;
+
+#[cfg(not(loom))]
+pub(crate) use std_types::{Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+
+/// The `std` side of the facade: newtypes that the lint does not see as `std`'s types.
+#[cfg(not(loom))]
+mod std_types {
+    use std::fmt;
+    use std::ops::Deref;
+
+    macro_rules! atomic {
+        ($(#[$doc:meta])* $name:ident, $value:ty) => {
+            $(#[$doc])*
+            #[repr(transparent)]
+            #[derive(Default)]
+            pub(crate) struct $name(std::sync::atomic::$name);
+
+            impl $name {
+                #[inline(always)]
+                pub(crate) const fn new(value: $value) -> Self {
+                    $name(std::sync::atomic::$name::new(value))
+                }
+            }
+
+            impl Deref for $name {
+                type Target = std::sync::atomic::$name;
+                #[inline(always)]
+                fn deref(&self) -> &Self::Target {
+                    &self.0
+                }
+            }
+
+            impl fmt::Debug for $name {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::Debug::fmt(&self.0, f)
+                }
+            }
+        };
+    }
+
+    atomic!(
+        /// `std`'s `AtomicBool`.
+        AtomicBool,
+        bool
+    );
+    atomic!(
+        /// `std`'s `AtomicU64`.
+        AtomicU64,
+        u64
+    );
+    atomic!(
+        /// `std`'s `AtomicUsize`.
+        AtomicUsize,
+        usize
+    );
+
+    /// `std`'s `AtomicPtr`.
+    #[repr(transparent)]
+    pub(crate) struct AtomicPtr<T>(std::sync::atomic::AtomicPtr<T>);
+
+    impl<T> AtomicPtr<T> {
+        #[inline(always)]
+        pub(crate) const fn new(ptr: *mut T) -> Self {
+            AtomicPtr(std::sync::atomic::AtomicPtr::new(ptr))
+        }
+    }
+
+    impl<T> Deref for AtomicPtr<T> {
+        type Target = std::sync::atomic::AtomicPtr<T>;
+        #[inline(always)]
+        fn deref(&self) -> &Self::Target {
+            &self.0
+        }
+    }
+
+    impl<T> fmt::Debug for AtomicPtr<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.0, f)
+        }
+    }
+
+    /// `std`'s `Arc`, with the associated functions the crate uses (loom's `Arc` has them
+    /// too).
+    #[repr(transparent)]
+    pub(crate) struct Arc<T>(std::sync::Arc<T>);
+
+    impl<T> Arc<T> {
+        #[inline(always)]
+        pub(crate) fn new(value: T) -> Self {
+            Arc(std::sync::Arc::new(value))
+        }
+
+        #[inline(always)]
+        pub(crate) fn ptr_eq(this: &Self, other: &Self) -> bool {
+            std::sync::Arc::ptr_eq(&this.0, &other.0)
+        }
+    }
+
+    impl<T> Clone for Arc<T> {
+        #[inline(always)]
+        fn clone(&self) -> Self {
+            Arc(std::sync::Arc::clone(&self.0))
+        }
+    }
+
+    impl<T> Deref for Arc<T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
+
+    impl<T: fmt::Debug> fmt::Debug for Arc<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.0, f)
+        }
+    }
+}
+
 #[cfg(loom)]
 pub(crate) use loom::sync::MutexGuard;
-/// A mutual-exclusion lock with `parking_lot`'s infallible `lock` shape.
 #[cfg(not(any(loom, miri)))]
-pub(crate) use parking_lot::{Mutex, MutexGuard};
+pub(crate) use parking_lot::MutexGuard;
 #[cfg(all(miri, not(loom)))]
 pub(crate) use std::sync::MutexGuard;
+
+/// A mutual-exclusion lock with `parking_lot`'s infallible `lock` shape: `parking_lot`'s.
+#[cfg(not(any(loom, miri)))]
+#[derive(Debug)]
+pub(crate) struct Mutex<T>(parking_lot::Mutex<T>);
+
+#[cfg(not(any(loom, miri)))]
+impl<T> Mutex<T> {
+    #[inline(always)]
+    pub(crate) fn new(value: T) -> Self {
+        Mutex(parking_lot::Mutex::new(value))
+    }
+    #[inline(always)]
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut()
+    }
+    #[inline(always)]
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.0.lock()
+    }
+}
 
 /// Under Miri, `std`'s mutex: `parking_lot_core`'s queue lock (`word_lock.rs`) casts
 /// integers to pointers, which Miri's `-Zmiri-strict-provenance` rejects whenever a thread

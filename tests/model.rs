@@ -1,9 +1,9 @@
-//! Go's `TestProp_Refcounts` as a proptest state machine: random sequences of operations
-//! run against a real `OptionContainer`/`Pool` and against a simple model of reference
-//! counts, idle objects and dropped objects. After every operation the two must agree: each
-//! held guard's count, the current version, the pool's counters, and exactly which objects
-//! were reset and dropped (so a version is reset or dropped exactly when the model says it
-//! is free, never earlier and never later).
+//! Go's `TestProp_SequentialLogic` (`poolswap_test.go`) as a proptest state machine:
+//! random sequences of operations run against a real `OptionContainer`/`Pool` and against a
+//! simple model of reference counts, idle objects and dropped objects. After every operation
+//! the two must agree: each held guard's count, the current version, the pool's counters,
+//! and exactly which objects were reset and dropped (so a version is reset or dropped
+//! exactly when the model says it is free, never earlier and never later).
 //!
 //! The idle bound is modelled as documented on `PoolBuilder::max_idle`: it is never exceeded,
 //! but the calling thread's spare budget slots (at most [`SPARE_SLOTS`]) may make the pool

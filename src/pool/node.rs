@@ -241,7 +241,7 @@ pub(crate) unsafe fn free_all<T, K>(nodes: Vec<NodePtr<Node<T, K>>>) {
 mod tests {
     use std::mem::size_of;
 
-    type Node<T> = super::Node<T, std::sync::Arc<()>>;
+    type Node<T> = super::Node<T, crate::sync::Arc<()>>;
 
     /// The node size the crate docs and README state: a 128-byte padded count, 24 bytes of
     /// bookkeeping (`ever_published`, `home`, `keepalive`), the object, rounded up to 128.

@@ -48,6 +48,7 @@ pub(crate) trait Hook {
 pub(crate) fn next_id() -> u64 {
     // A plain std atomic even under loom: it is a name, never part of a synchronization
     // argument, hence Relaxed.
+    #[allow(clippy::disallowed_types)]
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
