@@ -99,7 +99,11 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Deref;
 
-use crate::sync::Arc;
+// The readers' handle is std's `Arc`, not the facade's: it is public (`container()`), and
+// it only shares the container, whose own atomics are the facade's (loom's under loom).
+#[allow(clippy::disallowed_types)]
+use std::sync::Arc;
+
 use crate::{Container, Pool};
 
 mod ops;
@@ -296,6 +300,8 @@ pub struct LogStats {
 /// reader.join().unwrap();
 /// ```
 pub struct LogWriter<T, O> {
+    // std's `Arc`: see the import.
+    #[allow(clippy::disallowed_types)]
     container: Arc<Container<Logged<T>>>,
     /// Published operations some tracked version may lack, oldest first, each with its
     /// batch's number. Batches `base + 1 ..= head` are here whole.
@@ -371,6 +377,7 @@ where
     }
 
     /// Makes the writer; its container holds `init` as batch 0.
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     pub fn build<O>(self) -> LogWriter<T, O>
     where
         T: Absorb<O>,
@@ -470,6 +477,7 @@ where
     /// w.publish();
     /// assert_eq!(readers.acquire().len(), 2);
     /// ```
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     pub fn container(&self) -> &Arc<Container<Logged<T>>> {
         &self.container
     }
