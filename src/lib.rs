@@ -65,6 +65,26 @@
 //! assert!(routes.pool().stats().created <= 8);
 //! ```
 //!
+//! # Changing a few entries of a big table
+//!
+//! A whole-version update copies or rebuilds the whole table. When each update changes a
+//! few entries, a [`log::LogWriter`] publishes the *operations* instead: it replays them on
+//! a recycled version (the batches that version missed, then the new one) and swaps it in,
+//! so an update costs the change, not the table, readers see each batch whole, and the
+//! writer never waits for a reader. Readers use the same [`Container`] and [`Guard`]:
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use poolswap::log::{LogWriter, MapOp};
+//!
+//! let table: HashMap<u32, String> = (0..100_000).map(|i| (i, i.to_string())).collect();
+//! let mut writer = LogWriter::new(table);
+//! writer.extend([MapOp::Insert(7, "seven".to_string()), MapOp::Remove(8)]);
+//! writer.publish(); // applies 2 operations, not 100,000 copies
+//! let now = writer.container().acquire();
+//! assert_eq!((now[&7].as_str(), now.get(&8)), ("seven", None));
+//! ```
+//!
 //! # Trade-offs and limits
 //!
 //! - A read writes only the reading thread's own hazard slot (a store, a light barrier and
@@ -201,6 +221,7 @@ mod barrier;
 mod compile_fail_tests;
 mod container;
 mod hazard;
+pub mod log;
 mod pool;
 mod refcount;
 mod registry;

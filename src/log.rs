@@ -1,0 +1,703 @@
+//! Updates that cost the change, not the table: an operation log replayed on recycled
+//! versions.
+//!
+//! A [`Container`] replaces a whole version per update. For a table that changes a few
+//! entries at a time that means a full copy per update (or a full rebuild): changing one
+//! key of a 100,000-entry map copies 100,000 entries. A [`LogWriter`] instead keeps a log
+//! of the *operations* it published. To publish a batch, it takes a recycled version from
+//! the container's pool, replays on it the batches that version missed, applies the new
+//! batch, and swaps it in. An update then costs the operations applied, not the table.
+//!
+//! Readers are unchanged: the writer's [`container`](LogWriter::container) is an ordinary
+//! [`Container<Logged<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs (through
+//! [`Logged<T>`]) to `T`: [`acquire`](Container::acquire), [`Cache`](crate::Cache) and
+//! [`Guard::map`](crate::Guard::map) work as for any container, and a reader sees every
+//! operation of a batch or none.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::sync::Arc;
+//! use poolswap::log::{LogWriter, MapOp};
+//!
+//! let mut routes = LogWriter::new(HashMap::from([("/a", "10.0.0.1")]));
+//! let table = Arc::clone(routes.container()); // what readers share
+//!
+//! routes.append(MapOp::Insert("/b", "10.0.0.2"));
+//! routes.append(MapOp::Remove("/a"));
+//! assert_eq!(table.acquire().get("/a"), Some(&"10.0.0.1")); // not published yet
+//! routes.publish(); // both operations, atomically
+//!
+//! let now = table.acquire();
+//! assert_eq!(now.get("/a"), None);
+//! assert_eq!(now["/b"], "10.0.0.2");
+//! ```
+//!
+//! # How it works
+//!
+//! Every version carries the sequence number of the last batch it holds
+//! ([`Logged::seq`]). The writer keeps the batches that some version it may get back still
+//! lacks, in order, each operation tagged with its batch's number. To publish batch `n`:
+//!
+//! 1. Take a version from the container's pool: the one most recently returned, which is
+//!    usually the freshest (the pool's magazine is last-in, first-out). A version is in the
+//!    pool only once no reader holds it: the writer never waits for a reader, and never
+//!    sees a version a reader can still see.
+//! 2. Bring it up to batch `n - 1`: replay the logged operations it lacks, or, if the log
+//!    no longer holds them all (it was truncated, see below) or the version is new from
+//!    the pool's factory, make it a full copy of the current version
+//!    ([`Absorb::sync_from`]) and replay from there. Full copies are counted in
+//!    [`LogStats::full_syncs`].
+//! 3. Apply batch `n`, log it, and publish the version with
+//!    [`Container::update`]: the swap is the moment readers see the whole batch.
+//!
+//! An operation no other version lacks is applied for the last time *by value*
+//! ([`Absorb::absorb_owned`]): the version takes the operation's data instead of a clone,
+//! and the log forgets it. The others apply it by reference ([`Absorb::absorb`]).
+//!
+//! This is left-right's operation log (Jon Gjengset's `left-right` crate, its `Absorb`
+//! trait), generalised from two copies to the pool's versions, and without its wait: where
+//! left-right's writer waits until every reader has left the copy it writes next, this one
+//! writes a copy that no reader holds, because the pool only returns versions after their
+//! last reader.
+//!
+//! # What it costs
+//!
+//! - **Time per publish**: *(lag + 1) × k* operations applied, where *k* is the batch's
+//!   size and *lag* the number of batches the recycled version missed, plus one
+//!   [`Container::update`] (a swap, and a collection of retired versions: see the crate
+//!   docs). With one reader that holds its guards briefly two versions alternate and the
+//!   lag is 1, so each operation is applied twice, as in left-right; a reader that holds a
+//!   guard across a publish keeps its version out, a third one circulates, and the lag is
+//!   2 for a while.
+//! - **Full copies**: a version new from the factory, or one that missed more than the log
+//!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
+//!   on the publishing thread. The first publishes make the versions the pool circulates
+//!   (usually two or three); after that, full copies happen only when a version comes back
+//!   after the log was truncated past it (a reader held it for more than `max_log_ops`
+//!   operations' worth of publishes).
+//! - **Memory**: each version is a full `T` (typically 2-3 of them), plus the log: up to
+//!   [`max_log_ops`](LogBuilder::max_log_ops) operations (the operations the stalest
+//!   version in circulation lacks; with two versions alternating, one batch).
+//! - **Allocations**: the log and the pending batch reuse their buffers: publishing
+//!   allocates only what the operations themselves allocate when applied. The ready-made
+//!   operations ([`MapOp`], [`SetOp`], [`VecOp`]) overwrite a value in place with
+//!   `clone_from` (so an overwrite that fits the old value's buffers allocates nothing),
+//!   and on a [`Recycled`](crate::Recycled) map they take new keys and values from its
+//!   arena and recycle removed ones into it, so that inserts balanced by removals allocate
+//!   nothing either.
+//!
+//! # Publishing only through the writer
+//!
+//! The container is an ordinary one, so code that holds it could publish into it with
+//! [`Container::update`]. A version it publishes can only be one the pool handed out,
+//! whose contents match its sequence number, so readers would see an older table until the
+//! writer's next publish, never a torn one. Don't: publish through the writer.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::Deref;
+
+// The readers' handle is std's `Arc`, not the facade's: it is public (`container()`), and
+// it only shares the container, whose own atomics are the facade's (loom's under loom).
+#[allow(clippy::disallowed_types)]
+use std::sync::Arc;
+
+use crate::{Container, Pool};
+
+mod ops;
+
+pub use self::ops::{MapOp, SetOp, VecOp};
+
+/// An operation type `O` that a `T` can apply to itself: how a [`LogWriter`] changes its
+/// versions.
+///
+/// Every version applies each operation once: by reference ([`absorb`](Absorb::absorb))
+/// while another version still needs the operation, by value
+/// ([`absorb_owned`](Absorb::absorb_owned)) for the last one. Applying the same operations
+/// in the same order to equal values must give equal values, and applying them by value or
+/// by reference must give the same result: readers of different versions see one history.
+///
+/// Ready-made for `HashMap`, `BTreeMap`, `HashSet`, `BTreeSet`, `Vec` and
+/// [`Recycled`](crate::Recycled) hash maps: see [`MapOp`], [`SetOp`], [`VecOp`].
+///
+/// # Examples
+///
+/// A counter with its own operations:
+///
+/// ```
+/// use poolswap::log::{Absorb, LogWriter};
+///
+/// #[derive(Default)]
+/// struct Hits(u64);
+/// enum HitsOp { Add(u64), Reset }
+///
+/// impl Absorb<HitsOp> for Hits {
+///     fn absorb(&mut self, op: &HitsOp) {
+///         match op {
+///             HitsOp::Add(n) => self.0 += n,
+///             HitsOp::Reset => self.0 = 0,
+///         }
+///     }
+///     fn sync_from(&mut self, src: &Hits) {
+///         self.0 = src.0;
+///     }
+/// }
+///
+/// let mut hits = LogWriter::new(Hits(0));
+/// hits.append(HitsOp::Add(2));
+/// hits.append(HitsOp::Add(3));
+/// hits.publish();
+/// assert_eq!(hits.container().acquire().0, 5);
+/// hits.append(HitsOp::Reset);
+/// hits.publish();
+/// assert_eq!(hits.container().acquire().0, 0);
+/// ```
+pub trait Absorb<O> {
+    /// Applies `op` to this version, which is not the last one to apply it.
+    fn absorb(&mut self, op: &O);
+
+    /// Applies `op` for the last time: it may move `op`'s data into `self` instead of
+    /// cloning it. Defaults to [`absorb`](Absorb::absorb).
+    fn absorb_owned(&mut self, op: O) {
+        self.absorb(&op);
+    }
+
+    /// Makes `self` equal to `src`: the full copy for a version the log cannot bring up to
+    /// date (for std's collections, `clone_from`, which keeps `self`'s buffers where it
+    /// can).
+    fn sync_from(&mut self, src: &Self);
+}
+
+/// Sequence number of a version the writer never synchronised (new from the factory).
+const UNSYNCED: u64 = u64::MAX;
+
+/// A version of a [`LogWriter`]'s container: a `T` and the number of the last batch it
+/// holds. Derefs to `T`; readers use it as they would use `T`.
+///
+/// Only the writer changes a `Logged<T>`, and only while no reader can see it.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashSet;
+/// use poolswap::log::{Logged, LogWriter, SetOp};
+///
+/// let mut flags = LogWriter::new(HashSet::new());
+/// flags.append(SetOp::Insert("dark-mode"));
+/// let n = flags.publish();
+///
+/// let now = flags.container().acquire();
+/// assert!(now.contains("dark-mode")); // `HashSet::contains`, through `Logged`'s `Deref`
+/// assert_eq!(Logged::seq(&now), n);
+/// ```
+pub struct Logged<T> {
+    value: T,
+    /// The last batch applied to `value`; [`UNSYNCED`] for a version new from the factory.
+    seq: u64,
+}
+
+impl<T> Logged<T> {
+    /// The number of the last batch this version holds: 0 for the writer's initial value,
+    /// then what [`LogWriter::publish`] returned when it published the version.
+    #[must_use]
+    pub fn seq(this: &Logged<T>) -> u64 {
+        this.seq
+    }
+}
+
+impl<T> Deref for Logged<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> AsRef<T> for Logged<T> {
+    fn as_ref(&self) -> &T {
+        &self.value
+    }
+}
+
+/// Compares the value (not the sequence number) with a plain `T`, so that a guard's value
+/// can be checked against one: `assert_eq!(*guard, expected)`.
+impl<T: PartialEq> PartialEq<T> for Logged<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.value == *other
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Logged<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Logged");
+        if self.seq == UNSYNCED {
+            d.field("seq", &"unsynced");
+        } else {
+            d.field("seq", &self.seq);
+        }
+        d.field("value", &self.value).finish()
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for Logged<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+/// What a [`LogWriter`] did; see [`LogWriter::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogStats {
+    /// Batches published.
+    pub publishes: u64,
+    /// Operations appended.
+    pub appended: u64,
+    /// Operation applications over all versions: about `appended × versions`.
+    pub applied: u64,
+    /// Versions copied whole from the current version (new from the pool's factory, or
+    /// back after the log was truncated past them).
+    pub full_syncs: u64,
+    /// Operations dropped from the log while a version still lacked them, because the log
+    /// reached [`LogBuilder::max_log_ops`].
+    pub truncated: u64,
+    /// Operations in the log now.
+    pub log_len: usize,
+    /// Versions the log is kept for now, besides the current one (those the writer handed
+    /// to the container and may get back from the pool).
+    pub versions: usize,
+}
+
+/// The single writer of an operation-logged container: appends operations and publishes
+/// them in batches. See the [module docs](self).
+///
+/// One writer per container; it is `Send`, so it can move to another thread, and several
+/// threads that write share it behind a lock (`Mutex<LogWriter<T, O>>`), as with
+/// left-right's `WriteHandle`. Readers share [`container`](LogWriter::container).
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::sync::Arc;
+/// use std::thread;
+/// use poolswap::log::{LogWriter, MapOp};
+///
+/// let mut prices = LogWriter::new(BTreeMap::from([("apple", 3)]));
+/// let reader = {
+///     let prices = Arc::clone(prices.container());
+///     thread::spawn(move || {
+///         let now = prices.acquire();
+///         // Both changes or neither.
+///         assert!(now.get("apple") == Some(&3) && !now.contains_key("pear")
+///             || now.get("apple") == Some(&4) && now["pear"] == 5);
+///     })
+/// };
+/// prices.extend([MapOp::Insert("apple", 4), MapOp::Insert("pear", 5)]);
+/// prices.publish();
+/// reader.join().unwrap();
+/// ```
+pub struct LogWriter<T, O> {
+    // std's `Arc`: see the import.
+    #[allow(clippy::disallowed_types)]
+    container: Arc<Container<Logged<T>>>,
+    /// Published operations some tracked version may lack, oldest first, each with its
+    /// batch's number. Batches `base + 1 ..= head` are here whole.
+    log: VecDeque<(u64, O)>,
+    /// The batch being built.
+    pending: Vec<O>,
+    /// The number of the current version's batch.
+    head: u64,
+    /// Versions numbered `base` or later can be brought up to date from the log.
+    base: u64,
+    /// Sequence numbers of the versions the writer published that are not current (ascending;
+    /// each number belongs to one version). The log keeps what the smallest lacks.
+    versions: VecDeque<u64>,
+    max_log_ops: usize,
+    stats: LogStats,
+}
+
+/// Configures a [`LogWriter`]; see [`LogWriter::builder`].
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct LogBuilder<T> {
+    init: T,
+    max_log_ops: usize,
+    max_idle: Option<usize>,
+}
+
+/// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
+pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
+
+impl<T> LogBuilder<T>
+where
+    T: Default + Send + Sync + 'static,
+{
+    /// The most operations the log keeps for versions that lack them (default
+    /// [`DEFAULT_MAX_LOG_OPS`]). Past it, the oldest are dropped, and a version that still
+    /// lacked them is copied whole ([`Absorb::sync_from`]) when it next comes back: a
+    /// bound on the log's memory, at the price of a full copy after a reader held a
+    /// version across that many operations. The log always keeps the current batch, so a
+    /// batch larger than the bound is kept whole.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::builder(HashMap::new()).max_log_ops(1_000).build();
+    /// w.append(MapOp::Insert(1, "one"));
+    /// w.publish();
+    /// # let _: &LogWriter<_, MapOp<i32, &str>> = &w;
+    /// ```
+    pub fn max_log_ops(mut self, ops: usize) -> Self {
+        self.max_log_ops = ops;
+        self
+    }
+
+    /// The most idle versions the container's pool keeps (default: the pool's
+    /// [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE)); see
+    /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
+    /// is simply not recycled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let w = LogWriter::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
+    /// assert_eq!(w.container().pool().max_idle(), 4);
+    /// ```
+    pub fn max_idle(mut self, n: usize) -> Self {
+        self.max_idle = Some(n);
+        self
+    }
+
+    /// Makes the writer; its container holds `init` as batch 0.
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
+    pub fn build<O>(self) -> LogWriter<T, O>
+    where
+        T: Absorb<O>,
+    {
+        let mut pool = Pool::builder(
+            || Logged {
+                value: T::default(),
+                seq: UNSYNCED,
+            },
+            // The reset keeps the contents: the writer brings a recycled version up to
+            // date from what it held.
+            |_: &mut Logged<T>| {},
+        );
+        if let Some(n) = self.max_idle {
+            pool = pool.max_idle(n);
+        }
+        let pool = pool.build();
+        let container = Container::from_value(
+            &pool,
+            Logged {
+                value: self.init,
+                seq: 0,
+            },
+        );
+        LogWriter {
+            container: Arc::new(container),
+            log: VecDeque::new(),
+            pending: Vec::new(),
+            head: 0,
+            base: 0,
+            versions: VecDeque::new(),
+            max_log_ops: self.max_log_ops,
+            stats: LogStats::default(),
+        }
+    }
+}
+
+impl<T, O> LogWriter<T, O>
+where
+    T: Absorb<O> + Default + Send + Sync + 'static,
+{
+    /// A writer whose container holds `init` as its first version (batch 0).
+    ///
+    /// The container's pool makes further versions with `T::default()` and brings each up
+    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that, versions
+    /// come back from the pool and replay only what they missed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let w: LogWriter<HashMap<String, u32>, MapOp<String, u32>> = LogWriter::new(HashMap::new());
+    /// assert!(w.container().acquire().is_empty());
+    /// ```
+    pub fn new(init: T) -> LogWriter<T, O> {
+        LogWriter::builder(init).build()
+    }
+
+    /// Starts configuring a writer whose container holds `init`; see [`LogBuilder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::builder(Vec::new()).max_log_ops(10_000).build();
+    /// w.append(VecOp::Push(7));
+    /// w.publish();
+    /// assert_eq!(*w.container().acquire(), vec![7]);
+    /// ```
+    pub fn builder(init: T) -> LogBuilder<T> {
+        LogBuilder {
+            init,
+            max_log_ops: DEFAULT_MAX_LOG_OPS,
+            max_idle: None,
+        }
+    }
+}
+
+impl<T, O> LogWriter<T, O>
+where
+    T: Absorb<O> + Send + Sync + 'static,
+{
+    /// The container readers share: clone the `Arc` for each reader.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::new(vec![1]);
+    /// let readers = Arc::clone(w.container());
+    /// w.append(VecOp::Push(2));
+    /// w.publish();
+    /// assert_eq!(readers.acquire().len(), 2);
+    /// ```
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
+    pub fn container(&self) -> &Arc<Container<Logged<T>>> {
+        &self.container
+    }
+
+    /// Adds `op` to the batch the next [`publish`](LogWriter::publish) applies. Readers
+    /// see nothing of it before then. Allocates only when the batch is larger than any
+    /// before.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::new(Vec::<u8>::new());
+    /// w.append(VecOp::Push(1));
+    /// assert_eq!(w.pending(), 1);
+    /// assert!(w.container().acquire().is_empty());
+    /// ```
+    pub fn append(&mut self, op: O) {
+        self.pending.push(op);
+    }
+
+    /// Adds every operation of `ops`, in order, to the next batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::new(Vec::new());
+    /// w.extend([VecOp::Push('a'), VecOp::Push('b')]);
+    /// w.publish();
+    /// assert_eq!(*w.container().acquire(), vec!['a', 'b']);
+    /// ```
+    pub fn extend(&mut self, ops: impl IntoIterator<Item = O>) {
+        self.pending.extend(ops);
+    }
+
+    /// Operations appended since the last publish.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::new(vec![0]);
+    /// w.append(VecOp::Clear);
+    /// assert_eq!(w.pending(), 1);
+    /// w.publish();
+    /// assert_eq!(w.pending(), 0);
+    /// ```
+    #[must_use]
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Publishes the pending operations as one batch: readers that acquire after this
+    /// returns see all of them, readers before see none. Returns the batch's number (what
+    /// [`Logged::seq`] of the new version says); with nothing pending, publishes nothing
+    /// and returns the current number.
+    ///
+    /// Costs *(lag + 1) × k* operation applications and one [`Container::update`], or a
+    /// full copy when no recycled version is within the log's reach (module docs, "What it
+    /// costs"). Never waits for a reader.
+    ///
+    /// # Panics
+    ///
+    /// If an operation's [`Absorb`] method panics, the panic propagates and nothing is
+    /// published: readers keep the previous version, the pending batch is dropped, and the
+    /// version being prepared goes back to the pool marked for a full copy. The writer
+    /// stays usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{Logged, LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::new(HashMap::new());
+    /// w.append(MapOp::Insert("k", 1));
+    /// assert_eq!(w.publish(), 1);
+    /// assert_eq!(w.publish(), 1); // nothing pending
+    /// w.append(MapOp::Insert("k", 2));
+    /// assert_eq!(w.publish(), 2);
+    /// let now = w.container().acquire();
+    /// assert_eq!((now["k"], Logged::seq(&now)), (2, 2));
+    /// ```
+    pub fn publish(&mut self) -> u64 {
+        if self.pending.is_empty() {
+            return self.head;
+        }
+        let LogWriter {
+            container,
+            log,
+            pending,
+            head,
+            base,
+            versions,
+            max_log_ops,
+            stats,
+        } = self;
+        // Taken out for the call: if an operation panics, the batch is dropped with it
+        // rather than left to panic again at the next publish.
+        let mut batch = std::mem::take(pending);
+        let mut next = container.get_new();
+        let had = next.seq;
+        // This version is the writer's now: the log no longer keeps anything for it.
+        if let Ok(at) = versions.binary_search(&had) {
+            versions.remove(at);
+        }
+        // Until it is whole again: should an operation panic, the version goes back to the
+        // pool marked for a full copy, not with half a batch applied.
+        next.seq = UNSYNCED;
+        let from = if had == UNSYNCED || had < *base {
+            // A full copy of the current version, then whatever it lacks. The current
+            // version is normally at `head`; it is older only if someone published into
+            // the container around the writer (module docs).
+            let current = container.acquire();
+            next.value.sync_from(&current.value);
+            stats.full_syncs += 1;
+            current.seq
+        } else {
+            had
+        };
+        // Replay (from, head]. Operations of batches no other version lacks (numbered at
+        // most `others`: every other version holds them) are applied for the last time, by
+        // value, and leave the log.
+        let others = versions.front().copied().unwrap_or(*head);
+        while let Some(&(n, _)) = log.front() {
+            if n > others {
+                break;
+            }
+            let (n, op) = log.pop_front().expect("front was just seen");
+            if n > from {
+                next.value.absorb_owned(op);
+                stats.applied += 1;
+            }
+            *base = (*base).max(n);
+        }
+        let start = log.partition_point(|&(n, _)| n <= from);
+        for (_, op) in log.range(start..) {
+            next.value.absorb(op);
+            stats.applied += 1;
+        }
+        // The new batch: every other version lacks it, so it is applied by reference and
+        // logged.
+        let seq = *head + 1;
+        for op in &batch {
+            next.value.absorb(op);
+        }
+        stats.applied += batch.len() as u64;
+        stats.appended += batch.len() as u64;
+        log.extend(batch.drain(..).map(|op| (seq, op)));
+        *pending = batch;
+        next.seq = seq;
+        container.update(next);
+        // The version just replaced (numbered `head`) may come back from the pool.
+        versions.push_back(*head);
+        *head = seq;
+        stats.publishes += 1;
+        // Bound the log: drop the oldest batches (never the current one), and forget the
+        // versions that lacked them; those get a full copy if they come back.
+        while log.len() > *max_log_ops {
+            match log.front() {
+                Some(&(n, _)) if n < seq => {
+                    log.pop_front();
+                    stats.truncated += 1;
+                    *base = (*base).max(n);
+                }
+                _ => break,
+            }
+        }
+        while versions.front().is_some_and(|&v| v < *base) {
+            versions.pop_front();
+        }
+        seq
+    }
+
+    /// What the writer did so far, and the log's size now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::new(Vec::new());
+    /// for i in 0..10 {
+    ///     w.append(VecOp::Push(i));
+    ///     w.publish();
+    /// }
+    /// let stats = w.stats();
+    /// assert_eq!((stats.publishes, stats.appended), (10, 10));
+    /// assert!(stats.full_syncs >= 1); // the pool's first extra version
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> LogStats {
+        LogStats {
+            log_len: self.log.len(),
+            versions: self.versions.len(),
+            ..self.stats
+        }
+    }
+}
+
+impl<T, O> fmt::Debug for LogWriter<T, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("seq", &self.head)
+            .field("pending", &self.pending.len())
+            .field("log_len", &self.log.len())
+            .field("versions", &self.versions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for LogBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogBuilder")
+            .field("max_log_ops", &self.max_log_ops)
+            .field("max_idle", &self.max_idle)
+            .finish_non_exhaustive()
+    }
+}

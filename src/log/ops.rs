@@ -1,0 +1,336 @@
+//! Ready-made operations for std's collections and for [`Recycled`] hash maps.
+//!
+//! Each overwrite goes through `clone_from` on the value already there, so a recycled
+//! version reuses its own buffers: a `String` or a `Vec<String>` overwritten by one of no
+//! greater length allocates nothing. The last version to apply an operation takes its data
+//! by value instead.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasher, Hash};
+
+use super::Absorb;
+use crate::arena::{Arena, RecycleCopy, Recycled};
+
+/// An operation on a map: for `HashMap`, `BTreeMap` and `Recycled<HashMap>` under a
+/// [`LogWriter`](super::LogWriter).
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::log::{LogWriter, MapOp};
+///
+/// let mut w = LogWriter::new(HashMap::new());
+/// w.extend([MapOp::Insert("a", 1), MapOp::Insert("b", 2), MapOp::Remove("a")]);
+/// w.publish();
+/// assert_eq!(*w.container().acquire(), HashMap::from([("b", 2)]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapOp<K, V> {
+    /// Inserts the entry, or overwrites the value of an existing key (in place, with
+    /// `clone_from`).
+    Insert(K, V),
+    /// Removes the key's entry, if any.
+    Remove(K),
+    /// Removes every entry (keeping the map's capacity).
+    Clear,
+}
+
+/// An operation on a set: for `HashSet` and `BTreeSet` under a
+/// [`LogWriter`](super::LogWriter).
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeSet;
+/// use poolswap::log::{LogWriter, SetOp};
+///
+/// let mut w = LogWriter::new(BTreeSet::new());
+/// w.extend([SetOp::Insert(3), SetOp::Insert(1), SetOp::Remove(3)]);
+/// w.publish();
+/// assert!(w.container().acquire().iter().eq([&1]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetOp<T> {
+    /// Adds the value.
+    Insert(T),
+    /// Removes the value, if present.
+    Remove(T),
+    /// Removes every value (keeping the set's capacity).
+    Clear,
+}
+
+/// An operation on a `Vec` under a [`LogWriter`](super::LogWriter).
+///
+/// Operations that name an index past the end do nothing (every version applies them
+/// alike), rather than panic while publishing.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::log::{LogWriter, VecOp};
+///
+/// let mut w = LogWriter::new(vec![10, 20, 30]);
+/// w.extend([VecOp::Set(0, 11), VecOp::Pop, VecOp::Push(40), VecOp::Set(9, 0)]);
+/// w.publish();
+/// assert_eq!(*w.container().acquire(), vec![11, 20, 40]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VecOp<T> {
+    /// Appends the value.
+    Push(T),
+    /// Removes the last value, if any.
+    Pop,
+    /// Overwrites the value at the index (in place, with `clone_from`); nothing past the
+    /// end.
+    Set(usize, T),
+    /// Shortens the vector to this length (nothing if it is not longer).
+    Truncate(usize),
+    /// Removes every value (keeping the capacity).
+    Clear,
+}
+
+/// Inserts, or overwrites in place with `clone_from`; `clone_from` of a `HashMap` keeps
+/// the table (hashbrown reuses it when the bucket counts agree) for full copies.
+impl<K, V, S> Absorb<MapOp<K, V>> for HashMap<K, V, S>
+where
+    K: Eq + Hash + Clone,
+    V: Clone,
+    S: BuildHasher + Clone,
+{
+    fn absorb(&mut self, op: &MapOp<K, V>) {
+        match op {
+            MapOp::Insert(k, v) => match self.get_mut(k) {
+                Some(old) => old.clone_from(v),
+                None => {
+                    self.insert(k.clone(), v.clone());
+                }
+            },
+            MapOp::Remove(k) => {
+                self.remove(k);
+            }
+            MapOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: MapOp<K, V>) {
+        match op {
+            MapOp::Insert(k, v) => match self.get_mut(&k) {
+                Some(old) => *old = v,
+                None => {
+                    self.insert(k, v);
+                }
+            },
+            MapOp::Remove(k) => {
+                self.remove(&k);
+            }
+            MapOp::Clear => self.clear(),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        self.clone_from(src);
+    }
+}
+
+/// As for `HashMap`.
+impl<K, V> Absorb<MapOp<K, V>> for BTreeMap<K, V>
+where
+    K: Ord + Clone,
+    V: Clone,
+{
+    fn absorb(&mut self, op: &MapOp<K, V>) {
+        match op {
+            MapOp::Insert(k, v) => match self.get_mut(k) {
+                Some(old) => old.clone_from(v),
+                None => {
+                    self.insert(k.clone(), v.clone());
+                }
+            },
+            MapOp::Remove(k) => {
+                self.remove(k);
+            }
+            MapOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: MapOp<K, V>) {
+        match op {
+            MapOp::Insert(k, v) => match self.get_mut(&k) {
+                Some(old) => *old = v,
+                None => {
+                    self.insert(k, v);
+                }
+            },
+            MapOp::Remove(k) => {
+                self.remove(&k);
+            }
+            MapOp::Clear => self.clear(),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        self.clone_from(src);
+    }
+}
+
+/// Inserting a value already present keeps the old one, as `HashSet::insert` does.
+impl<T, S> Absorb<SetOp<T>> for HashSet<T, S>
+where
+    T: Eq + Hash + Clone,
+    S: BuildHasher + Clone,
+{
+    fn absorb(&mut self, op: &SetOp<T>) {
+        match op {
+            SetOp::Insert(v) => {
+                if !self.contains(v) {
+                    self.insert(v.clone());
+                }
+            }
+            SetOp::Remove(v) => {
+                self.remove(v);
+            }
+            SetOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: SetOp<T>) {
+        match op {
+            SetOp::Insert(v) => {
+                self.insert(v);
+            }
+            op => self.absorb(&op),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        self.clone_from(src);
+    }
+}
+
+/// As for `HashSet`.
+impl<T: Ord + Clone> Absorb<SetOp<T>> for BTreeSet<T> {
+    fn absorb(&mut self, op: &SetOp<T>) {
+        match op {
+            SetOp::Insert(v) => {
+                if !self.contains(v) {
+                    self.insert(v.clone());
+                }
+            }
+            SetOp::Remove(v) => {
+                self.remove(v);
+            }
+            SetOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: SetOp<T>) {
+        match op {
+            SetOp::Insert(v) => {
+                self.insert(v);
+            }
+            op => self.absorb(&op),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        self.clone_from(src);
+    }
+}
+
+/// `Set` overwrites in place with `clone_from`; `sync_from` is `Vec::clone_from`, which
+/// keeps the buffer and clones into the elements already there.
+impl<T: Clone> Absorb<VecOp<T>> for Vec<T> {
+    fn absorb(&mut self, op: &VecOp<T>) {
+        match op {
+            VecOp::Push(v) => self.push(v.clone()),
+            VecOp::Pop => {
+                self.pop();
+            }
+            VecOp::Set(at, v) => {
+                if let Some(old) = self.get_mut(*at) {
+                    old.clone_from(v);
+                }
+            }
+            VecOp::Truncate(len) => self.truncate(*len),
+            VecOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: VecOp<T>) {
+        match op {
+            VecOp::Push(v) => self.push(v),
+            VecOp::Set(at, v) => {
+                if let Some(old) = self.get_mut(at) {
+                    *old = v;
+                }
+            }
+            op => self.absorb(&op),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        self.clone_from(src);
+    }
+}
+
+/// A recycling copy of `src` made from `arena`'s spare values: one big enough, if one of
+/// the last few recycled is ([`Arena::take_fitting`]).
+fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
+    let mut out: T = arena.take_fitting(src.copy_bytes());
+    out.copy_from_in(src, arena);
+    out
+}
+
+/// With the value's arena: a new entry's key and value are recycling copies taken from the
+/// arena, an overwrite copies into the old value's buffers, and a removed entry's key and
+/// value go back to the arena. Inserts balanced by removals therefore allocate nothing
+/// once the arena holds enough buffers. `sync_from` is [`Recycled::copy_from`].
+impl<K, V, S> Absorb<MapOp<K, V>> for Recycled<HashMap<K, V, S>>
+where
+    K: RecycleCopy + Default + Eq + Hash,
+    V: RecycleCopy + Default,
+    S: BuildHasher + Send + Sync + 'static,
+{
+    fn absorb(&mut self, op: &MapOp<K, V>) {
+        let (map, arena) = Recycled::parts_mut(self);
+        match op {
+            MapOp::Insert(k, v) => match map.get_mut(k) {
+                Some(old) => old.copy_from_in(v, arena),
+                None => {
+                    let k = copied(k, arena);
+                    let v = copied(v, arena);
+                    map.insert(k, v);
+                }
+            },
+            MapOp::Remove(k) => {
+                if let Some((k, v)) = map.remove_entry(k) {
+                    arena.recycle(k);
+                    arena.recycle(v);
+                }
+            }
+            MapOp::Clear => self.clear(),
+        }
+    }
+
+    fn absorb_owned(&mut self, op: MapOp<K, V>) {
+        let (map, arena) = Recycled::parts_mut(self);
+        match op {
+            MapOp::Insert(k, v) => match map.get_mut(&k) {
+                Some(old) => {
+                    let old = std::mem::replace(old, v);
+                    arena.recycle(old);
+                    arena.recycle(k);
+                }
+                None => {
+                    map.insert(k, v);
+                }
+            },
+            op => self.absorb(&op),
+        }
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        Recycled::copy_from(self, src);
+    }
+}

@@ -1,0 +1,328 @@
+//! The change log (`poolswap::log`) against a sequential reference: every published
+//! version equals the reference at its batch number, whatever versions readers hold, how
+//! far the log is truncated, or which versions need a full copy.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use poolswap::log::{Absorb, LogWriter, Logged, MapOp, SetOp, VecOp};
+use poolswap::{Guard, Recycled};
+use proptest::prelude::*;
+
+/// One step of a random run.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Append these operations (key, value; `None` removes) and publish them.
+    Batch(Vec<(u8, Option<u16>)>),
+    /// A reader acquires the current version and keeps its guard.
+    Hold,
+    /// A reader drops the guard at this index (modulo the number held).
+    Release(usize),
+    /// Append a clear and publish.
+    Clear,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => prop::collection::vec((0u8..24, prop::option::weighted(0.7, any::<u16>())), 0..6)
+            .prop_map(Step::Batch),
+        2 => Just(Step::Hold),
+        2 => any::<usize>().prop_map(Step::Release),
+        1 => Just(Step::Clear),
+    ]
+}
+
+type Map = HashMap<u8, String>;
+
+/// Runs `steps` on a writer whose log keeps at most `max_log_ops` operations, checking every
+/// version a reader can see against the reference history.
+fn run<T>(mut writer: LogWriter<T, MapOp<u8, String>>, steps: &[Step], view: impl Fn(&T) -> Map)
+where
+    T: Absorb<MapOp<u8, String>> + Default + Send + Sync + 'static,
+{
+    // history[n]: the table after batch n.
+    let mut history: Vec<Map> = vec![Map::new()];
+    let mut held: Vec<Guard<Logged<T>>> = Vec::new();
+    let check = |g: &Guard<Logged<T>>, history: &[Map]| {
+        let n = Logged::seq(g) as usize;
+        assert_eq!(
+            view(g),
+            history[n],
+            "version {n} differs from the reference"
+        );
+    };
+    for step in steps {
+        match step {
+            Step::Batch(ops) => {
+                let mut next = history.last().unwrap().clone();
+                for &(k, v) in ops {
+                    match v {
+                        Some(v) => {
+                            let v = format!("v{v}");
+                            next.insert(k, v.clone());
+                            writer.append(MapOp::Insert(k, v));
+                        }
+                        None => {
+                            next.remove(&k);
+                            writer.append(MapOp::Remove(k));
+                        }
+                    }
+                }
+                let before = writer.container().acquire();
+                let n = writer.publish();
+                if ops.is_empty() {
+                    assert_eq!(
+                        n,
+                        Logged::seq(&before),
+                        "an empty publish publishes nothing"
+                    );
+                } else {
+                    assert_eq!(n as usize, history.len(), "batches are numbered in order");
+                    history.push(next);
+                }
+            }
+            Step::Clear => {
+                writer.append(MapOp::Clear);
+                writer.publish();
+                history.push(Map::new());
+            }
+            Step::Hold => held.push(writer.container().acquire()),
+            Step::Release(i) => {
+                if !held.is_empty() {
+                    let i = i % held.len();
+                    let g = held.swap_remove(i);
+                    check(&g, &history);
+                }
+            }
+        }
+        let now = writer.container().acquire();
+        assert_eq!(Logged::seq(&now) as usize, history.len() - 1);
+        check(&now, &history);
+        for g in &held {
+            check(g, &history);
+        }
+    }
+    let stats = writer.stats();
+    assert!(stats.log_len <= steps.len() * 6 + 1);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Plain `HashMap`, with logs from "keeps one operation" (nearly every recycled
+    /// version needs a full copy) to "keeps everything".
+    #[test]
+    fn hash_map_versions_match_the_reference(
+        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
+    ) {
+        let writer = LogWriter::builder(Map::new()).max_log_ops(max_log_ops).build();
+        run(writer, &steps, |m: &Map| m.clone());
+    }
+
+    /// The arena-backed map: removed entries are recycled, new ones built from the arena.
+    #[test]
+    fn recycled_map_versions_match_the_reference(
+        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
+    ) {
+        let writer = LogWriter::builder(Recycled::new(Map::new())).max_log_ops(max_log_ops).build();
+        run(writer, &steps, |m: &Recycled<Map>| (**m).clone());
+    }
+}
+
+/// A reader that holds a guard across many publishes keeps its version, and the version
+/// comes back (after the log moved past it) with a full copy, not stale contents.
+#[test]
+fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
+    let mut w = LogWriter::builder(BTreeMap::new()).max_log_ops(4).build();
+    w.append(MapOp::Insert(0, 0));
+    w.publish();
+    let held = w.container().acquire();
+    for i in 1..50 {
+        w.append(MapOp::Insert(i, i));
+        w.publish();
+    }
+    assert_eq!(Logged::seq(&held), 1);
+    assert_eq!(**held, BTreeMap::from([(0, 0)]));
+    let syncs = w.stats().full_syncs;
+    drop(held);
+    poolswap::reclaim();
+    // Publish until the held version has been reused: each publish takes the most recent
+    // version back, so keep several out at once to reach it.
+    let guards: Vec<_> = (50..60)
+        .map(|i| {
+            let g = w.container().acquire();
+            w.append(MapOp::Insert(i, i));
+            w.publish();
+            g
+        })
+        .collect();
+    drop(guards);
+    let now = w.container().acquire();
+    assert_eq!(now.len(), 60);
+    assert!((0..60).all(|i| now[&i] == i));
+    assert!(w.stats().truncated > 0, "the log was truncated");
+    assert!(w.stats().full_syncs >= syncs, "{:?}", w.stats());
+}
+
+/// With one reader that lets go at once, two versions alternate: each operation is applied
+/// twice (once by reference, once by value), and the log holds one batch.
+#[test]
+fn two_alternating_versions_apply_each_operation_twice() {
+    let mut w = LogWriter::new(HashMap::new());
+    for i in 0..100u32 {
+        w.extend([MapOp::Insert(i % 7, i), MapOp::Remove((i + 3) % 7)]);
+        w.publish();
+        poolswap::reclaim();
+    }
+    let stats = w.stats();
+    assert_eq!(stats.publishes, 100);
+    assert_eq!(stats.appended, 200);
+    // The first publish copies the initial version into a new one (no replay); after that,
+    // every operation is applied by the version that publishes it and by the other one.
+    assert_eq!(stats.full_syncs, 1, "{stats:?}");
+    assert!(stats.applied <= 2 * stats.appended, "{stats:?}");
+    assert!(stats.applied >= 2 * stats.appended - 2, "{stats:?}");
+    assert_eq!(stats.log_len, 2, "{stats:?}");
+    assert_eq!(stats.versions, 1, "{stats:?}");
+}
+
+/// Readers see every operation of a batch or none: each batch moves one unit between two
+/// accounts, so every version's total is the same.
+#[test]
+fn readers_see_whole_batches() {
+    const ACCOUNTS: u32 = 8;
+    let total = 1_000u64 * u64::from(ACCOUNTS);
+    let mut w = LogWriter::new(
+        (0..ACCOUNTS)
+            .map(|a| (a, 1_000u64))
+            .collect::<BTreeMap<_, _>>(),
+    );
+    let stop = AtomicBool::new(false);
+    let publishes = if cfg!(miri) { 30 } else { 20_000 };
+    thread::scope(|s| {
+        for _ in 0..2 {
+            let table = Arc::clone(w.container());
+            let stop = &stop;
+            s.spawn(move || {
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) || reads == 0 {
+                    let now = table.acquire();
+                    assert_eq!(
+                        now.values().sum::<u64>(),
+                        total,
+                        "a torn batch at {}",
+                        Logged::seq(&now)
+                    );
+                    reads += 1;
+                }
+            });
+        }
+        let mut state: BTreeMap<u32, u64> = (0..ACCOUNTS).map(|a| (a, 1_000)).collect();
+        for i in 0..publishes {
+            let from = i % ACCOUNTS;
+            let to = (i * 7 + 3) % ACCOUNTS;
+            if from == to {
+                continue;
+            }
+            let (a, b) = (state[&from] - 1, state[&to] + 1);
+            state.insert(from, a);
+            state.insert(to, b);
+            w.extend([MapOp::Insert(from, a), MapOp::Insert(to, b)]);
+            w.publish();
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(**w.container().acquire(), state);
+    });
+}
+
+/// An operation that panics publishes nothing, and the writer goes on.
+#[test]
+fn a_panicking_operation_publishes_nothing() {
+    #[derive(Default, Clone, Debug, PartialEq)]
+    struct Strict(Vec<u32>);
+    enum Op {
+        Push(u32),
+        Boom,
+    }
+    impl Absorb<Op> for Strict {
+        fn absorb(&mut self, op: &Op) {
+            match op {
+                Op::Push(v) => self.0.push(*v),
+                Op::Boom => panic!("boom"),
+            }
+        }
+        fn sync_from(&mut self, src: &Strict) {
+            self.0.clone_from(&src.0);
+        }
+    }
+    let mut w = LogWriter::new(Strict::default());
+    w.append(Op::Push(1));
+    w.publish();
+    w.append(Op::Push(2));
+    w.append(Op::Boom);
+    let r = panic::catch_unwind(AssertUnwindSafe(|| w.publish()));
+    assert!(r.is_err());
+    assert_eq!(w.pending(), 0, "the failed batch is dropped");
+    assert_eq!(**w.container().acquire(), Strict(vec![1]));
+    for v in 3..10 {
+        w.append(Op::Push(v));
+        w.publish();
+        poolswap::reclaim();
+    }
+    assert_eq!(
+        **w.container().acquire(),
+        Strict(vec![1, 3, 4, 5, 6, 7, 8, 9])
+    );
+}
+
+#[test]
+fn ready_made_set_and_vec_operations() {
+    let mut set = LogWriter::new(std::collections::HashSet::new());
+    let mut vec = LogWriter::new(Vec::new());
+    for i in 0..20u32 {
+        set.extend([SetOp::Insert(i), SetOp::Remove(i / 2)]);
+        set.publish();
+        vec.extend([VecOp::Push(i), VecOp::Set(0, i)]);
+        if i % 5 == 4 {
+            vec.append(VecOp::Pop);
+        }
+        vec.publish();
+    }
+    let set_now = set.container().acquire();
+    let expected: std::collections::HashSet<u32> = (0..20).filter(|&i| i > 9).collect();
+    assert_eq!(**set_now, expected);
+    let vec_now = vec.container().acquire();
+    let mut expected: Vec<u32> = Vec::new();
+    for i in 0..20u32 {
+        expected.push(i);
+        expected[0] = i;
+        if i % 5 == 4 {
+            expected.pop();
+        }
+    }
+    assert_eq!(**vec_now, expected);
+    vec.extend([VecOp::Truncate(2), VecOp::Set(5, 0)]);
+    vec.publish();
+    assert_eq!(**vec.container().acquire(), expected[..2]);
+}
+
+#[test]
+fn the_writer_is_send_and_debug() {
+    fn is_send<T: Send>(_: &T) {}
+    let w: LogWriter<HashMap<String, String>, MapOp<String, String>> =
+        LogWriter::new(HashMap::new());
+    is_send(&w);
+    let debug = format!("{w:?}");
+    assert!(debug.starts_with("LogWriter"), "{debug}");
+    let g = w.container().acquire();
+    assert_eq!(format!("{:?}", *g), "Logged { seq: 0, value: {} }");
+}

@@ -1,0 +1,116 @@
+//! Loom models of the change log (`poolswap::log`): a writer replays and publishes batches
+//! on recycled versions while readers hold, read and drop guards on other threads.
+//!
+//! Run with:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_log
+//! ```
+//!
+//! Every version is a `Vec<usize>` that batch `n` extends with `n`, so the version numbered
+//! `s` must be exactly `[1, 2, ..., s]`: a reader that sees anything else saw a version
+//! while the writer replayed onto it (loom's `UnsafeCell` tracking would also report the
+//! race itself), or a replay that skipped or repeated a batch.
+#![cfg(loom)]
+
+use loom::thread;
+use poolswap::log::{LogWriter, Logged, VecOp};
+use poolswap::Cache;
+
+type Writer = LogWriter<Vec<usize>, VecOp<usize>>;
+
+/// Runs a model with at most `bound` preemptions (or fewer, if `LOOM_MAX_PREEMPTIONS` says
+/// so).
+fn bounded(bound: usize, f: impl Fn() + Send + Sync + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.min(bound)));
+    builder.check(f);
+}
+
+/// Checks that `version` holds exactly the batches up to its number.
+fn check(version: &Logged<Vec<usize>>) {
+    let seq = Logged::seq(version) as usize;
+    assert!(
+        version.iter().copied().eq(1..=seq),
+        "version {seq} holds {:?}",
+        **version
+    );
+}
+
+/// Publishes batch `n`.
+fn publish(w: &mut Writer, n: usize) {
+    w.append(VecOp::Push(n));
+    assert_eq!(w.publish(), n as u64);
+}
+
+/// A reader acquires while the writer publishes three batches: the third takes back the
+/// version the reader may still hold (if its guard is gone) and replays onto it.
+#[test]
+fn replay_vs_guard_on_the_version_being_recycled() {
+    bounded(3, || {
+        let mut w: Writer = LogWriter::new(Vec::new());
+        publish(&mut w, 1);
+        let table = w.container().clone();
+        let reader = thread::spawn(move || {
+            let g = table.acquire();
+            check(&g);
+            drop(g);
+            let g = table.acquire();
+            check(&g);
+        });
+        for n in 2..=3 {
+            publish(&mut w, n);
+        }
+        reader.join().unwrap();
+        check(&w.container().acquire());
+    });
+}
+
+/// A reader's `Cache` reloads across publishes and never sees a version being replayed.
+#[test]
+fn publish_vs_cache() {
+    bounded(3, || {
+        let mut w: Writer = LogWriter::new(Vec::new());
+        let table = w.container().clone();
+        let reader = thread::spawn(move || {
+            let mut cache = Cache::new(table);
+            let first = cache.load().len();
+            check_slice(cache.load());
+            let second = cache.load().len();
+            assert!(first <= second, "the cache went back in time");
+        });
+        publish(&mut w, 1);
+        publish(&mut w, 2);
+        reader.join().unwrap();
+    });
+}
+
+/// `Cache::load` gives `&Logged<..>`; its contents are checked like a guard's.
+fn check_slice(v: &Logged<Vec<usize>>) {
+    check(v);
+}
+
+/// With a log that keeps nothing past the current batch, a version held by a reader across
+/// publishes comes back too old to replay and is copied whole: the reader's version stays
+/// intact while the writer truncates the log and copies.
+#[test]
+fn truncation_vs_a_held_version() {
+    bounded(2, || {
+        let mut w: Writer = LogWriter::builder(Vec::new()).max_log_ops(0).build();
+        publish(&mut w, 1);
+        let table = w.container().clone();
+        let reader = thread::spawn(move || {
+            let g = table.acquire();
+            check(&g);
+            thread::yield_now();
+            check(&g);
+        });
+        for n in 2..=3 {
+            publish(&mut w, n);
+        }
+        reader.join().unwrap();
+        let now = w.container().acquire();
+        check(&now);
+        assert_eq!(Logged::seq(&now), 3);
+    });
+}
