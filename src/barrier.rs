@@ -3,16 +3,15 @@
 //!
 //! The hazard-slot protocol (`hazard.rs`) needs, on both sides, "my store, then a full
 //! barrier, then my load" (the store-buffering pattern). Readers run it on every `acquire`,
-//! writers once per update. An asymmetric barrier moves the whole cost to the rare side:
+//! reclaimers once per reclamation pass. An asymmetric barrier moves the whole cost to the rare side:
 //!
 //! | mode | [`light`] (reader) | [`heavy`] (writer, collector) |
 //! |---|---|---|
 //! | `Membarrier` (Linux, registered and fast) | compiler fence: no instruction | `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: an IPI to every CPU running a thread of this process, ~0.3-12 µs |
 //! | `Fence` (elsewhere, loom, Miri, or chosen) | `fence(SeqCst)` (one locked instruction on x86-64) | `fence(SeqCst)` |
 //!
-//! A guard drop has a barrier of its own, [`light_on_drop`]: a compiler fence in both
-//! modes, which orders against [`heavy`] only in `Membarrier` mode (it serves liveness
-//! only; see there).
+//! A guard drop takes no barrier in either mode: it is one `Release` store, and readers
+//! never reclaim (`hazard.rs`, "Guard drop").
 //!
 //! `membarrier` guarantees that every thread running at the time executes a full barrier
 //! before the call returns, so a light barrier (which keeps the compiler from reordering)
@@ -51,9 +50,7 @@ use loom::sync::atomic::fence;
 pub enum BarrierMode {
     /// `fence(SeqCst)` for readers and writers: one locked instruction per `acquire` on
     /// x86-64; a guard drop takes none. Used where `membarrier` is missing or slow, under
-    /// Miri, and when `POOLSWAP_BARRIER=fence` is set. In a rare race between a guard drop
-    /// and a collection, a retired version then waits for the next collection instead of
-    /// being recycled at once (see [`reclaim`](crate::reclaim)).
+    /// Miri, and when `POOLSWAP_BARRIER=fence` is set.
     Fence,
     /// A compiler fence for readers (no instruction) and
     /// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` for writers (Linux).
@@ -116,48 +113,6 @@ pub(crate) fn light() {
         }
     }
     fence(Ordering::SeqCst);
-}
-
-/// A guard drop's barrier, between emptying its slot and looking at the slot's `help` flag.
-///
-/// Safety never rests on it (a collector that sees the slot still full keeps the version);
-/// it only makes sure that a collector racing with the drop and the dropper cannot *both*
-/// miss each other, so that the version is recycled by one of them at once. It is a
-/// compiler fence in both modes: no instruction, and no load of the mode. In `Membarrier`
-/// mode that is all it takes to order against [`heavy`], and the guarantee holds. In
-/// `Fence` mode it orders nothing against other threads: that would take a
-/// `fence(SeqCst)`, which measured nearly half of a read (`POOLSWAP_BARRIER=fence cargo
-/// bench --bench read`, rows `read/poolswap-fence`, a build with the fence against one
-/// without, run alternately; `git log src/barrier.rs` has the figures). Without one, the
-/// version, in that rare race, waits on the retired list for the next collection (the next
-/// update of any container, the next drop of a guard in the same slot, or
-/// [`crate::reclaim`]). See `hazard.rs`, "Guard drop".
-#[inline(always)]
-pub(crate) fn light_on_drop() {
-    #[cfg(not(loom))]
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    #[cfg(loom)]
-    {
-        if loom_model::MEMBARRIER_DROP.with(std::cell::Cell::get) {
-            fence(Ordering::SeqCst);
-        }
-    }
-}
-
-/// Under loom, which mode's guard drop the models check (see [`light_on_drop`]). Both
-/// [`light`] and [`heavy`] are `fence(SeqCst)` in either case; what differs is the drop:
-/// `Membarrier` mode's compiler fence orders against a heavy barrier as a `fence(SeqCst)`
-/// would, `Fence` mode's drop has none.
-#[cfg(loom)]
-pub(crate) mod loom_model {
-    use std::cell::Cell;
-
-    std::thread_local! {
-        /// A std thread-local on purpose: loom runs every thread of a model as a coroutine
-        /// on the test's OS thread, so this is per model (per test), not per model thread.
-        /// `false` (the default): `Fence` mode's drop.
-        pub(crate) static MEMBARRIER_DROP: Cell<bool> = const { Cell::new(false) };
-    }
 }
 
 /// The deciding side: a full barrier on the calling thread and, in `Membarrier` mode, on

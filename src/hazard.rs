@@ -1,16 +1,19 @@
 //! Hazard slots: how a reader protects a version without writing a shared cache line, and
-//! how retired versions wait until no reader can still be reading them.
+//! how retired versions wait, off every reader's path, until no reader can still be
+//! reading them.
 //!
 //! # Slots
 //!
 //! Each thread that reads gets a [`Block`] of [`SLOTS`] slots, on its own cache lines, from
 //! a process-wide domain. Blocks are never freed: when a thread exits, its block goes back
-//! to the domain and a new thread may take it over, skipping any slot still held by a guard
-//! that outlived its thread. A slot holds the address of the node it protects, or null.
-//! Only the block's owner thread fills an empty slot; whoever drops the guard (any thread)
-//! empties it. Nobody else writes a slot's address: a writer never pays, converts or clears
-//! a reader's protection, so a stale address in a slot only delays recycling (the
-//! address-reuse bugs of debt schemes, arc-swap #156 and #210, cannot happen here).
+//! to the domain and a new thread may take it over. A slot holds the address of the node it
+//! protects, or null. Only the block's owner thread fills an empty slot; whoever drops the
+//! guard (any thread) empties it. Nobody else writes a slot: a reclaimer never pays,
+//! converts or clears a reader's protection, so a stale address in a slot only delays
+//! recycling (the address-reuse bugs of debt schemes, arc-swap #156 and #210, cannot
+//! happen here). A block that an exited thread gave back with a slot still full (a guard
+//! that outlived its thread, or one that was `mem::forget`-ten) is handed to a new thread
+//! only when no clean block is free: a new block is made instead.
 //!
 //! # Reader (`Container::acquire`)
 //!
@@ -21,41 +24,37 @@
 //!
 //! # Guard drop ([`clear`])
 //!
-//! Store null in the slot (`Release`), [`light_on_drop`], and look at the slot's `help`
-//! flag: a reclaimer sets it when this slot kept a retired version from being recycled. If
-//! set, the dropper runs [`reclaim`] itself. A dropped guard never touches its node again:
-//! once the slot is null, the node may be recycled and, if its pool has closed, freed.
-//!
-//! The barrier on this path buys liveness, not safety: a reclaimer that misses the emptied
-//! slot keeps the version. In `Membarrier` mode it is a compiler fence, ordered against the
-//! reclaimer's heavy barrier, so a reclaimer and a dropper racing on one slot cannot both
-//! miss each other (see "Reclaimer"): the version is recycled at once. In `Fence` mode the
-//! same compiler fence orders nothing against other threads (a `fence(SeqCst)` there
-//! measured nearly half of a read: see [`light_on_drop`]). Both may then miss (the null still in
-//! the dropper's store buffer when the reclaimer looks again, the flag not yet visible when
-//! the dropper looks), and the version waits on the retired list for the next reclamation
-//! that sees the null (a store becomes visible to other threads in bounded time on real
-//! machines; loom needs a join to promise it): the next update of any container, the next
-//! clear of this slot (its flag stays set), or [`crate::reclaim`]. The loom models check
-//! both modes' drops (`tests/loom.rs`).
+//! One `Release` store of null in the slot: no barrier, no lock, no system call, and no
+//! user code. A dropped guard never touches its node again: once the slot is null, the
+//! node may be recycled and, if its pool has closed, freed. Readers never reclaim: the
+//! version a guard kept from being recycled goes back at the next reclamation, which runs
+//! on a writer's thread (below).
 //!
 //! # Writer ([`retire`])
 //!
 //! After swapping a version out of its container, the writer hands the container's counted
-//! reference on it to the domain's *retired list* and runs [`reclaim`].
+//! reference on it to the domain's *retired list*. The list's reference keeps the version
+//! from being recycled by anyone but a reclaimer: a counted guard's drop only takes the
+//! count down to the list's one. The writer reclaims when the list holds
+//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next reclamation,
+//! which a pool getter that finds no idle object runs first ([`reclaim_pending`]: a writer
+//! whose next `get_new` would otherwise build an object gets the retired versions back
+//! instead). So an update usually makes no heavy barrier at all, and a reclamation serves
+//! every version retired since the last one (folly's hazptr and haphazard reclaim in
+//! amortised passes the same way).
 //!
 //! # Reclaimer ([`reclaim`])
 //!
-//! Under the domain lock: [`heavy`], then for each retired node, look at every slot of every
-//! block. A node no slot holds leaves the list, and its counted reference is dropped (if it
-//! was the last, the node goes back to its pool, as any last reference does). For each slot
-//! that holds a retired node, set its `help` flag; if any flag was newly set, [`heavy`] and
-//! look again, until a pass sets no new flag. Then every slot that still protects a retired
-//! node has its flag set *before* a heavy barrier, so in `Membarrier` mode its guard's
-//! [`clear`] sees the flag (if its drop barrier comes after that heavy one) or the pass saw
-//! the slot empty (if before); in `Fence` mode, see "Guard drop". New protections of a
-//! retired node are only transient (a reader that loaded the pointer before the swap, whose
-//! check then fails), at most one per thread, so the loop ends.
+//! Under the domain lock: [`heavy`], then one pass over every slot of every block that
+//! copies the non-null addresses into a sorted snapshot, then, for each retired node,
+//! a binary search of the snapshot. A node no slot holds whose count the reclaimer can
+//! take from one (the list's reference) to zero ([`Retired::claim`], a compare-and-swap:
+//! no counted guard holds it) leaves the list. Outside the lock, each node it claimed goes
+//! back to its pool ([`Retired::recycle`]: the pool's return path, which may drop the
+//! object). So a pass costs one heavy barrier, one load per slot and `O(log slots)` per
+//! retired node, whatever the number of threads and held versions; and a panic in one
+//! node's return (a `T::drop` that panics) does not stop the others: the pass finishes its
+//! batch, then resumes the panic on the thread that ran it.
 //!
 //! # Why a recycled node is never read
 //!
@@ -67,7 +66,9 @@
 //! the slot sees the reader's store (or a later one by the same slot, after the reader's
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
 //! the swap or something later, so not `p`, unless `p` was recycled and published anew
-//! since, which the reclaimer's decision has not yet allowed.
+//! since, which the reclaimer's decision has not yet allowed. A snapshot judges only the
+//! nodes retired before its heavy barrier: every node on the list when the pass takes the
+//! lock.
 //!
 //! # Orderings
 //!
@@ -75,23 +76,25 @@
 //!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
 //!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
 //!   on another thread and then refilled by its owner carries that thread's release on.
-//! - `help`: `Relaxed` both ways; the barriers around it order it (the reclaimer's store
-//!   precedes its heavy barrier, the guard's load follows its drop barrier, if any).
-//! - The retired list and the block list are under one lock; counted references use the
-//!   refcount's orderings.
+//! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the
+//!   release sequence of every counted guard's `Release` decrement.
+//! - The retired list and the block list are under one lock; the `pending` hint beside it
+//!   is `Relaxed` and only decides whether a getter takes the lock.
 //!
 //! Sources: Maged Michael, "Hazard Pointers: Safe Memory Reclamation for Lock-Free Objects"
-//! (IEEE TPDS 2004) for slots scanned before reclamation; folly's `hazptr` and Linux
-//! `membarrier(2)` for asymmetric barriers; arc-swap's per-thread debt nodes (never freed,
-//! reused after thread exit) for the block lifecycle.
+//! (IEEE TPDS 2004) for slots scanned before reclamation and the sorted snapshot of a scan;
+//! folly's `hazptr` (folly/synchronization/Hazptr.h) for amortised reclamation and
+//! asymmetric barriers with Linux `membarrier(2)`; arc-swap's per-thread debt nodes (never
+//! freed, reused after thread exit) for the block lifecycle.
 
 use std::cell::Cell;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-use crate::barrier::{heavy, light, light_on_drop};
+use crate::barrier::{heavy, light};
 use crate::registry;
-use crate::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Slots per thread. A thread holding more guards at once takes the counted fallback.
 #[cfg(not(loom))]
@@ -100,11 +103,15 @@ pub(crate) const SLOTS: usize = 8;
 #[cfg(loom)]
 pub(crate) const SLOTS: usize = 2;
 
-/// One hazard slot: the node it protects (null if none), and the reclaimer's request to
-/// reclaim when it is emptied.
+/// Retired versions at which [`retire`] reclaims by itself. Below it, retired versions wait
+/// for a pool getter that finds nothing idle ([`reclaim_pending`]), for the next version
+/// that reaches the threshold, or for [`reclaim`]. A bound on the versions an update-only
+/// writer (one that never gets objects from the pool) leaves waiting.
+pub(crate) const RECLAIM_THRESHOLD: usize = 8;
+
+/// One hazard slot: the node it protects, or null.
 pub(crate) struct Slot {
     node: AtomicPtr<()>,
-    help: AtomicBool,
 }
 
 /// A thread's slots, on cache lines of their own.
@@ -118,18 +125,49 @@ impl Block {
         Block {
             slots: std::array::from_fn(|_| Slot {
                 node: AtomicPtr::new(ptr::null_mut()),
-                help: AtomicBool::new(false),
             }),
         }
     }
+
+    /// Whether no slot of the block protects anything: a block fit for a new thread.
+    fn is_clean(&self) -> bool {
+        // Acquire: as in `free_slot` (a slot emptied on another thread).
+        self.slots
+            .iter()
+            .all(|slot| slot.node.load(Ordering::Acquire).is_null())
+    }
 }
 
-/// A retired node and how to drop the counted reference the retired list holds on it.
+/// A retired node and what a reclaimer does with it.
 #[derive(Clone, Copy)]
-struct Retired {
+pub(crate) struct Retired {
     node: NonNull<()>,
-    /// Drops one counted reference on `node` (and recycles it if that was the last).
-    release: unsafe fn(NonNull<()>),
+    /// Takes the node's count from one (the retired list's reference) to zero; `false`,
+    /// changing nothing, if a counted guard still holds it.
+    claim: unsafe fn(NonNull<()>) -> bool,
+    /// Returns a claimed node (count zero, owned by the caller) to its pool.
+    recycle: unsafe fn(NonNull<()>),
+}
+
+impl Retired {
+    /// A retired node with the two functions a reclaimer calls on it.
+    ///
+    /// # Safety
+    ///
+    /// `claim(node)` must take the node's count from one to zero and report whether it
+    /// did, and `recycle(node)` must give a node so claimed back to its pool; both may be
+    /// called on any thread while the node is on the retired list.
+    pub(crate) unsafe fn new(
+        node: NonNull<()>,
+        claim: unsafe fn(NonNull<()>) -> bool,
+        recycle: unsafe fn(NonNull<()>),
+    ) -> Retired {
+        Retired {
+            node,
+            claim,
+            recycle,
+        }
+    }
 }
 
 struct State {
@@ -138,12 +176,17 @@ struct State {
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
     owned: Vec<bool>,
+    /// Retired nodes, oldest first.
     retired: Vec<Retired>,
+    /// A reclamation's snapshot of the protected addresses, sorted; kept for its capacity.
+    protected: Vec<*mut ()>,
+    /// A reclamation's claimed nodes, recycled outside the lock; kept for its capacity.
+    claimed: Vec<Retired>,
 }
 
 // SAFETY: `Retired` holds node pointers whose counted references may be dropped on any
 // thread: nodes are `Send` (see `pool/node.rs`), and `Container` requires `T: Send + Sync`
-// before any node is retired.
+// before any node is retired. `protected` holds addresses only, never dereferenced.
 unsafe impl Send for State {}
 
 /// The process-wide set of blocks and retired nodes.
@@ -151,6 +194,9 @@ struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
     state: Mutex<State>,
+    /// `state.retired.len()` as of the last change, read without the lock to decide
+    /// whether a reclamation could return anything.
+    pending: AtomicUsize,
 }
 
 impl Domain {
@@ -160,10 +206,14 @@ impl Domain {
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
-                // Room for a burst of versions retired while guards hold them, made once:
-                // the list grows (allocates) only past its largest size so far.
-                retired: Vec::with_capacity(64),
+                // Room for the versions retired between reclamations and for a burst that
+                // guards hold, made once: the lists grow (allocate) only past their
+                // largest size so far.
+                retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                protected: Vec::new(),
+                claimed: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
             }),
+            pending: AtomicUsize::new(0),
         }
     }
 }
@@ -237,8 +287,8 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
         .find(|slot| slot.node.load(Ordering::Acquire).is_null())
 }
 
-/// Gives the calling thread a block on its first read: one that an exited thread gave
-/// back, or a new one (the thread's only allocation for reading).
+/// Gives the calling thread a block on its first read: a clean one that an exited thread
+/// gave back, or a new one (the thread's only allocation for reading).
 #[cold]
 #[inline(never)]
 fn claim_block() -> Option<&'static Block> {
@@ -248,7 +298,12 @@ fn claim_block() -> Option<&'static Block> {
     let block: &'static Block = {
         let mut state = domain().state.lock();
         let state = &mut *state;
-        let at = match state.owned.iter().position(|owned| !owned) {
+        // A block given back with a slot still full (a guard that outlived its thread, or
+        // a forgotten one) would leave the new owner fewer slots, perhaps none, for as
+        // long as that guard lives: take only a clean one, else make one.
+        let clean =
+            (0..state.blocks.len()).find(|&i| !state.owned[i] && state.blocks[i].is_clean());
+        let at = match clean {
             Some(at) => at,
             None => {
                 state.blocks.push(Box::new(Block::new()));
@@ -321,9 +376,16 @@ impl Slot {
         self.node.store(node.as_ptr(), Ordering::Release);
         light();
     }
+
+    /// Whether the slot protects `node` now; for the read path's assertions.
+    #[inline]
+    pub(crate) fn protects(&self, node: NonNull<()>) -> bool {
+        // Relaxed: a check by the thread that filled the slot (or was handed its guard).
+        self.node.load(Ordering::Relaxed) == node.as_ptr()
+    }
 }
 
-/// Drops the protection in `slot` (from any thread), and reclaims if a reclaimer asked.
+/// Drops the protection in `slot`, from any thread: one `Release` store.
 #[inline]
 pub(crate) fn clear(slot: &Slot) {
     // Relaxed: a check. The slot was filled by the guard that clears it (on this thread, or
@@ -335,98 +397,115 @@ pub(crate) fn clear(slot: &Slot) {
     );
     // Release: this guard's reads of the object happen-before a reclaimer that sees null.
     slot.node.store(ptr::null_mut(), Ordering::Release);
-    // Liveness only (module docs, "Guard drop"): no instruction in either mode.
-    light_on_drop();
-    // Relaxed: ordered by the barriers (module docs).
-    if slot.help.load(Ordering::Relaxed) {
-        help(slot);
-    }
 }
 
-#[cold]
-#[inline(never)]
-fn help(slot: &Slot) {
-    // Relaxed: a reclaimer that sets it again after this runs its own later checks.
-    slot.help.store(false, Ordering::Relaxed);
-    reclaim();
-}
-
-/// Hands the caller's counted reference on `node`, just swapped out of its container, to
-/// the retired list, then reclaims.
+/// Hands a node just swapped out of its container, with the container's counted reference
+/// on it, to the retired list; reclaims if the list reached [`RECLAIM_THRESHOLD`].
 ///
 /// # Safety
 ///
-/// The caller owns one counted reference on `node`, which is no longer any container's
-/// current version, and `release(node)` drops exactly that reference (on any thread).
-pub(crate) unsafe fn retire(node: NonNull<()>, release: unsafe fn(NonNull<()>)) {
-    reclaim_after(Some(Retired { node, release }));
+/// The node of `retired` is no longer any container's current version, and the caller
+/// hands over one counted reference on it, which the list keeps until a reclaimer claims
+/// the node.
+pub(crate) unsafe fn retire(retired: Retired) {
+    let mut state = domain().state.lock();
+    state.retired.push(retired);
+    let len = state.retired.len();
+    // Relaxed: a hint (see `Domain::pending`); the list itself is under the lock.
+    domain().pending.store(len, Ordering::Relaxed);
+    if len >= RECLAIM_THRESHOLD {
+        collect(state);
+    }
 }
 
-/// How many retired nodes a pass releases before it drops the lock to release them.
-const BATCH: usize = 8;
-
-/// Recycles every retired node that no slot protects (see the module docs). Never waits
-/// for a reader: protected nodes stay on the list.
-pub(crate) fn reclaim() {
-    reclaim_after(None);
+/// Recycles every retired node that no slot protects and no counted guard holds (see the
+/// module docs); returns how many. Never waits for a reader: held nodes stay on the list.
+pub(crate) fn reclaim() -> usize {
+    collect(domain().state.lock())
 }
 
-/// [`reclaim`], pushing `retired` onto the list first under the same lock (an update takes
-/// the domain lock once, not twice).
-fn reclaim_after(mut retired: Option<Retired>) {
-    loop {
-        let mut batch: [Option<Retired>; BATCH] = [None; BATCH];
-        let mut taken = 0;
-        let more = {
-            let mut state = domain().state.lock();
-            let state = &mut *state;
-            if let Some(retired) = retired.take() {
-                state.retired.push(retired);
-            }
-            if state.retired.is_empty() {
-                return;
-            }
-            loop {
-                heavy();
-                let mut flagged = false;
-                let mut at = 0;
-                while at < state.retired.len() && taken < BATCH {
-                    let node = state.retired[at].node;
-                    let mut held = false;
-                    for slot in state.blocks.iter().flat_map(|b| b.slots.iter()) {
-                        // Acquire: see the module docs.
-                        if slot.node.load(Ordering::Acquire) == node.as_ptr() {
-                            held = true;
-                            // Relaxed: ordered by the heavy barrier that follows.
-                            if !slot.help.swap(true, Ordering::Relaxed) {
-                                flagged = true;
-                            }
-                        }
-                    }
-                    if held {
-                        at += 1;
-                    } else {
-                        batch[taken] = Some(state.retired.swap_remove(at));
-                        taken += 1;
-                    }
-                }
-                if !flagged || taken == BATCH {
-                    break;
-                }
-            }
-            taken == BATCH
-        };
-        // Outside the lock: the last reference runs the pool's return path and perhaps a
-        // `T::drop`, which may read or update a container itself.
-        for retired in batch.iter().flatten() {
-            // SAFETY: the list owned this counted reference (see `retire`), and no slot
-            // protects the node: every guard that read it has cleared its slot.
-            unsafe { (retired.release)(retired.node) };
-        }
-        if !more {
-            return;
+/// [`reclaim`] if any node is retired: for a pool getter that found nothing idle, before
+/// it builds an object or waits. Returns how many nodes went back to their pools.
+pub(crate) fn reclaim_pending() -> usize {
+    if !has_pending() {
+        return 0;
+    }
+    reclaim()
+}
+
+/// Whether any node was retired and not yet reclaimed, as of a recent moment.
+#[inline]
+pub(crate) fn has_pending() -> bool {
+    // Relaxed: a hint. A stale zero at worst skips a reclamation that a later getter, the
+    // next threshold or `reclaim` runs; a stale non-zero costs a lock.
+    domain().pending.load(Ordering::Relaxed) != 0
+}
+
+/// A reclamation pass, holding the domain lock in `state` until it has decided.
+fn collect(mut state: MutexGuard<'_, State>) -> usize {
+    if state.retired.is_empty() {
+        return 0;
+    }
+    heavy();
+    let State {
+        blocks,
+        retired,
+        protected,
+        claimed,
+        ..
+    } = &mut *state;
+    protected.clear();
+    for slot in blocks.iter().flat_map(|b| b.slots.iter()) {
+        // Acquire: see the module docs.
+        let node = slot.node.load(Ordering::Acquire);
+        if !node.is_null() {
+            protected.push(node);
         }
     }
+    protected.sort_unstable();
+    let mut batch = std::mem::take(claimed);
+    retired.retain(|r| {
+        if protected.binary_search(&r.node.as_ptr()).is_ok() {
+            return true;
+        }
+        // SAFETY: the list owns a counted reference on `r.node` (see `retire`), so the
+        // node is live; `claim` is the function `Retired::new` was given for it.
+        if unsafe { (r.claim)(r.node) } {
+            batch.push(*r);
+            false
+        } else {
+            true
+        }
+    });
+    // Relaxed: a hint, as in `retire`.
+    domain().pending.store(retired.len(), Ordering::Relaxed);
+    drop(state);
+
+    // Outside the lock: the pool's return path may drop an object (`T::drop`), which may
+    // read or update a container itself. Oldest first, so the freshest version is the one
+    // on top of its depot. Every node of the batch goes back even if one return panics;
+    // the first panic is resumed after.
+    let released = batch.len();
+    let mut panicked = None;
+    for r in batch.drain(..) {
+        // SAFETY: `claim` succeeded: this thread owns the node (count zero) and no slot
+        // protects it, so no reader can still read it.
+        let recycle = || unsafe { (r.recycle)(r.node) };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(recycle)) {
+            panicked.get_or_insert(payload);
+        }
+    }
+    // The buffer back, for its capacity (another pass may have left one meanwhile).
+    {
+        let mut state = domain().state.lock();
+        if state.claimed.capacity() < batch.capacity() {
+            state.claimed = batch;
+        }
+    }
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
+    }
+    released
 }
 
 impl fmt::Debug for Slot {

@@ -263,20 +263,29 @@ pub fn barrier_mode() -> BarrierMode {
     barrier::mode()
 }
 
-/// Recycles now every retired version that no guard protects any more, in every container
-/// of the process; never waits for a guard (a version still held stays retired).
+/// Recycles now every retired version that no guard holds any more, in every container
+/// of the process, on the calling thread; never waits for a guard (a version still held
+/// stays retired). Returns how many versions went back to their pools.
 ///
-/// Rarely needed: every update reclaims, and so does the drop of a guard that a reclamation
-/// found holding a retired version. What is left: in [`BarrierMode::Fence`], a guard drop
-/// that races with the reclamation of its version can miss it (the drop takes no barrier,
-/// which keeps reads cheap), and that version then waits on the retired list until the next
-/// reclamation. Call this when nothing else will reclaim for a while and the objects must be
-/// back in their pools: before counting them, or before a process goes idle.
+/// Guards never recycle: dropping one is a store (or, for a counted guard, a decrement),
+/// never the pool's return path, a `reset` or a `T::drop`. Retired versions go back at a
+/// *reclamation*, which runs on a writer's side: when an update leaves
+/// [`RECLAIM_THRESHOLD`] versions retired, when a pool getter (`get`, `get_new`,
+/// `try_get`, a waiting `get` at `max_live`) finds nothing idle, when a container is
+/// dropped, and here. A version's return path (and its `T::drop`, if its pool drops it)
+/// runs on the thread that reclaims. Call this to choose that thread (a background thread,
+/// for a version whose drop takes long), or to have the versions back in their pools
+/// before counting them or before a process goes idle.
 ///
 /// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
-/// (`membarrier` or a fence, see [`barrier_mode`]) and a load of each hazard slot of every
-/// thread that has ever read ([`HAZARD_SLOTS`] per thread) for each retired version; the
-/// versions it frees go back to their pools as a last guard's would. Allocates nothing.
+/// (`membarrier` or a fence, see [`barrier_mode`]), one load of each hazard slot of every
+/// thread that has ever read ([`HAZARD_SLOTS`] per thread), a sort of the protected
+/// addresses, and a binary search per retired version. Allocates nothing at steady state.
+///
+/// # Panics
+///
+/// If a version's return path panics (its pool dropped it and `T::drop` panicked), the
+/// panic reaches the caller after every other version of the pass went back.
 ///
 /// # Examples
 ///
@@ -287,23 +296,18 @@ pub fn barrier_mode() -> BarrierMode {
 /// let c = Container::from_value(&pool, 1);
 /// let old = c.acquire();
 /// c.update(c.pool().get());
-/// drop(old); // usually recycles version 1 itself; `reclaim` covers the rare race
-/// poolswap::reclaim();
+/// assert_eq!(poolswap::reclaim(), 0); // `old` still holds version 1
+/// drop(old); // a store: version 1 stays retired
+/// assert_eq!(poolswap::reclaim(), 1);
 /// assert_eq!(pool.stats().idle, 1); // version 1, back in the pool
 /// ```
-pub fn reclaim() {
-    hazard::reclaim();
+pub fn reclaim() -> usize {
+    hazard::reclaim()
 }
 
-/// Under loom only: which barrier mode's guard drop the calling model checks (see
-/// `barrier::light_on_drop`). `false`, the default, models `Fence` mode (no barrier on a
-/// guard drop); `true` models `Membarrier` mode (a barrier there, ordered against the
-/// collector's). Per test: loom runs a model's threads on the test's own OS thread.
-#[cfg(loom)]
-#[doc(hidden)]
-pub fn __loom_model_membarrier_drop(on: bool) {
-    barrier::loom_model::MEMBARRIER_DROP.with(|m| m.set(on));
-}
+/// Retired versions at which an update reclaims by itself: see [`reclaim`].
+pub const RECLAIM_THRESHOLD: usize = hazard::RECLAIM_THRESHOLD;
+
 pub use pool::{
     OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome, DEFAULT_MAX_IDLE,
     MAGAZINE_SIZE, SLOT_BATCH,

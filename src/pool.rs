@@ -448,11 +448,18 @@ impl<T> Pool<T> {
                 .expect("a waiting get returns an object");
         }
         if let Some(local) = local {
-            // SAFETY: `Shared::local` returns the calling thread's own `Local`.
-            while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
-                if shared.reset(&node) {
-                    local.count_hit();
-                    return Pooled::check_out(node, self);
+            // Twice at most: the second time after a reclamation returned retired versions
+            // (the writer's own old versions, usually) to their pools.
+            loop {
+                // SAFETY: `Shared::local` returns the calling thread's own `Local`.
+                while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
+                    if shared.reset(&node) {
+                        local.count_hit();
+                        return Pooled::check_out(node, self);
+                    }
+                }
+                if crate::hazard::reclaim_pending() == 0 {
+                    break;
                 }
             }
         }

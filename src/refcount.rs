@@ -103,6 +103,20 @@ impl RefCount {
         }
     }
 
+    /// Takes the count from one to zero if it is one: the reclaimer's claim on a retired
+    /// node, whose one reference is the retired list's. Returns whether it did; if so, the
+    /// caller owns the node exclusively and everything done through other references is
+    /// visible. A count above one (counted guards) is left as it is.
+    #[must_use]
+    pub(crate) fn try_take_last(&self) -> bool {
+        // Acquire on success: reads the tail of the release sequence of every holder's
+        // Release decrement (`decrement`), so their reads of the object happen-before the
+        // reclaimer's reuse. Relaxed on failure: nothing is read through the value seen.
+        self.count
+            .compare_exchange(1, 0, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// Drops one reference; returns `true` if it was the last, in which case the caller now
     /// owns the node exclusively and everything done through other references is visible.
     #[must_use]
@@ -154,5 +168,21 @@ mod tests {
         assert!(count.decrement(), "the last reference was not reported");
         assert_eq!(count.load(), 0);
         assert!(!count.try_increment());
+    }
+
+    #[test]
+    fn only_a_count_of_one_is_taken() {
+        let count = RefCount::new();
+        assert!(!count.try_take_last(), "an idle count was taken");
+        count.reset_to_one();
+        count.increment();
+        assert!(
+            !count.try_take_last(),
+            "a count with a second holder was taken"
+        );
+        assert_eq!(count.load(), 2);
+        assert!(!count.decrement());
+        assert!(count.try_take_last());
+        assert_eq!(count.load(), 0);
     }
 }

@@ -222,8 +222,8 @@ impl<T> Mutex<T> {
     }
 }
 
-/// A condition variable for the facade's [`Mutex`], with `std`'s by-value `wait` shape
-/// (which loom's has too) and no poisoning: `parking_lot`'s normally, `std`'s under Miri
+/// A condition variable for the facade's [`Mutex`], with a by-value timed `wait_for`
+/// and no poisoning: `parking_lot`'s normally, `std`'s under Miri
 /// (for the reason given at `Mutex`), loom's under loom.
 #[derive(Debug, Default)]
 pub(crate) struct Condvar(
@@ -237,30 +237,47 @@ impl Condvar {
         Condvar::default()
     }
 
-    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
-    /// it again.
+    /// Unlocks `guard`'s mutex, waits for a notification, a spurious wake-up or `timeout`,
+    /// and locks it again: for a waiter that must also look again at something nobody
+    /// notifies it of. Under loom, which has no clock,
+    /// it unlocks, yields and locks again (a wait that always times out at once).
     #[cfg(not(any(loom, miri)))]
-    pub(crate) fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-        self.0.wait(&mut guard);
+    pub(crate) fn wait_for<'a, T>(
+        &self,
+        _mutex: &'a Mutex<T>,
+        mut guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, T> {
+        let _ = self.0.wait_for(&mut guard, timeout);
         guard
     }
 
-    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
-    /// it again.
+    /// As above.
     #[cfg(all(miri, not(loom)))]
-    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    pub(crate) fn wait_for<'a, T>(
+        &self,
+        _mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, T> {
         // As in `Mutex::lock`: no critical section runs user code.
-        self.0
-            .wait(guard)
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        match self.0.wait_timeout(guard, timeout) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        }
     }
 
-    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and locks
-    /// it again.
+    /// As above, timing out at once: unlocks, yields, locks again.
     #[cfg(loom)]
-    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-        // As in `Mutex::lock`.
-        self.0.wait(guard).unwrap()
+    pub(crate) fn wait_for<'a, T>(
+        &self,
+        mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+        _timeout: std::time::Duration,
+    ) -> MutexGuard<'a, T> {
+        drop(guard);
+        loom::thread::yield_now();
+        mutex.lock()
     }
 
     /// Wakes one waiting thread, if any.

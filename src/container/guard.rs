@@ -23,12 +23,11 @@ use crate::pool::version::Version;
 /// acquired it: making and dropping it writes only that thread's slot, never a cache line
 /// another reader reads. Once a thread holds [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards,
 /// further ones hold a counted reference instead, as do clones (see
-/// [`Guard::is_counted`]). Dropping the last guard on a version that is no longer current
-/// returns it to the pool: for a slot guard, that takes the domain lock and a heavy barrier
-/// (`membarrier`, about 0.3-12 µs, or a fence); dropping a guard on the current version
-/// costs a store and a load of the slot's own line, no fence in either [`barrier_mode`]
-/// (in `Fence` mode, a drop that races with its version's reclamation may leave the version
-/// for the next reclamation: see [`reclaim`](crate::reclaim)).
+/// [`Guard::is_counted`]). Dropping a slot guard is one store to its slot (no fence in
+/// either [`barrier_mode`], no lock, no system call); dropping a counted guard, one atomic
+/// decrement. Neither ever recycles: dropping the last guard on a version that is no longer
+/// current runs no `reset` and no `T::drop`; the version goes back to its pool at the next
+/// reclamation, on a writer's side (see [`reclaim`](crate::reclaim)).
 ///
 /// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
 /// its thread's slots busy, wherever it travels.
@@ -84,6 +83,10 @@ impl<T> Guard<T> {
 
     /// Wraps the protection of `version` by `slot`, which the caller hands over.
     pub(super) fn protected(version: Version<T>, slot: &'static Slot) -> Guard<T> {
+        debug_assert!(
+            slot.protects(version.erase()),
+            "a guard's slot does not hold its version"
+        );
         Guard {
             version,
             slot: Some(slot),
@@ -92,8 +95,8 @@ impl<T> Guard<T> {
     }
 
     /// The version's count of *counted* references: one while it is some container's
-    /// current version (or, once retired, while the retired list keeps it for guards that
-    /// protect it with hazard slots), plus one per counted guard ([`Guard::is_counted`]).
+    /// current version (or, once retired, while the retired list keeps it, until a
+    /// reclamation finds no guard on it), plus one per counted guard ([`Guard::is_counted`]).
     /// Guards that hold a hazard slot are not counted. For tests and debugging (Go's
     /// `DebugPeekRef`); other threads may change it at any moment.
     ///
@@ -194,7 +197,13 @@ impl<T> Drop for Guard<T> {
     #[inline]
     fn drop(&mut self) {
         match self.slot {
-            Some(slot) => hazard::clear(slot),
+            Some(slot) => {
+                debug_assert!(
+                    slot.protects(self.version.erase()),
+                    "a guard's slot changed under it"
+                );
+                hazard::clear(slot);
+            }
             // SAFETY: this guard owns one counted reference, consumed here; the node is a
             // container version, so it holds its pool in its keepalive.
             None => unsafe { self.version.release() },

@@ -38,11 +38,10 @@
 //!    home depot (the writer's).
 //! 2. `swap` it into `current` (`AcqRel`): its reference becomes the container's.
 //! 3. Hand the container's reference on the old version to the retired list
-//!    (`hazard::retire`), which drops it once no slot protects the old version; whoever
-//!    drops the last counted reference returns the node to its home depot. The writer
-//!    never waits: a version still protected stays on the list, and the last guard to let
-//!    go of it reclaims it (in `Fence` mode, in a rare race, the next reclamation does:
-//!    `hazard.rs`, "Guard drop").
+//!    (`hazard::retire`). A reclamation, on a writer's side (`hazard.rs`, "Writer"), claims
+//!    it once no slot protects it and no counted guard holds it, and returns the node to
+//!    its home depot. The writer never waits: a version still held stays on the list; a
+//!    guard's drop never reclaims.
 //!
 //! # A recycled node (the ABA case)
 //!
@@ -277,8 +276,8 @@ impl<T> Raw<T> {
             "a version retired while current"
         );
         // SAFETY: the caller passes the container's counted reference on `old`, which it
-        // just swapped out; `release_retired::<T>` drops exactly one such reference.
-        unsafe { hazard::retire(old.erase(), Version::<T>::release_retired) }
+        // just swapped out and which the retired list now keeps.
+        unsafe { hazard::retire(old.retired()) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.
@@ -308,5 +307,9 @@ impl<T> Raw<T> {
 impl<T> Drop for Raw<T> {
     fn drop(&mut self) {
         drop(self.take());
+        // A writer-side moment: the last version, and any other retired one no guard
+        // holds, go back to their pools now rather than at some later reclamation
+        // (dropping a container ends its pool's use, often the pool's too).
+        hazard::reclaim();
     }
 }

@@ -39,18 +39,25 @@
 //! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
 //! holding a depot's lock.
 //!
+//! A retired version comes back only at a reclamation, and a guard's drop neither reclaims
+//! nor notifies (it is one store). So a getter that finds nothing reclaims (with `waiters`
+//! unlocked: a version it frees comes back through the path above) and looks again before
+//! it waits, and waits with a timeout while versions are retired: it never sleeps past
+//! [`RECLAIM_POLL`] while a retired version could come back.
+//!
 //! [`Pool`]: crate::Pool
 //! [`Container`]: crate::Container
 //! [`PoolBuilder::max_live`]: crate::PoolBuilder::max_live
 
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use super::budget::{IdleBudget, SlotOnUnwind};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use crate::registry;
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::{hazard, registry};
 
 /// A node of a pool of `T`: its keepalive is the pool's shared state.
 pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
@@ -492,14 +499,19 @@ impl<T> Shared<T> {
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
     /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
-    /// new object (`Ok(None)`); if neither is to be had, waits for one if `wait`, else
-    /// returns `Err(())`. Runs no user code.
+    /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
+    /// may bring one back) and looks again, then waits for one if `wait`, else returns
+    /// `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
+    /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
+    /// look. Runs no user code under the lock (a reclamation's returns run outside it).
     pub(super) fn take_or_acquire_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: bool,
     ) -> Result<Option<NodePtr<PoolNode<T>>>, ()> {
         let mut waiting = self.waiters.lock();
+        // Whether to reclaim before the next wait: once per look.
+        let mut reclaim = true;
         loop {
             for generation in [Generation::Primary, Generation::Victim] {
                 let others = self
@@ -517,13 +529,38 @@ impl<T> Shared<T> {
             if self.try_acquire_permit() {
                 return Ok(None);
             }
+            if reclaim && hazard::has_pending() {
+                // Unlocked: a version the reclamation frees comes back through
+                // `return_to`, which locks `waiters` to wake us.
+                drop(waiting);
+                hazard::reclaim();
+                waiting = self.waiters.lock();
+                reclaim = false;
+                continue;
+            }
             if !wait {
                 return Err(());
             }
-            waiting = self.returned.wait(waiting);
+            // Timed while versions wait on the retired list (no guard drop will notify),
+            // and as a backstop otherwise (a version retired after the look above).
+            let timeout = if hazard::has_pending() {
+                RECLAIM_POLL
+            } else {
+                IDLE_POLL
+            };
+            waiting = self.returned.wait_for(&self.waiters, waiting, timeout);
+            reclaim = true;
         }
     }
 }
+
+/// How often a getter waiting at the live bound looks for retired versions to reclaim
+/// while some are retired: a guard's drop does not wake it.
+pub(super) const RECLAIM_POLL: Duration = Duration::from_micros(500);
+
+/// How often a getter waiting at the live bound looks again when no version is retired:
+/// a backstop for a version retired after its last look.
+const IDLE_POLL: Duration = Duration::from_millis(20);
 
 /// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
@@ -593,10 +630,21 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
     if !unsafe { node.as_ref() }.refs.decrement() {
         return;
     }
-    // Count 0, read with Acquire: this thread owns the node and sees every write made
-    // through other references. Take the keepalive out before the node is visible in a
-    // depot, where another thread could check it out and publish it again.
-    // SAFETY: exclusive ownership (above).
+    // SAFETY: count 0, read with Acquire: this thread owns the node.
+    unsafe { recycle(node, pool) }
+}
+
+/// Returns a published node that the caller owns (its count reached zero in the caller's
+/// hands) to the depot of the thread that published it; `pool` as for [`release`].
+///
+/// # Safety
+///
+/// The caller owns `node` exclusively (count zero, read or set with `Acquire` after every
+/// other holder's `Release`). `pool` as for [`release`].
+pub(super) unsafe fn recycle<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
+    // Take the keepalive out before the node is visible in a depot, where another thread
+    // could check it out and publish it again.
+    // SAFETY: exclusive ownership (per the caller).
     let keepalive = unsafe { node.as_ref().take_keepalive() };
     let shared = pool
         .or(keepalive.as_deref())

@@ -3,7 +3,7 @@
 //!
 //! A container keeps its current version as a node pointer and never looks inside the
 //! node: it publishes and unpublishes objects, takes, clones and drops counted references,
-//! and reads the object through [`Version`], and it hands [`Version::release_retired`] to
+//! and reads the object through [`Version`], and it hands [`Version::retired`]'s entry to
 //! the retired list, so that a version the reclaimer frees comes straight back here, to
 //! the pool, rather than through the container. The node's layout and the pool's shared
 //! state stay private to the pool.
@@ -14,6 +14,7 @@ use super::pooled::Publishable;
 pub(crate) use super::shared::PoolNode;
 use super::shared::{self, Shared};
 use super::Pool;
+use crate::hazard::Retired;
 use crate::sync::Arc;
 
 /// A node that is, or was, a container's version.
@@ -176,15 +177,36 @@ impl<T> Version<T> {
         unsafe { self.node.as_ref() }.refs.load()
     }
 
-    /// Drops one counted reference on a retired version: the `release` that a container
-    /// gives the retired list with the version's erased address.
+    /// The retired-list entry for this version, which the caller retires with the
+    /// container's counted reference on it.
+    pub(crate) fn retired(self) -> Retired {
+        // SAFETY: `claim_retired::<T>` takes a `PoolNode<T>`'s count from one to zero, and
+        // `recycle_retired::<T>` gives a node so claimed back to its pool (a container
+        // version holds its pool in its keepalive); both run on any thread.
+        unsafe { Retired::new(self.erase(), Self::claim_retired, Self::recycle_retired) }
+    }
+
+    /// The reclaimer's claim on a retired version: its count from one (the retired list's
+    /// reference) to zero; `false` if counted guards still hold it.
     ///
     /// # Safety
     ///
-    /// `node` is a `PoolNode<T>` on which the caller owns a counted reference, consumed
-    /// here.
-    pub(crate) unsafe fn release_retired(node: NonNull<()>) {
+    /// `node` is a live `PoolNode<T>` (the retired list's reference keeps it so).
+    unsafe fn claim_retired(node: NonNull<()>) -> bool {
+        // SAFETY: per the caller.
+        unsafe { node.cast::<PoolNode<T>>().as_ref() }
+            .refs
+            .try_take_last()
+    }
+
+    /// Gives a claimed retired version back to its pool.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a `PoolNode<T>` that [`claim_retired`](Self::claim_retired) claimed for
+    /// the caller, which owns it.
+    unsafe fn recycle_retired(node: NonNull<()>) {
         // SAFETY: per the caller; a retired version holds its pool in its keepalive.
-        unsafe { shared::release(node.cast::<PoolNode<T>>(), None) }
+        unsafe { shared::recycle(node.cast::<PoolNode<T>>(), None) }
     }
 }
