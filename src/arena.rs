@@ -106,39 +106,40 @@
 //!
 //! - [`Arena::take`]: never. It pops a spare value, or returns `T::default()` (which
 //!   allocates nothing for std's collections) when the free list is empty or the spare
-//!   value is retired.
+//!   value is due for renewal.
 //! - [`Arena::recycle`] and [`Recycle::recycle_into`]: only while a free list grows (the
 //!   first value of a type allocates its list; a list longer than ever before may grow its
 //!   `Vec`). At steady state, never.
 //! - Filling a taken buffer allocates only if it needs more capacity than the buffer has:
 //!   buffers wander between uses (a `String` that held a short key may be handed out for a
 //!   long value), so each grows until it fits the longest use it meets, then stops.
-//! - Retirement (below) frees a buffer now and then, and the value that replaces it
+//! - Renewal (below) frees a buffer now and then, and the fresh value that replaces it
 //!   allocates when it is filled: in the long run, about *(spare buffers used per cycle) /
-//!   (mean reuse budget)* retirements per cycle, each costing one allocation or a few. For
-//!   a 1,000 × 3 `HashMap<String, Vec<String>>` (5,000 buffers) and the default budget
-//!   that is ~0.9 retirements per update; `tests/arena.rs` measures about 1.1 allocations
-//!   per retirement. No slot retires before it has served 5,000 reuses.
-//!   [`Arena::never_retire`] turns it off.
+//!   (mean reuse budget)* renewals per cycle, each costing one allocation or a few. For a
+//!   1,000 × 3 `HashMap<String, Vec<String>>` (5,000 buffers) and the default budget that
+//!   is ~0.9 renewals per update; `tests/arena.rs` measures about 1.1 allocations per
+//!   renewal. No slot renews its buffer before it has served 5,000 reuses.
+//!   [`Arena::never_renew`] turns it off.
 //!
 //! No lock and no atomic operation anywhere: an arena is used through `&mut`.
 //!
-//! # Retirement: the memory safeguard
+//! # Renewal: the memory safeguard
 //!
 //! Reuse ratchets memory up: a buffer keeps the capacity of the largest thing it ever
-//! held. protopool's README warns of this and retires each pooled value after a random
-//! 5,000 to 6,000 uses, so that values retire at different times. Here every slot of a
-//! free list carries a *reuse budget*, drawn uniformly from [`DEFAULT_REUSES`] (or the
-//! range given to [`Arena::retire_after`]) by a per-arena splitmix64 generator (Steele,
+//! held. protopool's README warns of this and replaces each pooled value with a new one
+//! after a random 5,000 to 6,000 uses, so that values are replaced at different times.
+//! Here every slot of a free list carries a *reuse budget*, drawn uniformly from
+//! [`DEFAULT_REUSES`] (or the range given to [`Arena::renew_after`]) by a per-arena
+//! splitmix64 generator (Steele,
 //! Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014). Each
 //! [`take`](Arena::take) from a slot spends one reuse; a take from a slot with no budget
-//! left drops the buffer there (frees it), draws a new budget, and returns a fresh
-//! `T::default()`. Budgets belong to slots, not to buffers, because std's types carry no
+//! left *renews* it: drops the buffer there (frees it), draws a new budget, and returns a
+//! fresh `T::default()`. Budgets belong to slots, not to buffers, because std's types carry no
 //! counter: a buffer's expected life is one budget, but one buffer may outlive it when it
 //! wanders between slots.
 //!
 //! Spare buffers no take reached during a whole cycle (between two calls of
-//! [`Arena::retire_idle`], which [`Recycled::clear`] calls) spend one reuse too, so a burst
+//! [`Arena::renew_idle`], which [`Recycled::clear`] calls) spend one reuse too, so a burst
 //! that filled the free lists once drains away in about one budget of cycles.
 //!
 //! For a hard bound, [`Arena::max_retained_bytes`] drops on the spot any value that would
@@ -209,10 +210,10 @@ pub use self::copy::RecycleCopy;
 use self::free_list::{find, find_or_add, Entry, Taken};
 pub use self::recycle::Recycle;
 pub use self::recycled::Recycled;
-use self::renewal::Retire;
+use self::renewal::Renewal;
 pub use self::renewal::DEFAULT_REUSES;
 
-/// Free lists of spare values, one per type, with staggered retirement; see the
+/// Free lists of spare values, one per type, with staggered renewal; see the
 /// [module docs](self).
 ///
 /// # Examples
@@ -246,13 +247,13 @@ pub struct Arena {
     /// order.
     lists: Vec<Entry>,
     /// Draws reuse budgets.
-    retire: Retire,
+    renewal: Renewal,
     /// Values that would keep more bytes than this are dropped instead of kept.
     max_retained_bytes: usize,
     /// Cumulative counters.
     reused: u64,
     fresh: u64,
-    retired: u64,
+    renewed: u64,
     over_cap: u64,
 }
 
@@ -284,12 +285,15 @@ pub struct ArenaStats {
     pub reused: u64,
     /// Takes that returned `T::default()` because the free list was empty.
     pub fresh: u64,
-    /// Spare values dropped because their slot's reuse budget ran out (a take from that
-    /// slot then returns `T::default()`, counted here, not in `fresh`).
-    pub retired: u64,
+    /// Spare values renewed: dropped because their slot's reuse budget ran out (a take
+    /// from that slot then returns `T::default()`, counted here, not in `fresh`).
+    pub renewed: u64,
     /// Values dropped instead of kept because they held more than
     /// [`max_retained_bytes`](Arena::max_retained_bytes).
     pub over_cap: u64,
+    /// The same count as [`renewed`](ArenaStats::renewed), under its old name.
+    #[deprecated(since = "0.1.0", note = "renamed to `renewed`")]
+    pub retired: u64,
 }
 
 impl Arena {
@@ -310,17 +314,17 @@ impl Arena {
         h.write_u64(0x0061_7265_6e61); // "arena": any input will do; the keys are random
         Arena {
             lists: Vec::new(),
-            retire: Retire::new(h.finish(), Some(DEFAULT_REUSES)),
+            renewal: Renewal::new(h.finish(), Some(DEFAULT_REUSES)),
             max_retained_bytes: usize::MAX,
             reused: 0,
             fresh: 0,
-            retired: 0,
+            renewed: 0,
             over_cap: 0,
         }
     }
 
     /// Sets the range reuse budgets are drawn from (both ends included), for the slots
-    /// whose budget is drawn from now on; see [retirement](self#retirement-the-memory-safeguard).
+    /// whose budget is drawn from now on; see [renewal](self#renewal-the-memory-safeguard).
     ///
     /// # Panics
     ///
@@ -331,27 +335,27 @@ impl Arena {
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().retire_after(2..=2);
+    /// let mut arena = Arena::new().renew_after(2..=2);
     /// arena.recycle(String::with_capacity(32));
     /// for _ in 0..2 {
     ///     let s: String = arena.take(); // reused twice...
     ///     assert_eq!(s.capacity(), 32);
     ///     arena.recycle(s);
     /// }
-    /// let s: String = arena.take(); // ...then retired: freed, and a fresh one instead
+    /// let s: String = arena.take(); // ...then renewed: freed, and a fresh one instead
     /// assert_eq!(s.capacity(), 0);
-    /// assert_eq!(arena.stats().retired, 1);
+    /// assert_eq!(arena.stats().renewed, 1);
     /// ```
-    pub fn retire_after(mut self, reuses: RangeInclusive<u32>) -> Arena {
+    pub fn renew_after(mut self, reuses: RangeInclusive<u32>) -> Arena {
         assert!(
             reuses.start() <= reuses.end(),
-            "Arena::retire_after: empty range {reuses:?}"
+            "Arena::renew_after: empty range {reuses:?}"
         );
-        self.retire.reuses = Some(reuses);
+        self.renewal.reuses = Some(reuses);
         self
     }
 
-    /// Turns retirement off: spare buffers are reused until [`trim`](Arena::trim), the
+    /// Turns renewal off: spare buffers are reused until [`trim`](Arena::trim), the
     /// [`max_retained_bytes`](Arena::max_retained_bytes) cap or the arena's drop frees them.
     ///
     /// # Examples
@@ -359,16 +363,16 @@ impl Arena {
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().never_retire();
+    /// let mut arena = Arena::new().never_renew();
     /// arena.recycle(String::with_capacity(8));
     /// for _ in 0..10_000 {
     ///     let s: String = arena.take();
     ///     arena.recycle(s);
     /// }
-    /// assert_eq!(arena.stats().retired, 0);
+    /// assert_eq!(arena.stats().renewed, 0);
     /// ```
-    pub fn never_retire(mut self) -> Arena {
-        self.retire.reuses = None;
+    pub fn never_renew(mut self) -> Arena {
+        self.renewal.reuses = None;
         self
     }
 
@@ -418,7 +422,7 @@ impl Arena {
             self.fresh += 1;
             return T::default();
         };
-        match list.take(&mut self.retire) {
+        match list.take(&mut self.renewal) {
             Taken::Spare(value) => {
                 self.reused += 1;
                 value
@@ -427,8 +431,8 @@ impl Arena {
                 self.fresh += 1;
                 T::default()
             }
-            Taken::Retired => {
-                self.retired += 1;
+            Taken::Renewed => {
+                self.renewed += 1;
                 T::default()
             }
         }
@@ -521,7 +525,7 @@ impl Arena {
         }
         // Always `Some`: see `find_or_add`.
         if let Some(list) = find_or_add::<T>(&mut self.lists) {
-            list.put(value, bytes, &mut self.retire);
+            list.put(value, bytes, &mut self.renewal);
         }
     }
 
@@ -531,25 +535,25 @@ impl Arena {
     /// arena by hand.
     ///
     /// Costs one step per idle spare value; allocates nothing. Does nothing but reset the
-    /// marks under [`never_retire`](Arena::never_retire).
+    /// marks under [`never_renew`](Arena::never_renew).
     ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().retire_after(3..=3);
+    /// let mut arena = Arena::new().renew_after(3..=3);
     /// arena.recycle(String::with_capacity(8)); // a burst left one buffer nobody takes
     /// for _ in 0..4 {
-    ///     arena.retire_idle(); // the cycle in which it came plus three idle ones...
+    ///     arena.renew_idle(); // the cycle in which it came plus three idle ones...
     /// }
     /// assert_eq!(arena.spare_len::<String>(), 1);
-    /// arena.retire_idle(); // ...and its budget is spent: freed
+    /// arena.renew_idle(); // ...and its budget is spent: freed
     /// assert_eq!(arena.spare_len::<String>(), 0);
     /// ```
-    pub fn retire_idle(&mut self) {
+    pub fn renew_idle(&mut self) {
         for e in &mut self.lists {
-            self.retired += e.list.retire_idle(&mut self.retire);
+            self.renewed += e.list.renew_idle(&mut self.renewal);
         }
     }
 
@@ -596,10 +600,13 @@ impl Arena {
     /// assert_eq!(arena.stats().spare_bytes, 100);
     /// ```
     pub fn stats(&self) -> ArenaStats {
+        // The deprecated `retired` is filled in for those who still read it.
+        #[allow(deprecated)]
         let mut stats = ArenaStats {
             reused: self.reused,
             fresh: self.fresh,
-            retired: self.retired,
+            renewed: self.renewed,
+            retired: self.renewed,
             over_cap: self.over_cap,
             ..ArenaStats::default()
         };
@@ -608,6 +615,28 @@ impl Arena {
             stats.spare_bytes += e.list.bytes();
         }
         stats
+    }
+}
+
+/// The renewal settings' former names, which said "retire": in this crate that word is the
+/// hazard list's, for a swapped-out version waiting until no reader protects it.
+impl Arena {
+    /// Former name of [`Arena::renew_after`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `Arena::renew_after`")]
+    pub fn retire_after(self, reuses: RangeInclusive<u32>) -> Arena {
+        self.renew_after(reuses)
+    }
+
+    /// Former name of [`Arena::never_renew`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `Arena::never_renew`")]
+    pub fn never_retire(self) -> Arena {
+        self.never_renew()
+    }
+
+    /// Former name of [`Arena::renew_idle`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `Arena::renew_idle`")]
+    pub fn retire_idle(&mut self) {
+        self.renew_idle();
     }
 }
 
@@ -637,7 +666,7 @@ impl fmt::Debug for Arena {
         }
         f.debug_struct("Arena")
             .field("spare", &Lists(&self.lists))
-            .field("reuses", &self.retire.reuses)
+            .field("reuses", &self.renewal.reuses)
             .field("max_retained_bytes", &self.max_retained_bytes)
             .finish_non_exhaustive()
     }
@@ -656,5 +685,19 @@ mod tests {
         arena.recycle(((), 1u8));
         assert_eq!(arena.stats().spare, 0);
         assert!(arena.lists.is_empty());
+    }
+
+    #[test]
+    #[allow(deprecated)]
+    fn former_names_forward_to_the_renewal_settings() {
+        let mut arena = Arena::new().retire_after(1..=1);
+        assert_eq!(arena.renewal.reuses, Some(1..=1));
+        arena.recycle(String::with_capacity(8));
+        for _ in 0..3 {
+            arena.retire_idle(); // one cycle to come in, one to spend the budget, one to drop
+        }
+        let stats = arena.stats();
+        assert_eq!((stats.renewed, stats.retired, stats.spare), (1, 1, 0));
+        assert_eq!(Arena::new().never_retire().renewal.reuses, None);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::any::{Any, TypeId};
 
-use super::renewal::Retire;
+use super::renewal::Renewal;
 use super::Recycle;
 
 /// One free list, behind its type.
@@ -44,15 +44,16 @@ pub(super) trait Spare: Send + Sync {
     fn type_name(&self) -> &'static str;
     fn len(&self) -> usize;
     fn bytes(&self) -> usize;
-    /// [`Arena::retire_idle`](super::Arena::retire_idle) for this list; returns how many values it dropped.
-    fn retire_idle(&mut self, retire: &mut Retire) -> u64;
+    /// [`Arena::renew_idle`](super::Arena::renew_idle) for this list; returns how many
+    /// values it dropped.
+    fn renew_idle(&mut self, renewal: &mut Renewal) -> u64;
 }
 
 /// The spare values of one type: a stack, with a reuse budget per slot.
 ///
 /// Invariants: `budgets.len() >= spare.len()` (a slot keeps its budget while empty);
 /// `bytes` is the sum of the spare values' `retained_bytes`; `low` is the fewest values the
-/// stack held since the last `retire_idle` (slots below it were not taken from).
+/// stack held since the last `renew_idle` (slots below it were not taken from).
 pub(super) struct FreeList<T> {
     spare: Vec<T>,
     budgets: Vec<u32>,
@@ -75,7 +76,7 @@ impl<T> Default for FreeList<T> {
 pub(super) enum Taken<T> {
     Spare(T),
     Empty,
-    Retired,
+    Renewed,
 }
 
 /// How many spare values, from the top, [`Arena::take_fitting`](super::Arena::take_fitting) looks at.
@@ -95,30 +96,30 @@ impl<T: Recycle> FreeList<T> {
         }
     }
 
-    pub(super) fn take(&mut self, retire: &mut Retire) -> Taken<T> {
+    pub(super) fn take(&mut self, renewal: &mut Renewal) -> Taken<T> {
         let Some(value) = self.spare.pop() else {
             return Taken::Empty;
         };
         let slot = self.spare.len();
         self.low = self.low.min(slot);
         self.bytes -= value.retained_bytes();
-        if retire.reuses.is_some() {
+        if renewal.reuses.is_some() {
             let budget = &mut self.budgets[slot];
             if *budget == 0 {
-                *budget = retire.draw();
+                *budget = renewal.draw();
                 drop(value);
-                return Taken::Retired;
+                return Taken::Renewed;
             }
             *budget -= 1;
         }
         Taken::Spare(value)
     }
 
-    pub(super) fn put(&mut self, value: T, bytes: usize, retire: &mut Retire) {
+    pub(super) fn put(&mut self, value: T, bytes: usize, renewal: &mut Renewal) {
         let slot = self.spare.len();
         self.spare.push(value);
         if self.budgets.len() == slot {
-            self.budgets.push(retire.draw());
+            self.budgets.push(renewal.draw());
         }
         self.bytes += bytes;
     }
@@ -137,15 +138,15 @@ impl<T: Recycle> Spare for FreeList<T> {
     fn bytes(&self) -> usize {
         self.bytes
     }
-    fn retire_idle(&mut self, retire: &mut Retire) -> u64 {
+    fn renew_idle(&mut self, renewal: &mut Renewal) -> u64 {
         let mut dropped = 0;
-        if retire.reuses.is_some() {
+        if renewal.reuses.is_some() {
             // Downwards: `swap_remove(i)` brings the top value (one that was taken from,
             // or put this cycle) into slot `i`, and slot `i` is not visited again.
             for i in (0..self.low.min(self.spare.len())).rev() {
                 let budget = &mut self.budgets[i];
                 if *budget == 0 {
-                    *budget = retire.draw();
+                    *budget = renewal.draw();
                     let value = self.spare.swap_remove(i);
                     self.bytes -= value.retained_bytes();
                     dropped += 1;
@@ -165,7 +166,7 @@ mod tests {
 
     #[test]
     fn bytes_and_low_mark_are_kept_exact() {
-        let mut arena = Arena::new().retire_after(1..=1);
+        let mut arena = Arena::new().renew_after(1..=1);
         arena.recycle(String::with_capacity(10));
         arena.recycle(String::with_capacity(20));
         assert_eq!(arena.stats().spare_bytes, 30);
@@ -173,14 +174,14 @@ mod tests {
         assert_eq!(s.capacity(), 20);
         assert_eq!(arena.stats().spare_bytes, 10);
         // The first cycle of a list ages nothing: its values were put in it.
-        arena.retire_idle();
-        // Slot 0 idle for a whole cycle: budget 1 -> 0; the next idle cycle retires it.
-        arena.retire_idle();
+        arena.renew_idle();
+        // Slot 0 idle for a whole cycle: budget 1 -> 0; the next idle cycle renews it.
+        arena.renew_idle();
         assert_eq!(arena.spare_len::<String>(), 1);
         assert_eq!(arena.stats().spare_bytes, 10);
-        arena.retire_idle();
+        arena.renew_idle();
         assert_eq!(arena.spare_len::<String>(), 0);
         assert_eq!(arena.stats().spare_bytes, 0);
-        assert_eq!(arena.stats().retired, 1);
+        assert_eq!(arena.stats().renewed, 1);
     }
 }

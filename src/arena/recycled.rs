@@ -9,7 +9,7 @@ use super::{Arena, Recycle};
 /// reset keeps the nested buffers.
 ///
 /// [`clear`](Recycled::clear) moves the value's nested buffers into the arena (and ends the
-/// arena's cycle, see [`Arena::retire_idle`]); the refill takes them back through
+/// arena's cycle, see [`Arena::renew_idle`]); the refill takes them back through
 /// [`Recycled::parts_mut`]. Readers see the value through `Deref`.
 ///
 /// `clear` is a method, on purpose: it shadows the value's own `clear` (a `HashMap`'s
@@ -37,7 +37,7 @@ use super::{Arena, Recycle};
 /// }
 /// ```
 ///
-/// Retirement applies to the spare values in the arena, not to the value itself (a map's
+/// Renewal applies to the spare values in the arena, not to the value itself (a map's
 /// table): the pool decides about that one, through its reset's return value.
 ///
 /// ```
@@ -53,7 +53,7 @@ use super::{Arena, Recycle};
 ///
 /// # Costs
 ///
-/// `clear` costs [`Recycle::recycle_into`] on the value plus [`Arena::retire_idle`]; at
+/// `clear` costs [`Recycle::recycle_into`] on the value plus [`Arena::renew_idle`]; at
 /// steady state it allocates nothing. `Deref` is free.
 ///
 /// # Send and Sync
@@ -85,7 +85,7 @@ impl<T> Recycled<T> {
     /// ```
     /// use poolswap::{arena::Arena, Recycled};
     ///
-    /// let r = Recycled::with_arena(Vec::<String>::new(), Arena::new().never_retire());
+    /// let r = Recycled::with_arena(Vec::<String>::new(), Arena::new().never_renew());
     /// assert!(r.is_empty());
     /// ```
     pub fn with_arena(value: T, arena: Arena) -> Recycled<T> {
@@ -156,8 +156,8 @@ impl<T> Recycled<T> {
 impl<T: Recycle> Recycled<T> {
     /// Clears the value into its arena: the value keeps its own buffers (a map its table),
     /// and what it owns goes to the arena's free lists for the next refill. Then ends the
-    /// arena's cycle ([`Arena::retire_idle`]), so spare buffers the last refill did not need
-    /// age toward retirement.
+    /// arena's cycle ([`Arena::renew_idle`]), so spare buffers the last refill did not need
+    /// age toward renewal.
     ///
     /// Allocates only while a free list grows: at steady state, never.
     ///
@@ -174,7 +174,7 @@ impl<T: Recycle> Recycled<T> {
     /// assert_eq!((arena.spare_len::<String>(), arena.spare_len::<Vec<String>>()), (2, 1));
     /// ```
     pub fn clear(&mut self) {
-        self.arena.retire_idle();
+        self.arena.renew_idle();
         self.value.recycle_into(&mut self.arena);
     }
 }

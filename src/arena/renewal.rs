@@ -1,24 +1,24 @@
-//! When a spare value is retired: the reuse budgets of free-list slots, and the generator
-//! that draws them.
+//! When a spare value is renewed (dropped, and a fresh one handed out in its place): the
+//! reuse budgets of free-list slots, and the generator that draws them.
 
 use std::ops::RangeInclusive;
 
-/// The default reuse budget of a free-list slot, in takes: protopool's README staggers
-/// retirement over 5,000 to 6,000 uses. See
-/// [`Arena::retire_after`](super::Arena::retire_after).
+/// The default reuse budget of a free-list slot, in takes: protopool's README staggers the
+/// replacement of pooled values over 5,000 to 6,000 uses. See
+/// [`Arena::renew_after`](super::Arena::renew_after).
 pub const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 
-/// The retirement settings and the generator that draws budgets.
-pub(super) struct Retire {
+/// The renewal settings and the generator that draws budgets.
+pub(super) struct Renewal {
     /// splitmix64's state.
     state: u64,
-    /// Budgets are drawn uniformly from this range; `None`: never retire.
+    /// Budgets are drawn uniformly from this range; `None`: never renew.
     pub(super) reuses: Option<RangeInclusive<u32>>,
 }
 
-impl Retire {
-    pub(super) fn new(seed: u64, reuses: Option<RangeInclusive<u32>>) -> Retire {
-        Retire {
+impl Renewal {
+    pub(super) fn new(seed: u64, reuses: Option<RangeInclusive<u32>>) -> Renewal {
+        Renewal {
             state: seed,
             reuses,
         }
@@ -35,7 +35,7 @@ impl Retire {
     }
 
     /// A budget drawn uniformly from `reuses` (the modulo's bias is below 2^-32);
-    /// `u32::MAX` when retirement is off.
+    /// `u32::MAX` when renewal is off.
     pub(super) fn draw(&mut self) -> u32 {
         let Some(r) = self.reuses.clone() else {
             return u32::MAX;
@@ -51,15 +51,15 @@ mod tests {
 
     #[test]
     fn budgets_stay_in_range_and_vary() {
-        let mut r = Retire::new(42, Some(10..=12));
+        let mut r = Renewal::new(42, Some(10..=12));
         let draws: Vec<u32> = (0..1000).map(|_| r.draw()).collect();
         assert!(draws.iter().all(|d| (10..=12).contains(d)));
         for v in 10..=12 {
             assert!(draws.contains(&v), "{v} never drawn");
         }
-        let mut one = Retire::new(7, Some(5..=5));
+        let mut one = Renewal::new(7, Some(5..=5));
         assert_eq!(one.draw(), 5);
-        let mut full = Retire::new(7, Some(0..=u32::MAX));
+        let mut full = Renewal::new(7, Some(0..=u32::MAX));
         let _ = full.draw(); // no overflow in the span
     }
 }
