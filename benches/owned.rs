@@ -312,7 +312,7 @@ fn owned(c: &mut Criterion) {
     keys(); // made before anything is counted
     let recycling = Recycling::new();
     bench(c, "poolswap-recycled", &recycling);
-    // Whether retirement had started (it frees a buffer after 5,000 to 6,000 reuses of its
+    // Whether renewal had started (it frees a buffer after 5,000 to 6,000 reuses of its
     // free-list slot, and each version's slots are reused once per refill of it).
     eprintln!(
         "owned/poolswap-recycled: the current version's arena: {:?}",

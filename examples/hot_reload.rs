@@ -60,11 +60,12 @@
 //! least the capacity of the longest token seen so far (at most [`MAX_TOKEN_FLOOR`] bytes),
 //! and every value list the length of the longest list (at most [`MAX_VALUES_FLOOR`]): after
 //! its first parse of a file, a version never grows a buffer again while the file keeps its
-//! longest token. The arena's retirement (its default, which frees a buffer after a random
+//! longest token. The arena's renewal (its default, which frees a buffer after a random
 //! 5,000 to 6,000 reuses to undo ratcheted capacities) is turned off: the floors already fix
-//! the sizes, and by the arena docs' estimate retirement would cost about 20 allocations per
-//! reload in the long run for 104,334 buffers per version (104,334 / 5,500 retirements). Spare buffers that a parse did not need (the file shrank) are
-//! freed at once, and a buffer holding more than [`MAX_SPARE_BYTES`] is never kept.
+//! the sizes, and by the arena docs' estimate renewal would cost about 20 allocations per
+//! reload in the long run for 104,334 buffers per version (104,334 / 5,500 renewals). Spare
+//! buffers that a parse did not need (the file shrank) are freed at once, and a buffer
+//! holding more than [`MAX_SPARE_BYTES`] is never kept.
 //!
 //! Run it with
 //!
@@ -318,11 +319,11 @@ struct ReloadReport {
     steady_process: Snapshot,
 }
 
-/// A new, empty version: its arena never retires buffers and keeps none over
+/// A new, empty version: its arena never renews buffers and keeps none over
 /// [`MAX_SPARE_BYTES`] (see [Buffer sizes](self#buffer-sizes)).
 fn new_version() -> Version {
     let arena = Arena::new()
-        .never_retire()
+        .never_renew()
         .max_retained_bytes(MAX_SPARE_BYTES);
     Recycled::with_arena(Table::default(), arena)
 }

@@ -1,7 +1,7 @@
 //! The arena's claims, checked with a counting global allocator: values come back cleared
 //! with their capacity; a rebuild of a `HashMap<String, Vec<String>>` from text allocates
 //! nothing at steady state, on one thread and through a `Pool` + `Container` with readers;
-//! retirement frees a buffer after its reuse budget, and costs in the long run what the
+//! renewal frees a buffer after its reuse budget, and costs in the long run what the
 //! module docs say.
 //!
 //! The tests take one lock each: the allocator's counters are process-wide. A test thread
@@ -200,7 +200,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
         "{allocs} allocations in {measured} rebuilds ({per_rebuild} each)"
     );
     let stats = Recycled::arena(&table).stats();
-    assert_eq!(stats.retired, 0, "no budget runs out this early");
+    assert_eq!(stats.renewed, 0, "no budget runs out this early");
     // Everything was taken from the arena: the last refill emptied it.
     assert_eq!(stats.spare, 0, "{stats:?}");
 }
@@ -296,10 +296,10 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
 }
 
 #[test]
-fn retirement_frees_a_buffer_after_its_reuse_budget() {
+fn renewal_frees_a_buffer_after_its_reuse_budget() {
     let _serial = serial();
     const BIG: usize = 1 << 20;
-    let mut arena = Arena::new().retire_after(4..=4);
+    let mut arena = Arena::new().renew_after(4..=4);
     // Bytes asked for, not live bytes: the harness's threads may free memory meanwhile
     // (the previous test's leftovers), which would lower a live-bytes reading.
     let asked = Snapshot::now();
@@ -312,19 +312,19 @@ fn retirement_frees_a_buffer_after_its_reuse_budget() {
     }
     let before = counting_alloc::live_bytes();
     let s: String = arena.take(); // the fifth take: the budget is spent
-    assert_eq!(s.capacity(), 0, "the buffer should have been retired");
+    assert_eq!(s.capacity(), 0, "the buffer should have been renewed");
     // Half of BIG as a margin: the harness's threads allocate a little meanwhile, and live
     // bytes are process-wide; a buffer kept instead of freed would leave the drop near 0.
     assert!(
         counting_alloc::live_bytes() + (BIG / 2) as u64 <= before,
-        "retiring did not free the buffer"
+        "renewing did not free the buffer"
     );
-    assert_eq!(arena.stats().retired, 1);
+    assert_eq!(arena.stats().renewed, 1);
 
     // Budgets are drawn from the range, and differ between slots.
     let lives: Vec<u32> = (0..40)
         .map(|_| {
-            let mut arena = Arena::new().retire_after(5..=8);
+            let mut arena = Arena::new().renew_after(5..=8);
             arena.recycle(String::with_capacity(8));
             let mut reuses = 0;
             loop {
@@ -348,7 +348,7 @@ fn retirement_frees_a_buffer_after_its_reuse_budget() {
 fn idle_spare_buffers_drain_away() {
     let _serial = serial();
     let burst = if cfg!(miri) { 50 } else { 1_000 };
-    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().retire_after(3..=3));
+    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().renew_after(3..=3));
     // One giant build...
     r.extend((0..burst).map(|i| format!("burst-{i}")));
     r.clear();
@@ -363,7 +363,7 @@ fn idle_spare_buffers_drain_away() {
     }
     r.clear();
     let spare = Recycled::arena(&r).spare_len::<String>();
-    assert_eq!(spare, 10, "the burst's idle buffers should be retired");
+    assert_eq!(spare, 10, "the burst's idle buffers should be renewed");
 }
 
 #[test]
@@ -383,15 +383,15 @@ fn max_retained_bytes_drops_oversized_values() {
 }
 
 #[test]
-fn retirement_costs_buffers_over_budget_in_the_long_run() {
+fn renewal_costs_buffers_over_budget_in_the_long_run() {
     let _serial = serial();
     if cfg!(miri) {
         return; // hundreds of full rebuilds: too slow under Miri, and no unsafe here
     }
     // 5 * KEYS buffers per rebuild, budgets of 45..=55 (mean 50): about KEYS / 10 buffers
-    // retire per rebuild, each replaced by a fresh one that allocates once or twice.
+    // are renewed per rebuild, each replaced by a fresh one that allocates once or twice.
     let texts = [text(0), text(1)];
-    let mut table = Recycled::with_arena(Table::new(), Arena::new().retire_after(45..=55));
+    let mut table = Recycled::with_arena(Table::new(), Arena::new().renew_after(45..=55));
     let rebuild = |table: &mut Recycled<Table>, v: usize| {
         table.clear();
         let (map, arena) = Recycled::parts_mut(table);
@@ -401,26 +401,26 @@ fn retirement_costs_buffers_over_budget_in_the_long_run() {
         rebuild(&mut table, v);
     }
     let rebuilds = 300;
-    let retired_before = Recycled::arena(&table).stats().retired;
+    let renewed_before = Recycled::arena(&table).stats().renewed;
     let before = Snapshot::now();
     for v in 0..rebuilds {
         rebuild(&mut table, v);
     }
     let allocs = Snapshot::since(before).allocs as f64;
-    let retired = (Recycled::arena(&table).stats().retired - retired_before) as f64;
-    let (per_rebuild, retired_per_rebuild) = (allocs / rebuilds as f64, retired / rebuilds as f64);
+    let renewed = (Recycled::arena(&table).stats().renewed - renewed_before) as f64;
+    let (per_rebuild, renewed_per_rebuild) = (allocs / rebuilds as f64, renewed / rebuilds as f64);
     let expected = (5 * KEYS) as f64 / 50.0;
     println!(
-        "{per_rebuild} allocations and {retired_per_rebuild} retirements per rebuild \
-         (expected {expected}): {} allocations per retirement",
-        allocs / retired
+        "{per_rebuild} allocations and {renewed_per_rebuild} renewals per rebuild \
+         (expected {expected}): {} allocations per renewal",
+        allocs / renewed
     );
     assert!(
-        (0.8 * expected..=1.25 * expected).contains(&retired_per_rebuild),
-        "{retired_per_rebuild} retirements per rebuild, expected about {expected}"
+        (0.8 * expected..=1.25 * expected).contains(&renewed_per_rebuild),
+        "{renewed_per_rebuild} renewals per rebuild, expected about {expected}"
     );
     assert!(
-        (1.0..=3.0).contains(&(allocs / retired)),
-        "{allocs} allocations for {retired} retirements"
+        (1.0..=3.0).contains(&(allocs / renewed)),
+        "{allocs} allocations for {renewed} renewals"
     );
 }
