@@ -267,14 +267,20 @@ impl Condvar {
         }
     }
 
-    /// As above, timing out at once: unlocks, yields, locks again.
+    /// As above, for loom, which has no clock. A timeout under a millisecond (a poll for
+    /// something nobody notifies) times out at once: unlocks, yields, locks again. A longer
+    /// one (a backstop) waits for a notification only, so that a model whose waiter is
+    /// never notified deadlocks, and loom reports the lost wake-up.
     #[cfg(loom)]
     pub(crate) fn wait_for<'a, T>(
         &self,
         mutex: &'a Mutex<T>,
         guard: MutexGuard<'a, T>,
-        _timeout: std::time::Duration,
+        timeout: std::time::Duration,
     ) -> MutexGuard<'a, T> {
+        if timeout >= std::time::Duration::from_millis(1) {
+            return self.0.wait(guard).unwrap();
+        }
         drop(guard);
         loom::thread::yield_now();
         mutex.lock()

@@ -57,19 +57,17 @@ struct Counts {
 }
 
 impl Counts {
-    /// Collects once more ([`poolswap::reclaim`]), then checks that every object made was
+    /// Reclaims once more ([`poolswap::reclaim`]), then checks that every object made was
     /// dropped exactly once; call once every handle, guard and `Pooled` is gone. The
-    /// collection is for the models of `Fence` mode (the default under loom, see
-    /// `poolswap::__loom_model_membarrier_drop`): there a guard drop that races with the
-    /// last collection of its version may leave it retired, by design, until the next one.
+    /// reclamation is for a version whose last guard was dropped after the last
+    /// container's drop reclaimed: guards never reclaim.
     fn assert_all_dropped(&self) {
         poolswap::reclaim();
         self.assert_all_dropped_unaided();
     }
 
-    /// As [`assert_all_dropped`](Self::assert_all_dropped), without a collection of its
-    /// own: for the models of `Membarrier` mode, where a guard drop never leaves its
-    /// version retired.
+    /// As [`assert_all_dropped`](Self::assert_all_dropped), without a reclamation of its
+    /// own: for models whose own writer-side calls must have returned every version.
     fn assert_all_dropped_unaided(&self) {
         assert_eq!(
             self.dropped.load(SeqCst),
@@ -180,8 +178,9 @@ fn guard_held_across_updates() {
     });
 }
 
-/// The last two guards on a retired version are dropped at once: exactly one of them
-/// recycles it, and it is reset exactly once when handed out again.
+/// The last two guards on a retired version are dropped at once, on two threads; a
+/// reclamation then recycles it exactly once, and it is reset exactly once when handed out
+/// again.
 #[test]
 fn last_two_guards_released_at_once() {
     loom::model(|| {
@@ -197,6 +196,8 @@ fn last_two_guards_released_at_once() {
         let t2 = thread::spawn(move || drop(b));
         t1.join().unwrap();
         t2.join().unwrap();
+        assert_eq!(pool.stats().idle, 0, "a guard's drop recycled its version");
+        assert_eq!(poolswap::reclaim(), 1);
 
         // Version 1 is idle exactly once (in the main thread's depot, where it was
         // published): one more object would mean a double put.
@@ -437,13 +438,11 @@ fn last_guard_vs_close() {
 }
 
 // Hazard slots (src/hazard.rs). Under loom both barriers are `fence(SeqCst)` and a thread
-// has two slots. A guard drop has no barrier (`Fence` mode's drop) unless a model calls
-// `poolswap::__loom_model_membarrier_drop(true)`: then it has a `fence(SeqCst)`, as a
-// compiler fence against `membarrier` is. Safety is checked without it (a barrier only
-// removes executions); the liveness that it buys is checked with it. Each model ends by
-// dropping every handle and checking that every object was dropped: a retired version left
-// on the retired list (its collection lost) keeps its pool and its objects alive, and fails
-// the check.
+// has two slots. A guard drop is one store; readers never reclaim: a retired version goes
+// back at a writer-side reclamation (an update past the threshold, a pool getter that
+// finds nothing idle, a container's drop, `poolswap::reclaim`). Each model ends by dropping
+// every handle and checking that every object was dropped: a retired version left on the
+// retired list keeps its pool and its objects alive, and fails the check.
 
 /// A reader's slot store races with the writer's scan of the slots, and the reader's guard
 /// drop with the next scan: the reader never sees a recycled object, and every retired
@@ -481,50 +480,60 @@ fn drop_on_another_thread(g: Guard<Obj>, value: usize) -> thread::JoinHandle<()>
     })
 }
 
-/// A guard outlives two updates and is dropped on another thread: its version stays
-/// unchanged while held, and the last guard's drop collects it (the writer never waits).
-/// `Membarrier` mode's drop; without its barrier this model fails (objects leaked).
+/// A guard on a version outlives its retirement and is dropped on another thread while the
+/// writer reclaims: the version stays unchanged while held, the drop recycles nothing (no
+/// reset runs before the reclamation that follows it), and a reclamation after the drop
+/// returns it.
 #[test]
-fn held_retired_version_is_collected_by_its_guard() {
-    loom::model(|| {
-        poolswap::__loom_model_membarrier_drop(true);
-        let (pool, counts) = counting_pool();
-        let c = Arc::new(first_version(&pool, 1));
-        let g = c.acquire();
-        let dropper = drop_on_another_thread(g, 1);
-        publish(&c, 2);
-        assert_eq!(c.acquire().value, 2);
-        // Every writer's collection may be over before the guard drops: then only the
-        // guard's own collection (its slot's `help` flag) can return version 1.
-        drop(c);
-        drop(pool);
-        dropper.join().unwrap();
-        counts.assert_all_dropped_unaided();
-    });
-}
-
-/// `Fence` mode's drop: a guard on a retired version is dropped on another thread while
-/// the writer collects. The drop takes no barrier, so both may miss each other and leave
-/// version 1 retired; the next update's collection must then return it. The version is
-/// never recycled while the guard reads it.
-#[test]
-fn fence_mode_drop_left_retired_is_collected_by_the_next_update() {
+fn guard_drop_vs_reclaim() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let g = c.acquire();
+        publish(&c, 2); // version 1 retired, below the threshold: not reclaimed yet
+        let resets = counts.resets.load(SeqCst);
         let dropper = drop_on_another_thread(g, 1);
-        publish(&c, 2);
+        // Races with the drop: may or may not return version 1.
+        let early = poolswap::reclaim();
+        // No reset ran, on the dropper's thread or anywhere: the pool resets on `get`.
+        assert_eq!(counts.resets.load(SeqCst), resets, "a version was reset");
+        // Version 1's object, if that reclamation returned it: reset and refilled here,
+        // which must come after the guard's read (the slot's `Release` clear).
+        let next = take_reset(&pool, 3);
         dropper.join().unwrap();
-        // Version 1 is in the pool (and perhaps reused for version 3) or still retired;
-        // this update's collection sees its slot empty. Version 2 has no guard: it is
-        // recycled at once. So every object but the current version is idle.
-        publish(&c, 3);
+        drop(next);
+        let late = poolswap::reclaim();
+        assert_eq!(early + late, 1, "version 1 returned {} times", early + late);
         let stats = c.pool().stats();
         assert_eq!(
             stats.live - stats.idle,
             1,
             "an old version is still out of the pool: {stats:?}"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}
+
+/// A guard on a retired version is dropped on another thread; the writer's next update
+/// gets its object from the pool, which finds nothing idle and reclaims first: it must get
+/// version 1 back rather than build a third object (the writer never builds or waits while
+/// an unprotected retired version exists). The version is never recycled while read.
+#[test]
+fn writers_next_get_reclaims_a_released_version() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
+        let dropper = drop_on_another_thread(g, 1);
+        publish(&c, 2);
+        dropper.join().unwrap();
+        publish(&c, 3);
+        assert_eq!(
+            counts.made.load(SeqCst),
+            2,
+            "the writer built an object while a released version was retired"
         );
         drop(c);
         drop(pool);
@@ -615,22 +624,66 @@ fn cache_vs_update() {
     });
 }
 
-/// The only collection of a version races with the drop of the one guard that protects
-/// it: the collector sees the slot full and flags it while the guard empties it and looks
-/// at the flag. One of them must return the version (the collector looks again after its
-/// next heavy barrier). `Membarrier` mode's drop; without its barrier this model fails.
+/// A counted guard (`swap`'s, on the version it retires) is dropped on another thread
+/// while the writer reclaims: the reclaimer's claim (the count from the list's one to zero)
+/// races with the guard's decrement. The version is never recycled while the guard reads
+/// it, the guard's drop never recycles it, and a reclamation after the drop does.
 #[test]
-fn last_collection_vs_guard_drop() {
+fn counted_guard_drop_vs_reclaim() {
     loom::model(|| {
-        poolswap::__loom_model_membarrier_drop(true);
         let (pool, counts) = counting_pool();
         let c = first_version(&pool, 1);
-        let g = c.acquire();
-        let dropper = thread::spawn(move || drop(g));
+        let old = c.swap(take_reset(&pool, 2));
+        assert!(Guard::is_counted(&old));
+        let dropper = drop_on_another_thread(old, 1);
+        poolswap::reclaim();
+        // Version 1's object, if that reclamation claimed it: reset and refilled here,
+        // which must come after the guard's read (the claim's `Acquire`).
+        let next = take_reset(&pool, 3);
+        dropper.join().unwrap();
+        drop(next);
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(stats.live - stats.idle, 1, "version 1 not back: {stats:?}");
         drop(c);
         drop(pool);
-        dropper.join().unwrap();
         counts.assert_all_dropped_unaided();
+    });
+}
+
+/// A reader whose slots are all held reads through a counted reference while the writer
+/// retires its version, reclaims it, and publishes the same node anew: the ABA case of the
+/// counted fallback. Its re-load of `current` must not return the pointer from before the
+/// recycle (with that load `Relaxed`, the reader could keep a reference to an object being
+/// reset and refilled, and read 0).
+#[test]
+fn counted_reader_vs_recycle_and_republish() {
+    bounded(2, || {
+        let (pool, counts) = counting_pool();
+        let other_pool = Pool::new(|| 0u8, |n| *n = 0);
+        let c = Arc::new(first_version(&pool, 1));
+        let reader = {
+            let c = c.clone();
+            let other = Container::from_value(&other_pool, 7);
+            thread::spawn(move || {
+                // Fill this thread's slots with guards on another container's version.
+                let held: Vec<_> = (0..poolswap::HAZARD_SLOTS)
+                    .map(|_| other.acquire())
+                    .collect();
+                let g = c.acquire();
+                assert!(Guard::is_counted(&g));
+                let v = g.value;
+                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                drop(held);
+            })
+        };
+        publish(&c, 2);
+        poolswap::reclaim(); // version 1's node back in the pool, unless the reader holds it
+        publish(&c, 3); // takes it from the pool again, if it is there
+        reader.join().unwrap();
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
     });
 }
 
