@@ -92,22 +92,20 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 /// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
 ///   where the version will go back to), one atomic increment of the pool handle (a version
 ///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired
-///   list: a process-wide lock, a heavy barrier (`membarrier`: an interrupt to every CPU
-///   running a thread of this process; or a fence), and a look at every slot of every
-///   thread that ever read (`HAZARD_SLOTS` loads per thread). If no slot holds the old
-///   version and no counted guard does, its return to the depot of the thread that
-///   published it: one budget read-modify-write, one lock, and the pool handle's decrement.
-///   If some guard still holds it, the writer does not wait: the last guard to let go
-///   returns it (never resets it: the reset runs in the writer's next `get_new`); in
-///   [`BarrierMode::Fence`](crate::BarrierMode::Fence), if that drop races with this
-///   reclamation, the next reclamation does (see [`reclaim`](crate::reclaim)). No
-///   allocation at steady state (the retired list keeps its capacity), except on a thread's
-///   first use of the pool (see [`Pool`]'s costs).
+///   list: a process-wide lock and a push. No barrier, unless the list then holds
+///   [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) versions: then a reclamation (see
+///   [`reclaim`](crate::reclaim): one heavy barrier, `membarrier` or a fence, and one load
+///   per hazard slot of every thread that ever read). The old version goes back to its pool
+///   at a reclamation that finds no guard on it, on the reclaiming thread: usually the
+///   writer's next [`get_new`](Container::get_new), which reclaims when the pool has
+///   nothing idle. Guards never return it (a guard's drop is a store), and the writer never
+///   waits for them. No allocation at steady state (the retired list keeps its capacity),
+///   except on a thread's first use of the pool (see [`Pool`]'s costs).
 ///
 /// # Send and Sync
 ///
-/// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the last
-/// one to let go hands the `T` to the pool for another thread to reuse.
+/// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the `T`
+/// goes back to the pool on whichever thread reclaims it, for another thread to reuse.
 pub struct Container<T> {
     /// Never empty: filled at construction, and nothing here stores null.
     raw: Raw<T>,
@@ -291,9 +289,10 @@ impl<T> Container<T> {
 
     /// Publishes `new` as the current version; Go's `Update`.
     ///
-    /// Readers that acquire after this see `new`. The old version returns to the pool when
-    /// its last guard drops — during this call if none exists, or a moment after it if
-    /// another thread's reclamation picked it up first. Concurrent updates are allowed; the
+    /// Readers that acquire after this see `new`. The old version goes on the retired list
+    /// and returns to the pool at the first reclamation that finds no guard on it: usually
+    /// the writer's next [`get_new`](Container::get_new) (see [`reclaim`](crate::reclaim)
+    /// for every moment one runs). Concurrent updates are allowed; the
     /// last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
     ///
     /// # Panics

@@ -92,10 +92,13 @@
 //!   read-modify-write, no lock, no write to a cache line another reader reads. A thread
 //!   holding more than [`HAZARD_SLOTS`] guards at once, and cloned guards, fall back to a
 //!   counted reference on the version's shared count.
-//! - Each update takes a process-wide lock, one heavy barrier (`membarrier` on Linux) and a
-//!   look at every reading thread's slots: its cost grows with the number of threads that
-//!   read. A version still protected by a guard waits for the last one to let go; the
-//!   writer never waits.
+//! - An update takes a process-wide lock and pushes the old version on a retired list.
+//!   Retired versions go back to their pools at a *reclamation* (one heavy barrier,
+//!   `membarrier` on Linux, and one pass over every reading thread's slots), which runs on
+//!   a writer's side: when the pool has nothing idle for the writer's next `get_new`, when
+//!   [`RECLAIM_THRESHOLD`] versions are retired, or at [`reclaim`]. A reader never
+//!   reclaims: dropping a guard is one store, and never runs a `reset` or a `T::drop`. A
+//!   version still held waits for the next reclamation; the writer never waits.
 //! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
 //!   one object out of the pool (the next update then takes or builds another).
 //! - Once an object has been a container's version, its node (`128 + 24 +

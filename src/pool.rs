@@ -99,7 +99,8 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///
 /// When the last handle (`Pool`, or the [`Container`](crate::Container) that holds one) is
 /// dropped, every idle object is dropped, on that thread, even while guards on container
-/// versions remain: a version whose last guard drops later is dropped then, not kept. So an
+/// versions remain: a version still held then is dropped at the first reclamation after its
+/// last guard drops (see [`reclaim`](crate::reclaim)), not kept. So an
 /// object that holds a guard on an older version (a history, a diff base) never keeps its
 /// pool alive, and a `mem::forget` of a guard leaks that version and the pool's bookkeeping
 /// (a few hundred bytes per thread that used it), never the idle objects. If an object's

@@ -110,8 +110,10 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// hold guards on old versions. Default: no bound.
     ///
     /// At the bound, [`Pool::get`] (and so [`Container::get_new`](crate::Container::get_new))
-    /// **waits** until an object comes back to the pool (its last guard or `Pooled` is
-    /// dropped, on any thread) or one is dropped (its reset discards it, or it comes back
+    /// **waits** until an object comes back to the pool (a `Pooled` is dropped, or a
+    /// reclamation returns a retired version whose guards are gone: the waiting getter
+    /// reclaims before it sleeps and every 0.5 ms while versions are retired) or one is
+    /// dropped (its reset discards it, or it comes back
     /// to a pool that holds `max_idle` idle objects, or [`Pool::trim`] drops it); then it
     /// reuses that object or builds a new one. So a writer can wait for readers, which it
     /// never does without the bound. [`Pool::try_get`] returns `None` instead of waiting.
