@@ -67,17 +67,54 @@
 //! buffers that a parse did not need (the file shrank) are freed at once, and a buffer
 //! holding more than [`MAX_SPARE_BYTES`] is never kept.
 //!
+//! # Publishing only what changed (`--delta`)
+//!
+//! A reload above builds a whole version, though a file usually changes a few lines at a
+//! time. With `--delta` the reloader still re-reads and re-parses the whole file, but into
+//! two scratch tables of its own (the previous parse and the new one, alternating, without
+//! allocating, as above), compares the two, and appends one
+//! [`MapOp`](poolswap::log::MapOp) per changed entry (an insert, which overwrites, or a
+//! removal) to a [`LogWriter`](poolswap::log::LogWriter), which publishes them as one batch:
+//! readers see all of a reload's changes or none, and an unchanged file publishes nothing.
+//! The comparison goes line by line while the file keeps its lines in place, looking up only
+//! the keys on changed lines; otherwise it looks every key up in both parses.
+//!
+//! To have something to publish, `--delta` edits the file (`--edit-lines`, 64 keys per edit
+//! by default with `--delta`): the reloader reads a private copy in the temporary directory
+//! and replaces it before each reload, outside the measurement. Half the edited keys have
+//! their line commented out, the other half get a new first value, and the previous edit is
+//! undone (`hot_reload/edit.rs`). Each reload then publishes one batch, numbered as the
+//! edit, and readers check every answer against the edit that their version's number
+//! ([`Logged::seq`](poolswap::log::Logged::seq)) names, plus two keys of that edit, which
+//! must agree: one showing the edit and the other not would be a *torn batch*. So in
+//! `--delta` mode the readers know the file as the example edits it: edit it yourself during
+//! a run and they report wrong answers (the default mode checks each version against its
+//! own text). `--edit-lines` works in the default mode too, to compare the two modes on the
+//! same edits.
+//!
+//! The report splits a steady-state reload into read and parse (0 allocations), diff (the
+//! operations' own keys and values: an operation owns its data) and publish: its time as
+//! p50/p99/max, and what it allocated per operation, which `--check` bounds at 1 per
+//! operation applied to a version (see `MAX_PUBLISH_ALLOCS_PER_APPLY` in
+//! `hot_reload/delta.rs` for why it is not 0).
+//!
 //! Run it with
 //!
 //! ```text
-//! cargo run --release --example hot_reload [-- [PATH] [--secs N] [--readers N] [--reload-ms N] [--check]]
+//! cargo run --release --example hot_reload [-- [PATH] [--secs N] [--readers N] [--reload-ms N] [--delta] [--edit-lines N] [--check]]
 //! ```
 //!
 //! `--check` turns it into a smoke test: the exit status is non-zero if a steady-state reload
-//! allocated anything, a reload failed, or a reader ever saw a wrong answer.
+//! allocated anything (with `--delta`: if a read and parse allocated anything, or the
+//! publishes more than 1 allocation per operation applied, or the writer copied a whole version
+//! after the warm-up), a reload failed, or a reader ever saw a wrong answer or a torn batch.
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
+#[path = "hot_reload/delta.rs"]
+mod delta;
+#[path = "hot_reload/edit.rs"]
+mod edit;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -124,16 +161,27 @@ const MAX_VALUES_FLOOR: usize = 16;
 /// ([`Arena::max_retained_bytes`]): one giant token does not stay in a version for good.
 const MAX_SPARE_BYTES: usize = 64 << 10;
 
-const USAGE: &str = "\
-usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--check]
+/// `--edit-lines` with `--delta` when not given: keys changed per edit.
+const DEFAULT_DELTA_EDIT_LINES: usize = 64;
 
-  PATH           text file: on each line the first word is a key, the others its values,
-                 `#` starts a comment (default: examples/data/american-english)
-  --secs N       how long to run, in seconds (default 3)
-  --readers N    reader threads (default 2)
-  --reload-ms N  pause between the starts of two reloads, in ms (default 5; 0 = back to back)
-  --check        exit non-zero unless steady-state reloads allocated 0 bytes, no reload
-                 failed and every read returned the right value";
+const USAGE: &str = "\
+usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--delta] [--edit-lines N]
+                  [--check]
+
+  PATH            text file: on each line the first word is a key, the others its values,
+                  `#` starts a comment (default: examples/data/american-english)
+  --secs N        how long to run, in seconds (default 3)
+  --readers N     reader threads (default 2)
+  --reload-ms N   pause between the starts of two reloads, in ms (default 5; 0 = back to
+                  back)
+  --delta         publish only the entries that changed since the last reload, through a
+                  change log (poolswap::log), instead of a whole new version
+  --edit-lines N  before each reload, edit N keys of a private copy of the file, which the
+                  reloader reads instead (0 or at least 2; default 0, 64 with --delta)
+  --check         exit non-zero unless steady-state reloads allocated 0 bytes (with
+                  --delta: reads and parses 0 bytes, publishes at most 1 allocation per
+                  operation applied), no reload failed and every read returned the right
+                  value";
 
 /// One version of the data, all of it owned.
 #[derive(Default, Debug)]
@@ -169,6 +217,9 @@ struct Args {
     secs: u64,
     readers: usize,
     reload_ms: u64,
+    delta: bool,
+    /// `--edit-lines`, if given.
+    edit_lines: Option<usize>,
     check: bool,
 }
 
@@ -181,6 +232,8 @@ impl Args {
             secs: 3,
             readers: 2,
             reload_ms: 5,
+            delta: false,
+            edit_lines: None,
             check: false,
         };
         let mut path_seen = false;
@@ -206,6 +259,12 @@ impl Args {
                         .map_err(|_| "--readers: too large".to_owned())?;
                 }
                 "--reload-ms" => args.reload_ms = value("--reload-ms")?,
+                "--delta" if inline.is_none() => args.delta = true,
+                "--edit-lines" => {
+                    let n = value("--edit-lines")?;
+                    args.edit_lines =
+                        Some(usize::try_from(n).map_err(|_| "--edit-lines: too large".to_owned())?);
+                }
                 "--check" if inline.is_none() => args.check = true,
                 f if f.starts_with('-') && f != "-" => {
                     return Err(format!("unknown option `{arg}`"))
@@ -223,7 +282,22 @@ impl Args {
         if args.readers == 0 {
             return Err("--readers must be at least 1".to_owned());
         }
+        if args.edit_lines == Some(1) {
+            // One key per edit could edit the same key the same way twice in a row: a reload
+            // that changes nothing, which `--delta`'s readers rely on never happening.
+            return Err("--edit-lines must be 0 or at least 2".to_owned());
+        }
         Ok(Some(args))
+    }
+
+    /// Keys edited before each reload (see [`edit`]).
+    fn edit_lines(&self) -> usize {
+        let default = if self.delta {
+            DEFAULT_DELTA_EDIT_LINES
+        } else {
+            0
+        };
+        self.edit_lines.unwrap_or(default)
     }
 }
 
@@ -289,6 +363,8 @@ impl Sampler {
 struct ReaderReport {
     reads: u64,
     wrong: u64,
+    /// Reads that saw part of a batch (`--delta` only).
+    torn: u64,
     samples: Vec<u64>,
 }
 
@@ -521,15 +597,20 @@ fn reader(
     ReaderReport {
         reads,
         wrong,
+        torn: 0,
         samples: sampler.samples,
     }
 }
 
-/// The reloader: re-read and re-parse the file at `path` every `interval` until `stop`.
+/// The reloader: re-read and re-parse the file at `path` every `interval` until `stop`;
+/// before each reload, `editor` (with `--edit-lines`) changes the file, outside the
+/// measurement.
+#[allow(clippy::too_many_arguments)]
 fn reloader(
     container: &Container<Version>,
     path: &str,
     mut floors: Floors,
+    mut editor: Option<edit::Editor<'_>>,
     interval: Duration,
     versions_built: &AtomicUsize,
     start: &Barrier,
@@ -541,10 +622,11 @@ fn reloader(
     start.wait();
     let mut next = Instant::now();
     while !stop.load(Relaxed) {
+        let written = editor.as_mut().map_or(Ok(()), |e| e.write(r.reloads + 1));
         let before = Snapshot::now();
         let t0 = Instant::now();
 
-        let result = reload(container, path, &mut floors);
+        let result = written.and_then(|()| reload(container, path, &mut floors));
 
         r.build_time += t0.elapsed();
         let d = Snapshot::since(before);
@@ -627,12 +709,7 @@ fn main() -> ExitCode {
         }
         return ExitCode::from(2);
     }
-    let container = Container::new(&versions, first);
-    let initial = Snapshot::since(before);
-    let (first_keys, first_bytes) = {
-        let first = container.acquire();
-        (first.keys.len(), first.text.len())
-    };
+    let (first_keys, first_bytes) = (first.keys.len(), first.text.len());
     if first_keys == 0 {
         eprintln!(
             "error: {}: no keys (every line is blank or a comment)",
@@ -640,6 +717,57 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    let initial = Snapshot::since(before);
+
+    // With `--delta` or `--edit-lines`: the file as it is now, which the edits change and
+    // `--delta`'s readers check against; and the editor, whose copy the reloader reads.
+    let edit_lines = args.edit_lines();
+    let reference = if args.delta || edit_lines > 0 {
+        match edit::Reference::load(&args.path, edit_lines, &mut floors) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", args.path);
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let editor = match reference.as_ref().filter(|r| r.per_edit() > 0) {
+        Some(r) => match edit::Editor::new(r) {
+            Ok(editor) => Some(editor),
+            Err(e) => {
+                eprintln!("error: cannot write the copy of {} to edit: {e}", args.path);
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let path = editor
+        .as_ref()
+        .map_or_else(|| args.path.clone(), |e| e.path().to_owned());
+    if let Some(reference) = reference.as_ref().filter(|_| args.delta) {
+        let prev = std::mem::take(&mut *first);
+        drop(first);
+        return delta::run(&args, reference, editor, &path, prev, floors);
+    }
+    let mut editor = editor;
+    if let Some(editor) = editor.as_mut() {
+        // The first version is edit 1, loaded twice as before: a version's first parse of an
+        // edited file allocates (the value lists that edits give to keys without values), and
+        // the spare versions, loaded from the copy by `prewarm`, are edited files too.
+        let loaded = editor.write(1).and_then(|()| {
+            first.clear();
+            load(&path, &mut first, &mut floors)?;
+            first.clear();
+            load(&path, &mut first, &mut floors)
+        });
+        if let Err(e) = loaded {
+            eprintln!("error: cannot edit a copy of {}: {e}", args.path);
+            return ExitCode::from(2);
+        }
+    }
+    let container = Container::new(&versions, first);
 
     let interval = Duration::from_millis(args.reload_ms);
     let start = Barrier::new(args.readers + 2);
@@ -655,10 +783,10 @@ fn main() -> ExitCode {
             // On the reloader's thread, before the clock: see `prewarm`.
             let mut floors = floors;
             let spares = args.readers + 1;
-            let filled = prewarm(&container, &args.path, spares, &mut floors);
+            let filled = prewarm(&container, &path, spares, &mut floors);
             let built = &versions_built;
             let mut r = reloader(
-                &container, &args.path, floors, interval, built, &start, &stop,
+                &container, &path, floors, editor, interval, built, &start, &stop,
             );
             (r.prewarm, r.prewarmed) = (filled, spares);
             r
@@ -692,6 +820,13 @@ fn main() -> ExitCode {
         "poolswap hot_reload: {} keys from {} ({} bytes), re-read and re-parsed on every reload",
         first_keys, args.path, first_bytes
     );
+    if let Some(r) = reference.as_ref().filter(|r| r.per_edit() > 0) {
+        println!(
+            "the reloader reads a copy it edits before each reload: {} keys change per edit \
+             (half removed, half given a new first value; the previous edit undone)",
+            r.per_edit()
+        );
+    }
     println!(
         "{} reader thread(s), 1 reloader (at most one reload per {} ms), ran {:.2} s\n",
         args.readers, args.reload_ms, secs
@@ -828,6 +963,14 @@ mod tests {
             ("f.txt", 7, 4, 0, true)
         );
         assert!(parse(&["--help"]).unwrap().is_none());
+        // The modes: whole versions without edits unless asked; `--delta` edits by default.
+        assert!(!a.delta && a.edit_lines() == 0);
+        let a = parse(&["--delta"]).unwrap().unwrap();
+        assert!(a.delta && a.edit_lines() == DEFAULT_DELTA_EDIT_LINES);
+        let a = parse(&["--delta", "--edit-lines=0"]).unwrap().unwrap();
+        assert_eq!(a.edit_lines(), 0);
+        let a = parse(&["--edit-lines", "8"]).unwrap().unwrap();
+        assert!(!a.delta && a.edit_lines() == 8);
     }
 
     #[test]
@@ -841,6 +984,9 @@ mod tests {
             &["--bogus"],
             &["a", "b"],
             &["--check=1"],
+            &["--delta=1"],
+            &["--edit-lines", "1"],
+            &["--edit-lines"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");
         }
