@@ -2,8 +2,9 @@
 //!
 //! Each overwrite goes through `clone_from` on the value already there, so a recycled
 //! version reuses its own buffers: a `String` or a `Vec<String>` overwritten by one of no
-//! greater length allocates nothing. The last version to apply an operation takes its data
-//! by value instead.
+//! greater length allocates nothing. For std's collections the last version to apply an
+//! operation takes its data by value instead; a [`Recycled`] map copies it as the others
+//! do, into buffers from its arena, so that its arena does not grow with every publish.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
@@ -285,7 +286,9 @@ fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
 /// With the value's arena: a new entry's key and value are recycling copies taken from the
 /// arena, an overwrite copies into the old value's buffers, and a removed entry's key and
 /// value go back to the arena. Inserts balanced by removals therefore allocate nothing
-/// once the arena holds enough buffers. `sync_from` is [`Recycled::copy_from`].
+/// once the arena holds enough buffers. The last version to apply an operation copies it
+/// too (the operation's own buffers are then freed), so that the arena stays the size of
+/// the churn. `sync_from` is [`Recycled::copy_from`].
 impl<K, V, S> Absorb<MapOp<K, V>> for Recycled<HashMap<K, V, S>>
 where
     K: RecycleCopy + Default + Eq + Hash,
@@ -313,22 +316,10 @@ where
         }
     }
 
-    fn absorb_owned(&mut self, op: MapOp<K, V>) {
-        let (map, arena) = Recycled::parts_mut(self);
-        match op {
-            MapOp::Insert(k, v) => match map.get_mut(&k) {
-                Some(old) => {
-                    let old = std::mem::replace(old, v);
-                    arena.recycle(old);
-                    arena.recycle(k);
-                }
-                None => {
-                    map.insert(k, v);
-                }
-            },
-            op => self.absorb(&op),
-        }
-    }
+    // No `absorb_owned`: the default copies into the version's own buffers and the arena's
+    // (as `absorb`), then drops the operation's. Moving the operation's buffers in instead
+    // would put the replaced ones in the arena on every publish, and the arena would only
+    // grow.
 
     fn sync_from(&mut self, src: &Self) {
         Recycled::copy_from(self, src);
