@@ -233,13 +233,20 @@ pub fn record(
         tally.bytes,
         extra.unwrap_or("-"),
     );
+    append(&format!("{bench}.tsv"), HEADER, &line);
+}
+
+/// Appends `line` (ending in a newline) to the side file `bench-alloc/<file>`, writing
+/// `header` first if the file is new; warns instead of failing. For figures that are not
+/// allocation tallies (latency percentiles, ratios), in files of their own.
+pub fn append(file: &str, header: &str, line: &str) {
     let dir = side_dir();
-    let path = dir.join(format!("{bench}.tsv"));
+    let path = dir.join(file);
     let result = fs::create_dir_all(&dir).and_then(|()| {
         let fresh = !path.exists();
         let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
         if fresh {
-            writeln!(file, "{HEADER}")?;
+            writeln!(file, "{header}")?;
         }
         file.write_all(line.as_bytes())
     });
