@@ -965,7 +965,14 @@ fn header(smoke: bool) -> String {
         "- Commit: {}",
         command("git", &["describe", "--always", "--dirty"]).unwrap_or_else(|| "?".into())
     );
-    let _ = writeln!(out, "- Machine: {cpu}, {cores} CPUs");
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into());
+    let _ = writeln!(
+        out,
+        "- Machine: {cpu}, {cores} CPUs; load average at the start {load} (other \
+         processes share the CPUs: p99 and max include their time slices)"
+    );
     let _ = writeln!(
         out,
         "- Toolchain: {}",
