@@ -71,10 +71,13 @@ impl Snapshot {
 }
 
 static LIVE: AtomicU64 = AtomicU64::new(0);
+/// The highest [`LIVE`] seen since the start or the last [`reset_peak_live`].
+static PEAK: AtomicU64 = AtomicU64::new(0);
 
-/// [`Counting`] that also tracks live bytes (allocated, not yet freed): one more relaxed
-/// read-modify-write per allocation and one per deallocation, so the benches keep the
-/// cheaper [`Counting`].
+/// [`Counting`] that also tracks live bytes (allocated, not yet freed) and their peak: one
+/// more relaxed read-modify-write per allocation and one per deallocation (plus a load, and
+/// a read-modify-write when the peak rises), so the benches that need no memory figures
+/// keep the cheaper [`Counting`].
 pub struct CountingLive;
 
 // SAFETY: every method forwards to `Counting` (hence `System`) with the caller's arguments
@@ -103,10 +106,16 @@ unsafe impl GlobalAlloc for CountingLive {
     }
 }
 
-/// Counts `added - freed` live bytes if the allocation `at` succeeded.
+/// Counts `added - freed` live bytes if the allocation `at` succeeded, and raises the peak.
+/// A `realloc` counts its new size before it frees the old one, so its peak may include
+/// both, as the allocator itself may hold both while it copies.
 fn live(at: *mut u8, added: usize, freed: usize) -> *mut u8 {
     if !at.is_null() {
-        LIVE.fetch_add(added as u64, Relaxed);
+        let now = LIVE.fetch_add(added as u64, Relaxed) + added as u64;
+        // The load first: the peak rises rarely, and a load keeps the line shared.
+        if now > PEAK.load(Relaxed) {
+            PEAK.fetch_max(now, Relaxed);
+        }
         LIVE.fetch_sub(freed as u64, Relaxed);
     }
     at
@@ -115,6 +124,18 @@ fn live(at: *mut u8, added: usize, freed: usize) -> *mut u8 {
 /// Bytes allocated through [`CountingLive`] and not yet freed, process-wide.
 pub fn live_bytes() -> u64 {
     LIVE.load(Relaxed)
+}
+
+/// The most bytes live at once through [`CountingLive`] since the start or the last
+/// [`reset_peak_live`], process-wide.
+pub fn peak_live_bytes() -> u64 {
+    PEAK.load(Relaxed).max(LIVE.load(Relaxed))
+}
+
+/// Starts a new peak from the live bytes now: [`peak_live_bytes`] then reports the peak of
+/// what follows.
+pub fn reset_peak_live() {
+    PEAK.store(LIVE.load(Relaxed), Relaxed);
 }
 
 /// One test at a time: the counters are process-wide, so a test that reads them must not

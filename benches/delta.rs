@@ -1,0 +1,1167 @@
+//! # Small batches on a big map: `poolswap::log` against its peers (issue 18)
+//!
+//! A `HashMap<String, Vec<String>>` of `n` entries (keys `key-0000123`, each value three
+//! strings of about 30 bytes) changes by batches of `k` operations that readers must see
+//! all or none of. One writer publishes batches back to back while one reader thread looks
+//! up random keys. Per system, `n` and `k` it reports the time of a publish (from applying
+//! the batch to the return of the publish) as p50 / p99 / max, the allocations and bytes
+//! per publish, the reader's time per acquire + lookup, and the peak of live bytes; a
+//! "held guard" row per system (`n` = 100,000, `k` = 1) has the reader hold each guard for
+//! 1 ms and counts the publishes that took over 500 µs.
+//!
+//! | system | shared as | a publish |
+//! |---|---|---|
+//! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
+//! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap` | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
+//! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
+//! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
+//! | flashmap | `flashmap` | a write guard (waits for readers of the other copy), the batch, publish |
+//! | arc-swap + imbl | `ArcSwap<imbl::HashMap>` | `rcu`: clone the persistent map (O(1)), apply the batch (path copies) |
+//! | arc-swap clone | `ArcSwap<HashMap>` | `rcu`: clone the whole map, apply the batch |
+//!
+//! The workload: half of a batch overwrites values of stable keys (the lower half of the
+//! key space), the rest are remove + insert pairs of churning keys (the oldest churning key
+//! goes, a new one comes), so the size stays `n`: `k` = 10 is 6 overwrites, 2 removes and
+//! 2 inserts; `k` = 1 one overwrite. Every system gets the same batches (the same seed). A
+//! batch's operations are built before the clock starts and handed over by value; systems
+//! that apply an operation to more than one copy clone it inside the publish.
+//!
+//! Allocations come from the counting global allocator (`tests/support/counting_alloc.rs`),
+//! process-wide over the timed publishes (the reader allocates nothing). Memory is its live
+//! bytes: "after build" once the system holds the initial map, "peak" the highest during a
+//! row's timed publishes, both less what was live before the system was built. "full syncs"
+//! are the whole-map copies poolswap's log made during the timed publishes
+//! (`LogStats::full_syncs`; total so far in parentheses).
+//!
+//! Each row has a warm-up (not reported) and a number of timed publishes (2,000 for
+//! `k` ≤ 10, 500 for 100, 100 for 1,000); a row stops early once its timed publishes took
+//! [`BUDGET`] (at least [`MIN_TIMED`] of them), which only the systems that copy the whole
+//! map reach. Those two (poolswap rcu + `copy_from`, arc-swap clone) run only for
+//! `n` ≤ 100,000. After its rows, each system's readers must see the same map as the floor
+//! after the same batches, or the bench fails.
+//!
+//! ```text
+//! cargo bench --bench delta                  # n = 10,000 and 100,000 (a few minutes)
+//! DELTA_BIG=1 cargo bench --bench delta      # and n = 1,000,000 (slow, ~3 GB)
+//! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
+//! POOLSWAP_BARRIER=fence cargo bench --bench delta
+//! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
+//! ```
+//!
+//! The report goes to stdout and to `$CARGO_TARGET_DIR/bench-delta/delta.md` (`target/` by
+//! default); a smoke run writes no file.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use poolswap::log::{Absorb as _, LogWriter, MapOp};
+use poolswap::{Container, Pool, Recycled};
+
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::Snapshot;
+
+#[global_allocator]
+static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
+
+/// The shared object.
+type Map = HashMap<String, Vec<String>>;
+
+/// Batch sizes, each a row.
+const KS: [usize; 4] = [1, 10, 100, 1_000];
+/// `n` of the held-guard rows.
+const HELD_N: u64 = 100_000;
+/// How long the reader holds each guard in a held-guard row.
+const HOLD: Duration = Duration::from_millis(1);
+/// A held-guard row counts the publishes slower than this.
+const SLOW: Duration = Duration::from_micros(500);
+/// A row's timed publishes stop once they took this long in all...
+const BUDGET: Duration = Duration::from_secs(3);
+/// ... and there were at least this many.
+const MIN_TIMED: usize = 20;
+/// Lookups timed for "lookup ns, alone" (the writer idle, on the main thread).
+const SOLO_LOOKUPS: usize = 200_000;
+
+// ---------------------------------------------------------------------------------------
+// The workload
+
+/// One change of a batch.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Inserts the entry, or overwrites the value of an existing key.
+    Put(String, Vec<String>),
+    /// Removes the entry.
+    Del(String),
+}
+
+impl Op {
+    fn into_map_op(self) -> MapOp<String, Vec<String>> {
+        match self {
+            Op::Put(k, v) => MapOp::Insert(k, v),
+            Op::Del(k) => MapOp::Remove(k),
+        }
+    }
+}
+
+/// Applies `op` by value: the floor, and the last copy of the two-copy systems.
+fn apply_owned(map: &mut Map, op: Op) {
+    match op {
+        Op::Put(k, v) => match map.get_mut(&k) {
+            Some(old) => *old = v,
+            None => {
+                map.insert(k, v);
+            }
+        },
+        Op::Del(k) => {
+            map.remove(&k);
+        }
+    }
+}
+
+/// Applies `op` by reference: an overwrite copies into the old value's buffers.
+fn apply_ref(map: &mut Map, op: &Op) {
+    match op {
+        Op::Put(k, v) => match map.get_mut(k) {
+            Some(old) => old.clone_from(v),
+            None => {
+                map.insert(k.clone(), v.clone());
+            }
+        },
+        Op::Del(k) => {
+            map.remove(k);
+        }
+    }
+}
+
+fn key(i: u64) -> String {
+    format!("key-{i:07}")
+}
+
+/// Three strings of 32 bytes, different for every `seed`.
+fn value(seed: u64) -> Vec<String> {
+    (0..3)
+        .map(|s| format!("v{seed:010}-{s}-padded-to-30-bytes"))
+        .collect()
+}
+
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
+}
+
+/// The batches, the same for every system: keys `0 .. n/2` are stable (overwritten), keys
+/// `lo .. hi` churn (removed oldest first, new ones inserted at `hi`).
+struct Workload {
+    n: u64,
+    lo: u64,
+    hi: u64,
+    rng: u64,
+    /// The size of every batch made so far, to replay them on the floor.
+    schedule: Vec<usize>,
+}
+
+impl Workload {
+    fn new(n: u64) -> Workload {
+        Workload {
+            n,
+            lo: n / 2,
+            hi: n,
+            rng: 0x2545_f491_4f6c_dd1d,
+            schedule: Vec::new(),
+        }
+    }
+
+    fn initial(n: u64) -> Map {
+        (0..n).map(|i| (key(i), value(i))).collect()
+    }
+
+    /// The next batch of `k` operations.
+    fn batch(&mut self, k: usize) -> Vec<Op> {
+        self.schedule.push(k);
+        let tag = self.n + self.schedule.len() as u64;
+        let pairs = k / 4;
+        let mut ops = Vec::with_capacity(k);
+        for _ in 0..k - 2 * pairs {
+            let i = xorshift(&mut self.rng) % (self.n / 2).max(1);
+            ops.push(Op::Put(key(i), value(tag)));
+        }
+        for _ in 0..pairs {
+            ops.push(Op::Del(key(self.lo)));
+            ops.push(Op::Put(key(self.hi), value(self.hi)));
+            self.lo += 1;
+            self.hi += 1;
+        }
+        ops
+    }
+}
+
+/// A key for a reader: a stable one or a churning one live now (`lo` as the writer last
+/// published it), uniformly.
+fn pick(rng: &mut u64, n: u64, lo: u64) -> u64 {
+    let r = xorshift(rng) % n;
+    if r < n / 2 {
+        r
+    } else {
+        lo + (r - n / 2)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The systems
+
+/// A map shared by one writer and its readers.
+trait System {
+    type Reader: Reader;
+    /// Applies `batch` and publishes it: the timed part.
+    fn publish(&mut self, batch: Vec<Op>);
+    /// One lookup through the writer's own handle (for "lookup ns, alone").
+    fn lookup(&self, key: &str) -> bool;
+    /// A handle for the reader thread; `None` for the unshared floor.
+    fn reader(&self) -> Option<Self::Reader>;
+    /// The map a reader sees now.
+    fn contents(&self) -> Map;
+    /// Whole-map copies made so far, where the system counts them.
+    fn full_syncs(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// A reader thread's handle.
+trait Reader: Send {
+    /// Acquires the current version, looks `key` up, holds the version `hold` longer.
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool;
+}
+
+/// Keeps the calling thread busy (not asleep) for `d`, as a reader working on a guard would.
+fn busy(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+/// The floor: a plain map changed in place, which nobody else reads.
+struct Floor(Map);
+
+/// The floor's reader, which does not exist.
+enum NoReader {}
+
+impl Reader for NoReader {
+    fn lookup(&mut self, _: &str, _: Duration) -> bool {
+        match *self {}
+    }
+}
+
+impl System for Floor {
+    type Reader = NoReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        for op in batch {
+            apply_owned(&mut self.0, op);
+        }
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.0.get(key)).is_some()
+    }
+    fn reader(&self) -> Option<NoReader> {
+        None
+    }
+    fn contents(&self) -> Map {
+        self.0.clone()
+    }
+}
+
+/// A version type of a `LogWriter` that is (or wraps) the map.
+trait AsMap: Send + Sync + 'static {
+    fn as_map(&self) -> &Map;
+}
+
+impl AsMap for Map {
+    fn as_map(&self) -> &Map {
+        self
+    }
+}
+
+impl AsMap for Recycled<Map> {
+    fn as_map(&self) -> &Map {
+        self
+    }
+}
+
+/// `poolswap::log` over `T`.
+struct LogSys<T: AsMap>(LogWriter<T, MapOp<String, Vec<String>>>);
+
+struct LogReader<T: AsMap>(Arc<Container<poolswap::log::Logged<T>>>);
+
+impl<T: AsMap> Reader for LogReader<T> {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let version = self.0.acquire();
+        let found = black_box(version.as_map().get(key)).is_some();
+        busy(hold);
+        drop(version);
+        found
+    }
+}
+
+impl<T> System for LogSys<T>
+where
+    T: AsMap + poolswap::log::Absorb<MapOp<String, Vec<String>>> + Default,
+{
+    type Reader = LogReader<T>;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.0.extend(batch.into_iter().map(Op::into_map_op));
+        self.0.publish();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.0.container().acquire().as_map().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<LogReader<T>> {
+        Some(LogReader(Arc::clone(self.0.container())))
+    }
+    fn contents(&self) -> Map {
+        self.0.container().acquire().as_map().clone()
+    }
+    fn full_syncs(&self) -> Option<u64> {
+        Some(self.0.stats().full_syncs)
+    }
+}
+
+/// poolswap without the log: `rcu` copies the whole current version into a recycled one
+/// (the pool's reset keeps contents, so the copy overwrites an older version in place).
+struct RcuCopy {
+    container: Arc<Container<Recycled<Map>>>,
+    /// The batch as `MapOp`s, kept for its buffer.
+    ops: Vec<MapOp<String, Vec<String>>>,
+}
+
+impl RcuCopy {
+    fn new(map: Map) -> RcuCopy {
+        let pool = Pool::new(Recycled::<Map>::default, |_| true);
+        let container = Container::new(&pool, pool.adopt(Recycled::new(map)));
+        RcuCopy {
+            container: Arc::new(container),
+            ops: Vec::new(),
+        }
+    }
+}
+
+struct RcuReader(Arc<Container<Recycled<Map>>>);
+
+impl Reader for RcuReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let version = self.0.acquire();
+        let found = black_box(version.get(key)).is_some();
+        busy(hold);
+        drop(version);
+        found
+    }
+}
+
+impl System for RcuCopy {
+    type Reader = RcuReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.ops.extend(batch.into_iter().map(Op::into_map_op));
+        let ops = &self.ops;
+        self.container.rcu(|current, next| {
+            Recycled::copy_from(next, current);
+            for op in ops {
+                next.absorb(op);
+            }
+        });
+        self.ops.clear();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.container.acquire().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<RcuReader> {
+        Some(RcuReader(Arc::clone(&self.container)))
+    }
+    fn contents(&self) -> Map {
+        Map::clone(&self.container.acquire())
+    }
+}
+
+/// left-right's two copies of the map.
+#[derive(Clone)]
+struct LrMap(Map);
+
+impl left_right::Absorb<Op> for LrMap {
+    fn absorb_first(&mut self, op: &mut Op, _: &Self) {
+        apply_ref(&mut self.0, op);
+    }
+    fn absorb_second(&mut self, op: Op, _: &Self) {
+        apply_owned(&mut self.0, op);
+    }
+    fn sync_with(&mut self, first: &Self) {
+        self.0.clone_from(&first.0);
+    }
+}
+
+struct LeftRight(left_right::WriteHandle<LrMap, Op>);
+
+struct LrReader(left_right::ReadHandle<LrMap>);
+
+impl Reader for LrReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let Some(map) = self.0.enter() else {
+            return false;
+        };
+        let found = black_box(map.0.get(key)).is_some();
+        busy(hold);
+        drop(map);
+        found
+    }
+}
+
+impl System for LeftRight {
+    type Reader = LrReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        for op in batch {
+            self.0.append(op);
+        }
+        self.0.publish();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        let map = self.0.enter().expect("the writer is alive");
+        black_box(map.0.get(key)).is_some()
+    }
+    fn reader(&self) -> Option<LrReader> {
+        Some(LrReader(left_right::ReadHandle::clone(&self.0)))
+    }
+    fn contents(&self) -> Map {
+        self.0.enter().expect("the writer is alive").0.clone()
+    }
+}
+
+struct Flash {
+    write: flashmap::WriteHandle<String, Vec<String>>,
+    read: flashmap::ReadHandle<String, Vec<String>>,
+}
+
+impl Flash {
+    fn new(map: Map) -> Flash {
+        let (mut write, read) = flashmap::with_capacity(map.len());
+        let mut guard = write.guard();
+        for (k, v) in map {
+            guard.insert(k, v);
+        }
+        guard.publish();
+        Flash { write, read }
+    }
+}
+
+struct FlashReader(flashmap::ReadHandle<String, Vec<String>>);
+
+impl Reader for FlashReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let map = self.0.guard();
+        let found = black_box(map.get(key)).is_some();
+        busy(hold);
+        drop(map);
+        found
+    }
+}
+
+impl System for Flash {
+    type Reader = FlashReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        let mut guard = self.write.guard();
+        for op in batch {
+            match op {
+                Op::Put(k, v) => drop(guard.insert(k, v)),
+                Op::Del(k) => drop(guard.remove(k)),
+            }
+        }
+        guard.publish();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.read.guard().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<FlashReader> {
+        Some(FlashReader(self.read.clone()))
+    }
+    fn contents(&self) -> Map {
+        let map = self.read.guard();
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+}
+
+type Imbl = imbl::HashMap<String, Vec<String>>;
+
+/// `ArcSwap` of a persistent map.
+struct SwapImbl(Arc<ArcSwap<Imbl>>);
+
+struct SwapImblReader(Arc<ArcSwap<Imbl>>);
+
+impl Reader for SwapImblReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let map = self.0.load();
+        let found = black_box(map.get(key)).is_some();
+        busy(hold);
+        drop(map);
+        found
+    }
+}
+
+impl System for SwapImbl {
+    type Reader = SwapImblReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.0.rcu(|current| {
+            let mut next = Imbl::clone(current);
+            for op in &batch {
+                match op {
+                    Op::Put(k, v) => drop(next.insert(k.clone(), v.clone())),
+                    Op::Del(k) => drop(next.remove(k)),
+                }
+            }
+            next
+        });
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.0.load().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<SwapImblReader> {
+        Some(SwapImblReader(Arc::clone(&self.0)))
+    }
+    fn contents(&self) -> Map {
+        let map = self.0.load();
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+}
+
+/// `ArcSwap` of a plain map, copied whole per publish.
+struct SwapClone(Arc<ArcSwap<Map>>);
+
+struct SwapCloneReader(Arc<ArcSwap<Map>>);
+
+impl Reader for SwapCloneReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let map = self.0.load();
+        let found = black_box(map.get(key)).is_some();
+        busy(hold);
+        drop(map);
+        found
+    }
+}
+
+impl System for SwapClone {
+    type Reader = SwapCloneReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.0.rcu(|current| {
+            let mut next = Map::clone(current);
+            for op in &batch {
+                apply_ref(&mut next, op);
+            }
+            next
+        });
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.0.load().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<SwapCloneReader> {
+        Some(SwapCloneReader(Arc::clone(&self.0)))
+    }
+    fn contents(&self) -> Map {
+        Map::clone(&self.0.load())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running
+
+/// How many publishes a row makes.
+#[derive(Clone, Copy)]
+struct Plan {
+    smoke: bool,
+}
+
+impl Plan {
+    /// Warm-up and timed publishes for batches of `k`, or for a held-guard row.
+    fn counts(self, k: usize, held: bool) -> (usize, usize) {
+        if self.smoke {
+            return (2, if held { 3 } else { 5 });
+        }
+        match (held, k) {
+            (true, _) => (20, 1_000),
+            (_, 0..=10) => (200, 2_000),
+            (_, 11..=100) => (50, 500),
+            _ => (10, 100),
+        }
+    }
+
+    /// A row's timed publishes stop after this long (a smoke run makes every publish, so
+    /// that every system gets the same batches).
+    fn budget(self) -> Duration {
+        if self.smoke {
+            Duration::MAX
+        } else {
+            BUDGET
+        }
+    }
+}
+
+/// What the reader thread measured.
+#[derive(Default)]
+struct Reads {
+    lookups: u64,
+    hits: u64,
+    nanos: u128,
+}
+
+/// The reader thread: looks up random keys until `stop`, 64 per timed run (without a
+/// hold; one at a time with one). Allocates nothing after its first round.
+fn read_loop<R: Reader>(
+    mut reader: R,
+    n: u64,
+    lo: &AtomicU64,
+    stop: &AtomicBool,
+    started: &AtomicBool,
+    hold: Duration,
+) -> Reads {
+    let per_run = if hold.is_zero() { 64 } else { 1 };
+    let mut keys: Vec<String> = (0..per_run).map(|_| String::with_capacity(32)).collect();
+    let mut rng = 0x9e37_79b9_7f4a_7c15;
+    let mut reads = Reads::default();
+    loop {
+        let lo_now = lo.load(Relaxed);
+        for key in &mut keys {
+            key.clear();
+            write!(key, "key-{:07}", pick(&mut rng, n, lo_now)).expect("a String takes any write");
+        }
+        let start = Instant::now();
+        for key in &keys {
+            reads.hits += u64::from(reader.lookup(key, hold));
+        }
+        reads.nanos += start.elapsed().as_nanos();
+        reads.lookups += per_run as u64;
+        // Only for the writer to start once the reader runs; relaxed, as nothing is
+        // published through it.
+        started.store(true, Relaxed);
+        if stop.load(Relaxed) {
+            return reads;
+        }
+    }
+}
+
+/// One row's results.
+struct Row {
+    system: &'static str,
+    n: u64,
+    k: usize,
+    held: bool,
+    /// Publish times in ns, sorted.
+    times: Vec<u64>,
+    allocs: u64,
+    bytes: u64,
+    /// The reader's ns per acquire + lookup (none with a hold, or without a reader).
+    lookup_ns: Option<f64>,
+    /// Peak live bytes during the timed publishes, less those live before the build.
+    peak: u64,
+    /// Full syncs during the timed publishes, and in all so far.
+    full_syncs: Option<(u64, u64)>,
+}
+
+impl Row {
+    fn pct(&self, q: f64) -> u64 {
+        let rank = ((self.times.len() as f64 * q).ceil() as usize).max(1);
+        self.times[rank - 1]
+    }
+    fn per_publish(&self, total: u64) -> f64 {
+        total as f64 / self.times.len() as f64
+    }
+}
+
+/// One system at one `n`.
+struct Built {
+    system: &'static str,
+    n: u64,
+    build: Duration,
+    live_after_build: u64,
+    live_after_run: u64,
+    solo_ns: f64,
+    full_syncs: Option<u64>,
+    batches: usize,
+}
+
+/// The report so far.
+#[derive(Default)]
+struct Report {
+    rows: Vec<Row>,
+    builds: Vec<Built>,
+}
+
+/// What one row's timed publishes measured.
+struct Measured {
+    /// Publish times in ns, sorted.
+    times: Vec<u64>,
+    allocated: Snapshot,
+    reads: Option<Reads>,
+    /// Peak live bytes, less those live before the build.
+    peak: u64,
+    /// Full syncs during the timed publishes, and in all so far.
+    full_syncs: Option<(u64, u64)>,
+}
+
+/// Runs one row: warm-up, then the timed publishes, the reader thread running throughout.
+fn run_row<S: System>(
+    sys: &mut S,
+    wl: &mut Workload,
+    plan: Plan,
+    k: usize,
+    held: bool,
+    base: u64,
+) -> Measured {
+    let hold = if held { HOLD } else { Duration::ZERO };
+    let (warmup, timed) = plan.counts(k, held);
+    let lo = AtomicU64::new(wl.lo);
+    let stop = AtomicBool::new(false);
+    let started = AtomicBool::new(false);
+    let n = wl.n;
+    let reader = sys.reader();
+    thread::scope(|s| {
+        let reader = reader.map(|r| {
+            let (lo, stop, started) = (&lo, &stop, &started);
+            s.spawn(move || read_loop(r, n, lo, stop, started, hold))
+        });
+        if reader.is_some() {
+            while !started.load(Relaxed) {
+                thread::yield_now();
+            }
+        }
+        let start = Instant::now();
+        for i in 0..warmup {
+            if i >= 3 && start.elapsed() > plan.budget() / 3 {
+                break;
+            }
+            sys.publish(wl.batch(k));
+            lo.store(wl.lo, Relaxed);
+        }
+        let syncs_before = sys.full_syncs();
+        let mut times = Vec::with_capacity(timed);
+        let mut allocated = Snapshot::default();
+        counting_alloc::reset_peak_live();
+        let mut spent = Duration::ZERO;
+        for i in 0..timed {
+            if i >= MIN_TIMED && spent > plan.budget() {
+                break;
+            }
+            let batch = wl.batch(k);
+            let before = Snapshot::now();
+            let start = Instant::now();
+            sys.publish(batch);
+            let took = start.elapsed();
+            let during = Snapshot::since(before);
+            lo.store(wl.lo, Relaxed);
+            spent += took;
+            times.push(took.as_nanos() as u64);
+            allocated.allocs += during.allocs;
+            allocated.bytes += during.bytes;
+        }
+        let peak = counting_alloc::peak_live_bytes().saturating_sub(base);
+        let syncs = sys
+            .full_syncs()
+            .map(|after| (after - syncs_before.unwrap_or(0), after));
+        stop.store(true, Relaxed);
+        let reads = reader.map(|r| r.join().expect("the reader panicked"));
+        if let Some(reads) = &reads {
+            assert!(reads.hits > 0, "the reader found no key");
+        }
+        times.sort_unstable();
+        Measured {
+            times,
+            allocated,
+            reads,
+            peak,
+            full_syncs: syncs,
+        }
+    })
+}
+
+/// Times [`SOLO_LOOKUPS`] lookups on the main thread, nothing else running.
+fn solo_lookups<S: System>(sys: &S, n: u64, lo: u64, lookups: usize) -> f64 {
+    let mut keys: Vec<String> = (0..64).map(|_| String::with_capacity(32)).collect();
+    let mut rng = 0x9e37_79b9_7f4a_7c15;
+    let mut nanos = 0;
+    let mut hits = 0u64;
+    for _ in 0..lookups.div_ceil(64) {
+        for key in &mut keys {
+            key.clear();
+            write!(key, "key-{:07}", pick(&mut rng, n, lo)).expect("a String takes any write");
+        }
+        let start = Instant::now();
+        for key in &keys {
+            hits += u64::from(sys.lookup(key));
+        }
+        nanos += start.elapsed().as_nanos();
+    }
+    assert!(hits > 0, "no key found");
+    nanos as f64 / (lookups.div_ceil(64) * 64) as f64
+}
+
+/// Builds a system on the initial map of `n` entries, runs its rows, and checks that its
+/// readers see what the floor holds after the same batches.
+fn bench<S: System>(
+    report: &mut Report,
+    plan: Plan,
+    system: &'static str,
+    n: u64,
+    make: impl FnOnce(Map) -> S,
+) {
+    let base = counting_alloc::live_bytes();
+    let start = Instant::now();
+    let mut sys = make(Workload::initial(n));
+    let build = start.elapsed();
+    let live_after_build = counting_alloc::live_bytes().saturating_sub(base);
+    let mut wl = Workload::new(n);
+    let solo_ns = solo_lookups(
+        &sys,
+        n,
+        wl.lo,
+        if plan.smoke { 1_000 } else { SOLO_LOOKUPS },
+    );
+    let mut rows = Vec::new();
+    let heldrow = n == HELD_N || plan.smoke;
+    let held_iter = heldrow && sys.reader().is_some();
+    for (k, held) in KS
+        .iter()
+        .map(|&k| (k, false))
+        .chain(held_iter.then_some((1, true)))
+    {
+        let Measured {
+            times,
+            allocated,
+            reads,
+            peak,
+            full_syncs,
+        } = run_row(&mut sys, &mut wl, plan, k, held, base);
+        let lookup_ns = reads
+            .filter(|_| !held)
+            .map(|r| r.nanos as f64 / r.lookups as f64);
+        let row = Row {
+            system,
+            n,
+            k,
+            held,
+            times,
+            allocs: allocated.allocs,
+            bytes: allocated.bytes,
+            lookup_ns,
+            peak,
+            full_syncs,
+        };
+        eprintln!(
+            "delta: {system}, n={n}, k={k}{}: {} publishes, p50 {} µs, p99 {} µs",
+            if held { " (held guard)" } else { "" },
+            row.times.len(),
+            us(row.pct(0.5)),
+            us(row.pct(0.99)),
+        );
+        rows.push(row);
+    }
+    let live_after_run = counting_alloc::live_bytes().saturating_sub(base);
+    let full_syncs = sys.full_syncs();
+    let seen = sys.contents();
+    drop(sys);
+
+    // The floor after the same batches.
+    let mut floor = Floor(Workload::initial(n));
+    let mut replay = Workload::new(n);
+    for &k in &wl.schedule {
+        floor.publish(replay.batch(k));
+    }
+    assert!(
+        seen == floor.0,
+        "{system}, n = {n}: the readers' map differs from the floor's after the same {} batches",
+        wl.schedule.len()
+    );
+    assert_eq!(seen.len() as u64, n, "{system}: the size should stay n");
+
+    report.rows.extend(rows);
+    report.builds.push(Built {
+        system,
+        n,
+        build,
+        live_after_build,
+        live_after_run,
+        solo_ns,
+        full_syncs,
+        batches: wl.schedule.len(),
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting
+
+fn us(ns: u64) -> String {
+    let us = ns as f64 / 1_000.0;
+    if us < 100.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.0}")
+    }
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1e6)
+}
+
+fn count(x: f64) -> String {
+    if x < 10.0 && x.fract() != 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+/// The output of a command, trimmed, or `None`.
+fn command(program: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn header(smoke: bool) -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = thread::available_parallelism().map_or(0, |n| n.get());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# delta: small batches on a big map (`benches/delta.rs`)\n"
+    );
+    let _ = writeln!(
+        out,
+        "- Date: {}",
+        command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "?".into())
+    );
+    let _ = writeln!(
+        out,
+        "- Commit: {}",
+        command("git", &["describe", "--always", "--dirty"]).unwrap_or_else(|| "?".into())
+    );
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into());
+    let _ = writeln!(
+        out,
+        "- Machine: {cpu}, {cores} CPUs; load average at the start {load} (other \
+         processes share the CPUs: p99 and max include their time slices)"
+    );
+    let _ = writeln!(
+        out,
+        "- Toolchain: {}",
+        command("rustc", &["-V"]).unwrap_or_else(|| "?".into())
+    );
+    let _ = writeln!(
+        out,
+        "- poolswap barrier mode: {:?} (`POOLSWAP_BARRIER={}`)",
+        poolswap::barrier_mode(),
+        std::env::var("POOLSWAP_BARRIER").unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "- Crates: left-right 0.11, flashmap 0.2, arc-swap 1.9, imbl 7{}",
+        if smoke {
+            "; SMOKE RUN (`--test`): n = 1,000, a few publishes, figures meaningless"
+        } else {
+            ""
+        }
+    );
+    out
+}
+
+fn render(report: &Report, smoke: bool) -> String {
+    let mut out = header(smoke);
+    let mut ns: Vec<u64> = report.builds.iter().map(|b| b.n).collect();
+    ns.dedup();
+    for &n in &ns {
+        let _ = writeln!(out, "\n## n = {n}\n");
+        let _ = writeln!(
+            out,
+            "Publish: from applying the batch to the return of the publish, µs. Allocations \
+             and bytes per publish over the timed publishes; lookup: the reader's ns per \
+             acquire + lookup during the row; peak: live MB at most during the row, less \
+             what was live before the system was built.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| system | k | publishes | p50 µs | p99 µs | max µs | allocs/publish | bytes/publish | lookup ns | peak MB | full syncs |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for k in KS {
+            for row in report
+                .rows
+                .iter()
+                .filter(|r| r.n == n && r.k == k && !r.held)
+            {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    row.system,
+                    row.k,
+                    row.times.len(),
+                    us(row.pct(0.5)),
+                    us(row.pct(0.99)),
+                    us(row.pct(1.0)),
+                    count(row.per_publish(row.allocs)),
+                    count(row.per_publish(row.bytes)),
+                    row.lookup_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
+                    mb(row.peak),
+                    row.full_syncs
+                        .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+                );
+            }
+        }
+        let held: Vec<&Row> = report.rows.iter().filter(|r| r.n == n && r.held).collect();
+        if !held.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nHeld guard: k = 1 while the reader holds each guard {} ms; \"slow\": \
+                 publishes over {} µs.\n",
+                HOLD.as_millis(),
+                SLOW.as_micros()
+            );
+            let _ = writeln!(
+                out,
+                "| system | publishes | p50 µs | p99 µs | max µs | slow | peak MB | full syncs |"
+            );
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+            for row in held {
+                let slow = row
+                    .times
+                    .iter()
+                    .filter(|&&t| t > SLOW.as_nanos() as u64)
+                    .count();
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} of {} | {} | {} |",
+                    row.system,
+                    row.times.len(),
+                    us(row.pct(0.5)),
+                    us(row.pct(0.99)),
+                    us(row.pct(1.0)),
+                    slow,
+                    row.times.len(),
+                    mb(row.peak),
+                    row.full_syncs
+                        .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\nBuild and memory: live MB once built (bytes per entry), after all its rows; \
+             lookup ns with the writer idle; batches published in all.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| system | build ms | live MB after build | live MB after the run | lookup ns, alone | batches | full syncs |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        for b in report.builds.iter().filter(|b| b.n == n) {
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} | {} ({:.0} B) | {} | {:.0} | {} | {} |",
+                b.system,
+                b.build.as_secs_f64() * 1e3,
+                mb(b.live_after_build),
+                b.live_after_build as f64 / n as f64,
+                mb(b.live_after_run),
+                b.solo_ns,
+                b.batches,
+                b.full_syncs.map_or("–".into(), |s| s.to_string()),
+            );
+        }
+    }
+    out
+}
+
+fn main() {
+    let smoke = std::env::args().any(|a| a == "--test");
+    let big = std::env::var_os("DELTA_BIG").is_some_and(|v| v != "0");
+    let only = std::env::var("DELTA_ONLY").ok();
+    let plan = Plan { smoke };
+    let ns: &[u64] = if smoke {
+        &[1_000]
+    } else if big {
+        &[10_000, 100_000, 1_000_000]
+    } else {
+        &[10_000, 100_000]
+    };
+    let wanted = |name: &str| only.as_deref().map_or(true, |o| name.contains(o));
+    let started = Instant::now();
+    let mut report = Report::default();
+    for &n in ns {
+        // Each system once per n, every one after the previous is dropped (memory).
+        macro_rules! system {
+            ($name:expr, $make:expr) => {
+                if wanted($name) {
+                    bench(&mut report, plan, $name, n, $make);
+                }
+            };
+        }
+        system!("floor (HashMap in place, unshared)", Floor);
+        system!("poolswap LogWriter<HashMap>", |m| LogSys(LogWriter::new(m)));
+        system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
+            LogWriter::new(Recycled::new(m))
+        ));
+        system!("left-right (Absorb)", |m| LeftRight(
+            left_right::new_from_empty(LrMap(m)).0
+        ));
+        system!("flashmap", Flash::new);
+        system!("arc-swap + imbl (rcu)", |m: Map| SwapImbl(Arc::new(
+            ArcSwap::from_pointee(m.into_iter().collect())
+        )));
+        if n <= 100_000 {
+            system!("poolswap today (rcu + copy_from)", RcuCopy::new);
+            system!("arc-swap clone (rcu)", |m| SwapClone(Arc::new(
+                ArcSwap::from_pointee(m)
+            )));
+        }
+    }
+    let mut text = render(&report, smoke);
+    let _ = writeln!(
+        text,
+        "\nTook {:.0} s; every system's readers saw the floor's map after the same batches.",
+        started.elapsed().as_secs_f64()
+    );
+    print!("{text}");
+    if !smoke {
+        let dir = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| PathBuf::from("target"), PathBuf::from)
+            .join("bench-delta");
+        std::fs::create_dir_all(&dir).expect("create the report's directory");
+        let path = dir.join("delta.md");
+        std::fs::write(&path, &text).expect("write the report");
+        eprintln!("delta: report written to {}", path.display());
+    }
+}
