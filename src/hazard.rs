@@ -45,13 +45,15 @@
 //!
 //! # Reclaimer ([`reclaim`])
 //!
-//! Under the domain lock: [`heavy`], then one pass over every slot of every block that
-//! copies the non-null addresses into a sorted snapshot, then, for each retired node,
-//! a binary search of the snapshot. A node no slot holds whose count the reclaimer can
-//! take from one (the list's reference) to zero ([`Retired::claim`], a compare-and-swap:
-//! no counted guard holds it) leaves the list. Outside the lock, each node it claimed goes
-//! back to its pool ([`Retired::recycle`]: the pool's return path, which may drop the
-//! object). So a pass costs one heavy barrier, one load per slot and `O(log slots)` per
+//! Under the domain lock, take the retired list; then, unlocked: [`heavy`], one pass over
+//! every slot of every block (a list of blocks it walks without the lock) that copies the
+//! non-null addresses into a sorted snapshot, and for each node taken, a binary search of
+//! the snapshot. A node no slot holds whose count the reclaimer can take from one (the
+//! list's reference) to zero (`Retired::claim`, a compare-and-swap: no counted guard holds
+//! it) is the reclaimer's; the others go back on the list (the lock again). Then each node
+//! it claimed goes back to its pool (`Retired::recycle`: the pool's return path, which may
+//! drop the object). The lock is never held across the barrier or user code, so
+//! retirements and other reclamations go on meanwhile, each judging the nodes it took. So a pass costs one heavy barrier, one load per slot and `O(log slots)` per
 //! retired node, whatever the number of threads and held versions; and a panic in one
 //! node's return (a `T::drop` that panics) does not stop the others: the pass finishes its
 //! batch, then resumes the panic on the thread that ran it.
@@ -66,9 +68,11 @@
 //! the slot sees the reader's store (or a later one by the same slot, after the reader's
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
 //! the swap or something later, so not `p`, unless `p` was recycled and published anew
-//! since, which the reclaimer's decision has not yet allowed. A snapshot judges only the
-//! nodes retired before its heavy barrier: every node on the list when the pass takes the
-//! lock.
+//! since, which the reclaimer's decision has not yet allowed. A pass judges only the nodes
+//! retired before its heavy barrier: the ones it took off the list before issuing it. A
+//! block made after the barrier is missed by the scan, and need not be seen: a reader
+//! that protects with it re-loads `current` after the barrier, so not a node retired
+//! before it.
 //!
 //! # Orderings
 //!
@@ -118,14 +122,19 @@ pub(crate) struct Slot {
 #[repr(align(128))]
 pub(crate) struct Block {
     slots: [Slot; SLOTS],
+    /// The block made before this one (null for the first): the domain's blocks form a
+    /// list that a reclaimer walks without the lock. Set before the block is published
+    /// (`Domain::blocks`), never changed after.
+    next: AtomicPtr<Block>,
 }
 
 impl Block {
-    fn new() -> Block {
+    fn new(next: *mut Block) -> Block {
         Block {
             slots: std::array::from_fn(|_| Slot {
                 node: AtomicPtr::new(ptr::null_mut()),
             }),
+            next: AtomicPtr::new(next),
         }
     }
 
@@ -178,9 +187,11 @@ struct State {
     owned: Vec<bool>,
     /// Retired nodes, oldest first.
     retired: Vec<Retired>,
-    /// A reclamation's snapshot of the protected addresses, sorted; kept for its capacity.
+    /// Buffers a reclamation takes out of the lock and gives back, kept for their
+    /// capacity: the retired nodes it judges, the protected addresses (sorted), the nodes
+    /// it claimed. A reclamation that finds one taken by another makes its own.
+    judged: Vec<Retired>,
     protected: Vec<*mut ()>,
-    /// A reclamation's claimed nodes, recycled outside the lock; kept for its capacity.
     claimed: Vec<Retired>,
 }
 
@@ -194,6 +205,9 @@ struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
     state: Mutex<State>,
+    /// The newest block; older ones follow through [`Block::next`]. Written under the lock
+    /// (`Release`, after the block is whole), read by reclaimers without it (`Acquire`).
+    blocks: AtomicPtr<Block>,
     /// `state.retired.len()` as of the last change, read without the lock to decide
     /// whether a reclamation could return anything.
     pending: AtomicUsize,
@@ -210,9 +224,11 @@ impl Domain {
                 // guards hold, made once: the lists grow (allocate) only past their
                 // largest size so far.
                 retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                judged: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
                 protected: Vec::new(),
                 claimed: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
             }),
+            blocks: AtomicPtr::new(ptr::null_mut()),
             pending: AtomicUsize::new(0),
         }
     }
@@ -306,9 +322,16 @@ fn claim_block() -> Option<&'static Block> {
         let at = match clean {
             Some(at) => at,
             None => {
-                state.blocks.push(Box::new(Block::new()));
+                // Relaxed: the head is only written under the lock we hold.
+                let newest = domain().blocks.load(Ordering::Relaxed);
+                state.blocks.push(Box::new(Block::new(newest)));
                 state.owned.push(false);
-                state.blocks.len() - 1
+                let at = state.blocks.len() - 1;
+                let block: *const Block = &*state.blocks[at];
+                // Release: a reclaimer that loads the head sees the block whole, and every
+                // block before it (each was published the same way, under this lock).
+                domain().blocks.store(block.cast_mut(), Ordering::Release);
+                at
             }
         };
         state.owned[at] = true;
@@ -441,30 +464,42 @@ pub(crate) fn has_pending() -> bool {
     domain().pending.load(Ordering::Relaxed) != 0
 }
 
-/// A reclamation pass, holding the domain lock in `state` until it has decided.
+/// A reclamation pass; `state` is the domain lock, held only to take the retired list and
+/// to give back what stays on it: the heavy barrier, the scan and the claims run unlocked,
+/// so retirements and other reclamations go on meanwhile.
 fn collect(mut state: MutexGuard<'_, State>) -> usize {
     if state.retired.is_empty() {
         return 0;
     }
+    // Every node taken here was retired before the heavy barrier below: this pass judges
+    // those only (module docs, "Why a recycled node is never read"). Nodes retired after
+    // the take wait on the list for the next pass.
+    let mut judged = std::mem::take(&mut state.judged);
+    std::mem::swap(&mut judged, &mut state.retired);
+    let mut protected = std::mem::take(&mut state.protected);
+    let mut batch = std::mem::take(&mut state.claimed);
+    drop(state);
+
     heavy();
-    let State {
-        blocks,
-        retired,
-        protected,
-        claimed,
-        ..
-    } = &mut *state;
     protected.clear();
-    for slot in blocks.iter().flat_map(|b| b.slots.iter()) {
-        // Acquire: see the module docs.
-        let node = slot.node.load(Ordering::Acquire);
-        if !node.is_null() {
-            protected.push(node);
+    // Acquire: see the field (every block published before the heavy barrier).
+    let mut block = domain().blocks.load(Ordering::Acquire);
+    // SAFETY: blocks are never freed (loom: not before the model ends), and each was whole
+    // when published (above).
+    while let Some(b) = unsafe { block.as_ref() } {
+        for slot in &b.slots {
+            // Acquire: see the module docs.
+            let node = slot.node.load(Ordering::Acquire);
+            if !node.is_null() {
+                protected.push(node);
+            }
         }
+        // Relaxed: set before the block was published, and the head's Acquire above
+        // made it visible.
+        block = b.next.load(Ordering::Relaxed);
     }
     protected.sort_unstable();
-    let mut batch = std::mem::take(claimed);
-    retired.retain(|r| {
+    judged.retain(|r| {
         if protected.binary_search(&r.node.as_ptr()).is_ok() {
             return true;
         }
@@ -477,12 +512,23 @@ fn collect(mut state: MutexGuard<'_, State>) -> usize {
             true
         }
     });
-    // Relaxed: a hint, as in `retire`.
-    domain().pending.store(retired.len(), Ordering::Relaxed);
-    drop(state);
 
-    // Outside the lock: the pool's return path may drop an object (`T::drop`), which may
-    // read or update a container itself. Oldest first, so the freshest version is the one
+    {
+        let mut state = domain().state.lock();
+        let state = &mut *state;
+        // What stays, back on the list ahead of what was retired meanwhile (oldest first).
+        judged.append(&mut state.retired);
+        std::mem::swap(&mut judged, &mut state.retired);
+        // Relaxed: a hint, as in `retire`.
+        domain()
+            .pending
+            .store(state.retired.len(), Ordering::Relaxed);
+        keep_larger(&mut state.judged, judged);
+        keep_larger(&mut state.protected, protected);
+    }
+
+    // The pool's return path may drop an object (`T::drop`), which may read or update a
+    // container itself: no lock is held. Oldest first, so the freshest version is the one
     // on top of its depot. Every node of the batch goes back even if one return panics;
     // the first panic is resumed after.
     let released = batch.len();
@@ -495,17 +541,19 @@ fn collect(mut state: MutexGuard<'_, State>) -> usize {
             panicked.get_or_insert(payload);
         }
     }
-    // The buffer back, for its capacity (another pass may have left one meanwhile).
-    {
-        let mut state = domain().state.lock();
-        if state.claimed.capacity() < batch.capacity() {
-            state.claimed = batch;
-        }
-    }
+    keep_larger(&mut domain().state.lock().claimed, batch);
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
     released
+}
+
+/// Puts `buffer` (emptied) back in `slot` unless `slot` holds a larger one.
+fn keep_larger<T>(slot: &mut Vec<T>, mut buffer: Vec<T>) {
+    if buffer.capacity() > slot.capacity() {
+        buffer.clear();
+        *slot = buffer;
+    }
 }
 
 impl fmt::Debug for Slot {
