@@ -85,10 +85,12 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 ///   [`BarrierMode::Membarrier`](crate::BarrierMode), a `fence(SeqCst)` otherwise); no
 ///   atomic read-modify-write, no lock, no allocation, and no write to a cache line that
 ///   another reader reads. Retries only if an update lands between its two loads. Dropping
-///   the guard: a store to its slot and a load of the slot's `help` flag (same cache line),
-///   no barrier instruction in either mode. A thread's first read registers it (a lock
-///   and, if no exited thread left a block behind, one allocation of 128 bytes per
-///   [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) slots).
+///   the guard: a store to its slot, no barrier instruction in either mode. A thread's
+///   first read registers it (a lock and, if no exited thread left a block behind, one
+///   allocation of 128 bytes per 8 slots); a thread that holds more than 8 guards at once
+///   takes more blocks, one per 8 guards, up to [`HAZARD_SLOTS`](crate::HAZARD_SLOTS)
+///   slots, and then looks at its first block's 8 slots and the slot it last took beyond
+///   them before it finds a free one.
 /// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
 ///   where the version will go back to), one atomic increment of the pool handle (a version
 ///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired

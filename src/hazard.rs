@@ -4,8 +4,11 @@
 //!
 //! # Slots
 //!
-//! Each thread that reads gets a [`Block`] of [`SLOTS`] slots, on its own cache lines, from
-//! a process-wide domain. Blocks are never freed: when a thread exits, its block goes back
+//! Each thread that reads gets a [`Block`] of 8 slots, on its own cache lines, from a
+//! process-wide domain; a thread that holds more guards at once takes more blocks, one at a
+//! time, up to [`SLOTS`] slots (its *spill* chain; the slot it last took there is where it
+//! looks first, so holding many guards costs a look at the first block and one more load,
+//! not a counted reference). Blocks are never freed: when a thread exits, its block goes back
 //! to the domain and a new thread may take it over. A slot holds the address of the node it
 //! protects, or null. Only the block's owner thread fills an empty slot; whoever drops the
 //! guard (any thread) empties it. Nobody else writes a slot: a reclaimer never pays,
@@ -100,12 +103,23 @@ use crate::barrier::{heavy, light};
 use crate::registry;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
-/// Slots per thread. A thread holding more guards at once takes the counted fallback.
+/// Slots per block.
 #[cfg(not(loom))]
-pub(crate) const SLOTS: usize = 8;
-/// Under loom, two: models reach the fallback with three guards.
+const BLOCK_SLOTS: usize = 8;
+/// Under loom, two.
 #[cfg(loom)]
-pub(crate) const SLOTS: usize = 2;
+const BLOCK_SLOTS: usize = 2;
+
+/// Blocks a thread may take besides its first, one at a time, when it holds more guards
+/// at once than its blocks have slots.
+#[cfg(not(loom))]
+const SPILL_BLOCKS: usize = 7;
+/// Under loom, one: models reach the counted fallback with five guards.
+#[cfg(loom)]
+const SPILL_BLOCKS: usize = 1;
+
+/// Slots per thread. A thread holding more guards at once takes the counted fallback.
+pub(crate) const SLOTS: usize = BLOCK_SLOTS * (1 + SPILL_BLOCKS);
 
 /// Retired versions at which [`retire`] reclaims by itself. Below it, retired versions wait
 /// for a pool getter that finds nothing idle ([`reclaim_pending`]), for the next version
@@ -121,7 +135,10 @@ pub(crate) struct Slot {
 /// A thread's slots, on cache lines of their own.
 #[repr(align(128))]
 pub(crate) struct Block {
-    slots: [Slot; SLOTS],
+    slots: [Slot; BLOCK_SLOTS],
+    /// The owner's next block (its *spill* chain), or null: read and written by the owner
+    /// thread only, and emptied when the owner gives its blocks back.
+    spill: AtomicPtr<Block>,
     /// The block made before this one (null for the first): the domain's blocks form a
     /// list that a reclaimer walks without the lock. Set before the block is published
     /// (`Domain::blocks`), never changed after.
@@ -134,6 +151,7 @@ impl Block {
             slots: std::array::from_fn(|_| Slot {
                 node: AtomicPtr::new(ptr::null_mut()),
             }),
+            spill: AtomicPtr::new(ptr::null_mut()),
             next: AtomicPtr::new(next),
         }
     }
@@ -264,11 +282,15 @@ fn exited() -> *const Block {
 std::thread_local! {
     /// This thread's block: null until its first read, [`exited`] once its registry ran.
     static BLOCK: Cell<*const Block> = const { Cell::new(ptr::null()) };
+    /// The slot this thread last took in a spill block, or null: where a thread that
+    /// holds many guards looks first (guards are mostly dropped last-in, first-out).
+    static SPILL_HINT: Cell<*const Slot> = const { Cell::new(ptr::null()) };
 }
 
 #[cfg(loom)]
 loom::thread_local! {
     static BLOCK: Cell<*const Block> = Cell::new(ptr::null());
+    static SPILL_HINT: Cell<*const Slot> = Cell::new(ptr::null());
 }
 
 /// The calling thread's block: null before its first read, [`exited`] after its exit hook
@@ -297,10 +319,60 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
     // With Relaxed here, a reclaimer that sees only the new value would not (ThreadSanitizer
     // found it; loom's `slot_reused_after_a_foreign_drop` models it). Only this thread
     // fills a slot, so a null stays null until it does.
-    block
+    let free = block
         .slots
         .iter()
-        .find(|slot| slot.node.load(Ordering::Acquire).is_null())
+        .find(|slot| slot.node.load(Ordering::Acquire).is_null());
+    match free {
+        Some(slot) => Some(slot),
+        None => spill_slot(block),
+    }
+}
+
+/// A free slot past the calling thread's first block, whose slots are all held: the slot it
+/// last took there if that is free again, else the first free one along its spill chain,
+/// taking one more block if the chain has none and may grow; `None` when every slot of
+/// [`SPILL_BLOCKS`] more blocks is held.
+#[cold]
+#[inline(never)]
+fn spill_slot(first: &'static Block) -> Option<&'static Slot> {
+    let hint = SPILL_HINT.try_with(Cell::get).unwrap_or(ptr::null());
+    // SAFETY: a hint is a slot of a block of this thread's chain (set below), and blocks
+    // are never freed (loom: not before the model ends).
+    if let Some(slot) = unsafe { hint.as_ref() } {
+        // Acquire: as in `free_slot`.
+        if slot.node.load(Ordering::Acquire).is_null() {
+            return Some(slot);
+        }
+    }
+    let mut block = first;
+    for _ in 0..SPILL_BLOCKS {
+        // Relaxed: only this thread reads or writes its chain.
+        let next = block.spill.load(Ordering::Relaxed);
+        // SAFETY: a block in this thread's chain: never freed, and this thread's until its
+        // exit hook gives the chain back.
+        block = match unsafe { next.as_ref() } {
+            Some(next) => next,
+            None => {
+                let new = claim_from_domain();
+                // Relaxed: as above.
+                block
+                    .spill
+                    .store(ptr::from_ref(new).cast_mut(), Ordering::Relaxed);
+                new
+            }
+        };
+        // Acquire: as in `free_slot`.
+        if let Some(slot) = block
+            .slots
+            .iter()
+            .find(|slot| slot.node.load(Ordering::Acquire).is_null())
+        {
+            let _ = SPILL_HINT.try_with(|h| h.set(slot));
+            return Some(slot);
+        }
+    }
+    None
 }
 
 /// Gives the calling thread a block on its first read: a clean one that an exited thread
@@ -311,35 +383,7 @@ fn claim_block() -> Option<&'static Block> {
     if ptr::eq(this_block(), exited()) {
         return None;
     }
-    let block: &'static Block = {
-        let mut state = domain().state.lock();
-        let state = &mut *state;
-        // A block given back with a slot still full (a guard that outlived its thread, or
-        // a forgotten one) would leave the new owner fewer slots, perhaps none, for as
-        // long as that guard lives: take only a clean one, else make one.
-        let clean =
-            (0..state.blocks.len()).find(|&i| !state.owned[i] && state.blocks[i].is_clean());
-        let at = match clean {
-            Some(at) => at,
-            None => {
-                // Relaxed: the head is only written under the lock we hold.
-                let newest = domain().blocks.load(Ordering::Relaxed);
-                state.blocks.push(Box::new(Block::new(newest)));
-                state.owned.push(false);
-                let at = state.blocks.len() - 1;
-                let block: *const Block = &*state.blocks[at];
-                // Release: a reclaimer that loads the head sees the block whole, and every
-                // block before it (each was published the same way, under this lock).
-                domain().blocks.store(block.cast_mut(), Ordering::Release);
-                at
-            }
-        };
-        state.owned[at] = true;
-        let block: *const Block = &*state.blocks[at];
-        // SAFETY: boxes in `blocks` are never dropped or moved (the domain lives for the
-        // process; under loom, for the model execution, which every guard dies in).
-        unsafe { &*block }
-    };
+    let block = claim_from_domain();
     let _ = BLOCK.try_with(|b| b.set(block));
     let state = NonNull::from(block).cast::<()>();
     let hook = BlockHook {
@@ -353,6 +397,37 @@ fn claim_block() -> Option<&'static Block> {
         release_block(block, domain());
         None
     }
+}
+
+/// A block for the calling thread: a clean one that an exited thread gave back, or a new
+/// one (an allocation of 128 bytes).
+fn claim_from_domain() -> &'static Block {
+    let mut state = domain().state.lock();
+    let state = &mut *state;
+    // A block given back with a slot still full (a guard that outlived its thread, or a
+    // forgotten one) would leave the new owner fewer slots, perhaps none, for as long as
+    // that guard lives: take only a clean one, else make one.
+    let clean = (0..state.blocks.len()).find(|&i| !state.owned[i] && state.blocks[i].is_clean());
+    let at = match clean {
+        Some(at) => at,
+        None => {
+            // Relaxed: the head is only written under the lock we hold.
+            let newest = domain().blocks.load(Ordering::Relaxed);
+            state.blocks.push(Box::new(Block::new(newest)));
+            state.owned.push(false);
+            let at = state.blocks.len() - 1;
+            let block: *const Block = &*state.blocks[at];
+            // Release: a reclaimer that loads the head sees the block whole, and every
+            // block before it (each was published the same way, under this lock).
+            domain().blocks.store(block.cast_mut(), Ordering::Release);
+            at
+        }
+    };
+    state.owned[at] = true;
+    let block: *const Block = &*state.blocks[at];
+    // SAFETY: boxes in `blocks` are never dropped or moved (the domain lives for the
+    // process; under loom, for the model execution, which every guard dies in).
+    unsafe { &*block }
 }
 
 /// The registry hook that gives a thread's block back when it exits.
@@ -370,17 +445,25 @@ impl registry::Hook for BlockHook {
     }
 }
 
-/// Gives a thread's block back to the domain, for a new thread to take over.
+/// Gives a thread's block, and its spill chain, back to the domain, for new threads to
+/// take over.
 fn release_block(block: &'static Block, domain: &'static Domain) {
     // `BLOCK` has no destructor (loom: is destroyed after the registry), so this works
     // while thread-locals are being destroyed; later reads on this thread take the counted
     // fallback.
     let _ = BLOCK.try_with(|b| b.set(exited()));
+    let _ = SPILL_HINT.try_with(|h| h.set(ptr::null()));
     let mut state = domain.state.lock();
     let state = &mut *state;
-    if let Some(at) = state.blocks.iter().position(|b| ptr::eq(&**b, block)) {
-        debug_assert!(state.owned[at], "a block released twice");
-        state.owned[at] = false;
+    let mut next: *const Block = block;
+    // SAFETY: blocks are never freed; the chain is this exiting thread's.
+    while let Some(block) = unsafe { next.as_ref() } {
+        if let Some(at) = state.blocks.iter().position(|b| ptr::eq(&**b, block)) {
+            debug_assert!(state.owned[at], "a block released twice");
+            state.owned[at] = false;
+        }
+        // Relaxed: the owner's own field (this thread, or its exit hook on it).
+        next = block.spill.swap(ptr::null_mut(), Ordering::Relaxed);
     }
 }
 
@@ -562,5 +645,42 @@ impl fmt::Debug for Slot {
         f.debug_struct("Slot")
             .field("node", &self.node.load(Ordering::Relaxed))
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::SLOTS;
+    use crate::{Container, Guard, Pool};
+
+    /// A thread holding one guard on each of `SLOTS + 1` containers: every guard but the
+    /// last reads through a slot (its spill chain grows), the last through a count; a slot
+    /// given back is found again (the spill hint), on the first block and past it.
+    #[test]
+    fn guards_past_the_first_block_take_spill_slots() {
+        let pool = Pool::new(|| 0u32, |n| *n = 0);
+        let containers: Vec<_> = (0..=SLOTS as u32)
+            .map(|v| Container::from_value(&pool, v))
+            .collect();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut guards: Vec<_> = containers.iter().map(Container::acquire).collect();
+                let counted: Vec<bool> = guards.iter().map(Guard::is_counted).collect();
+                assert_eq!(counted.iter().filter(|&&c| c).count(), 1, "{counted:?}");
+                assert!(counted[SLOTS], "the guard past every slot is not counted");
+                for (v, g) in guards.iter().enumerate() {
+                    assert_eq!(**g, v as u32);
+                }
+                // Last in, first out: the spill slot just freed is taken again.
+                drop(guards.pop());
+                drop(guards.pop());
+                let again = containers[SLOTS - 1].acquire();
+                assert!(!Guard::is_counted(&again));
+                // A slot of the first block, freed: found there.
+                guards.swap_remove(0);
+                let first = containers[0].acquire();
+                assert!(!Guard::is_counted(&first));
+            });
+        });
     }
 }
