@@ -19,17 +19,22 @@ use poolswap::{Cache, Container, Guard, MappedGuard, OptionContainer, OwnedPoole
 /// The substring of the panic message of a container given another pool's object.
 const FOREIGN: &str = "a container was given an object from another pool";
 
-/// Runs the tests of this binary one at a time.
+/// Runs the tests of this binary one at a time, each from an empty retired list.
 ///
-/// They share one process, and so one retired list: an update in one test runs a collect
-/// that may take another test's retired version into its batch and return it to its pool a
-/// moment after the other test's own update (or guard drop) has returned. A test that
-/// counts idle objects or resets would then read the count too early. One at a time, every
-/// version returns on the thread whose update or drop released it, before that returns.
+/// They share one process, and so one retired list: a reclamation in one test (an update
+/// at the threshold, a pool getter that finds nothing idle, a container's drop, or
+/// `poolswap::reclaim`) may take another test's retired version into its batch and return
+/// it to its pool at any moment, or a moment after the other test's own `reclaim` has
+/// returned. A test that counts idle objects, resets or what `reclaim` returned would then
+/// read the count too early or too late. One at a time, a retired version goes back
+/// exactly when the test itself reclaims, and the reclamation here first returns what an
+/// earlier test left retired.
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     // A `should_panic` test poisons the lock; the `()` behind it cannot be half-updated.
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    poolswap::reclaim();
+    serial
 }
 
 /// A pool of byte vectors whose reset clears them and counts its calls.
@@ -89,9 +94,11 @@ fn a_container_is_built_from_a_plain_value_in_one_call() {
     assert_eq!(*c.acquire(), [1, 2, 3]);
     let o = OptionContainer::from_value(&pool, vec![4]);
     assert_eq!(o.acquire().as_deref(), Some(&vec![4]));
-    // Both versions were taken into the pool: the first update returns each there.
+    // Both versions were taken into the pool: the first update retires each, and the
+    // next reclamation returns each there.
     c.update(pool.adopt(vec![]));
     o.update(pool.adopt(vec![]));
+    assert_eq!(poolswap::reclaim(), 2);
     assert_eq!(idle(&pool), 2);
 }
 
@@ -111,6 +118,7 @@ fn constructors_take_owned_objects_and_keep_their_own_pool_handle() {
     assert_eq!(*c.acquire(), [3]);
     assert_eq!(*o.acquire().expect("not empty"), [2]);
     assert!(Pool::ptr_eq(c.pool(), o.pool()));
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(c.pool()), 1);
 }
 
@@ -239,7 +247,8 @@ fn refused_objects_return_to_the_pool_when_dropped() {
     let c = Container::from_value(&pool, vec![1]);
     let seen = c.acquire();
     c.update(pool.adopt(vec![2]));
-    drop(seen); // version [1] back in the pool
+    drop(seen); // a store: version [1] stays retired until the reclamation
+    assert_eq!(poolswap::reclaim(), 1); // version [1] back in the pool
     let base = idle(&pool);
 
     let seen = c.acquire();
@@ -250,7 +259,9 @@ fn refused_objects_return_to_the_pool_when_dropped() {
     let refused = c
         .compare_and_swap(&seen, pool.adopt(vec![5]))
         .expect_err("stale");
-    drop(seen); // version [2] back in the pool
+    drop(seen);
+    assert_eq!(idle(&pool), base, "a guard's drop recycled version [2]");
+    assert_eq!(poolswap::reclaim(), 1); // version [2] back in the pool
     assert_eq!(idle(&pool), base + 1);
     drop(refused_owned);
     drop(refused);
@@ -384,8 +395,11 @@ fn take_returns_the_old_version_and_empties() {
     assert!(c.acquire().is_none());
     assert!(c.take().is_none());
     drop(reader);
+    assert_eq!(poolswap::reclaim(), 0, "recycled while `taken` reads it");
     assert_eq!(idle(&pool), 0, "recycled while `taken` reads it");
     drop(taken);
+    assert_eq!(idle(&pool), 0, "a guard's drop recycled the taken version");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 1);
 }
 
@@ -431,7 +445,8 @@ fn option_container_from_container_keeps_the_version() {
     drop((before, after));
     assert_eq!(*o.take().expect("not empty"), [1, 2]);
     assert!(o.acquire().is_none());
-    // The taken version went back to the pool: the converted container still owns it.
+    // The taken version goes back to the pool: the converted container still owns it.
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 1);
 }
 
@@ -443,8 +458,11 @@ fn option_container_into_inner_returns_the_last_version() {
     c.update(pool.adopt(vec![2]));
     let last = c.into_inner().expect("not empty");
     assert_eq!(*last, [2]);
+    // The container's drop reclaimed: version [1] is back.
     assert_eq!(idle(&pool), 1); // version [1]
     drop(last);
+    assert_eq!(idle(&pool), 1, "a guard's drop recycled version [2]");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 2);
 
     let empty = OptionContainer::<Vec<u8>>::empty(&pool);
@@ -472,8 +490,16 @@ fn swap_returns_the_old_version_which_stays_out_of_the_pool_while_held() {
         c.update(next);
         assert_eq!(*old, [1], "a held version was recycled");
     }
+    poolswap::reclaim();
+    assert_eq!(*old, [1], "a held version was recycled");
     let idle_before = idle(&pool);
     drop(old);
+    assert_eq!(
+        idle(&pool),
+        idle_before,
+        "a guard's drop recycled version [1]"
+    );
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), idle_before + 1);
     let resets_before = resets.load(Ordering::Relaxed);
     let taken: Vec<_> = (0..idle_before + 1).map(|_| pool.get()).collect();
@@ -491,6 +517,8 @@ fn into_inner_returns_the_last_version_which_then_returns_to_the_pool() {
     let (pool, resets) = counting_pool();
     let c = Container::from_value(&pool, vec![1]);
     c.update(pool.adopt(vec![2, 3]));
+    assert_eq!(idle(&pool), 0, "the update recycled version [1] at once");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 1);
 
     let last = c.into_inner();
@@ -502,6 +530,8 @@ fn into_inner_returns_the_last_version_which_then_returns_to_the_pool() {
         "the last version was recycled while a guard reads it"
     );
     drop(last);
+    assert_eq!(idle(&pool), 1, "a guard's drop recycled the last version");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 2);
 
     // Take both idle objects: one of them is the last version, reset.
@@ -675,6 +705,12 @@ fn mapped_guard_keeps_its_version_through_updates_and_recycling() {
     assert_eq!(idle(&pool), base, "`generation` still holds the version");
     assert_eq!(*generation, 0);
     drop(generation);
+    assert_eq!(
+        idle(&pool),
+        base,
+        "a mapped guard's drop recycled the version"
+    );
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), base + 1);
 }
 
@@ -744,10 +780,11 @@ fn a_guard_held_by_a_panicking_closure_is_released() {
     assert_eq!(*c.acquire(), [1, 2]);
     c.update(pool.adopt(vec![3]));
     assert_eq!(
-        idle(&pool),
+        poolswap::reclaim(),
         1,
         "the unwound guard still holds the old version"
     );
+    assert_eq!(idle(&pool), 1);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -860,16 +897,18 @@ fn cache_over_a_reference_holds_its_version_until_the_next_load() {
     assert_eq!(*cache.load(), [1]);
     c.update(pool.adopt(vec![2]));
     assert_eq!(
-        idle(&pool),
+        poolswap::reclaim(),
         0,
         "the cached version was recycled under the cache"
     );
+    assert_eq!(idle(&pool), 0);
     assert_eq!(*cache.load(), [2]);
     assert_eq!(
-        idle(&pool),
+        poolswap::reclaim(),
         1,
         "the reload did not let go of the old version"
     );
+    assert_eq!(idle(&pool), 1);
     assert!(std::ptr::eq(*cache.container(), &c));
 }
 
@@ -880,14 +919,19 @@ fn reclaim_returns_unprotected_versions_and_keeps_held_ones() {
     let c = Container::from_value(&pool, vec![1]);
     let held = c.acquire();
     c.update(pool.adopt(vec![2]));
-    poolswap::reclaim();
+    assert_eq!(
+        poolswap::reclaim(),
+        0,
+        "reclaim took a version a guard holds"
+    );
     assert_eq!(idle(&pool), 0, "reclaim recycled a version a guard holds");
     assert_eq!(*held, [1]);
     drop(held);
-    // The drop usually collects version 1 itself; in `Fence` mode a racing collection may
-    // leave it retired. Either way, after `reclaim` it is back.
-    poolswap::reclaim();
+    // A guard's drop is a store: version 1 waits for the next reclamation.
+    assert_eq!(idle(&pool), 0, "a guard's drop recycled version 1");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(idle(&pool), 1, "the unprotected version 1 is not back");
+    assert_eq!(poolswap::reclaim(), 0, "version 1 reclaimed twice");
     assert_eq!(
         resets.load(Ordering::Relaxed),
         0,

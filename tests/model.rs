@@ -5,6 +5,13 @@
 //! and exactly which objects were reset and dropped (so a version is reset or dropped
 //! exactly when the model says it is free, never earlier and never later).
 //!
+//! A version that leaves the container (`update`, `swap`, `take`) goes onto the retired
+//! list, and back to the pool only at a reclamation once no guard holds it, never at a
+//! guard's drop: the model keeps the retired list too, and reclaims where the crate does:
+//! when an update leaves `RECLAIM_THRESHOLD` versions retired, when a `get` finds nothing
+//! idle (then it looks again), and at [`Op::Reclaim`] (`poolswap::reclaim`, whose return
+//! value the model predicts). The runs take [`serial`]: the retired list is the process's.
+//!
 //! The idle bound is modelled as documented on `PoolBuilder::max_idle`: it is never exceeded,
 //! but the calling thread's spare budget slots (at most [`SPARE_SLOTS`]) may make the pool
 //! drop a returning object, or stop `prefill`, while slightly fewer than `max_idle` objects
@@ -13,15 +20,27 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use poolswap::{Guard, OptionContainer, Pool, Pooled};
+use poolswap::{Guard, OptionContainer, Pool, Pooled, RECLAIM_THRESHOLD};
 use proptest::prelude::*;
 
 #[path = "support/tracked.rs"]
 mod tracked;
 
 use tracked::{tracked_pool, Log, Tracked, SPARE_SLOTS};
+
+/// Runs one model run at a time, from an empty retired list: the list is process-wide, so
+/// a reclamation in the other test would return this run's versions behind the model's
+/// back, and its versions would count toward this run's threshold.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A failing run poisons the lock; the `()` behind it cannot be half-updated.
+    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    // What a failed run (a case proptest goes on to shrink) left retired.
+    poolswap::reclaim();
+    serial
+}
 
 /// Picks an element of a list, if it has any.
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +82,8 @@ enum Op {
     Prefill(usize),
     /// Makes reset return `false` (discard) or `true` from now on.
     SetReject(bool),
+    /// `poolswap::reclaim()`.
+    Reclaim,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -81,6 +102,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Clear),
         1 => (0usize..6).prop_map(Op::Prefill),
         1 => prop::bool::weighted(0.3).prop_map(Op::SetReject),
+        2 => Just(Op::Reclaim),
     ]
 }
 
@@ -98,7 +120,8 @@ struct Real<'p> {
 struct Model {
     max_idle: usize,
     current: Option<usize>,
-    /// Checked-out objects: id -> expected reference count.
+    /// Checked-out objects and versions with a holder (the container, a guard, a `Pooled`):
+    /// id -> how many holders.
     refs: BTreeMap<usize, usize>,
     /// Expected value of each checked-out object.
     values: BTreeMap<usize, u64>,
@@ -116,68 +139,152 @@ struct Model {
     reject: bool,
     /// How many entries of the real reset log the model has accounted for.
     resets_seen: usize,
+    /// Versions that left the container and were not reclaimed yet, oldest first: held
+    /// (in `refs`) or free (not in `refs`: waiting for the next reclamation).
+    retired: Vec<usize>,
+    /// Versions returned by reclamations, by where the reclamation ran: a `get` that found
+    /// nothing idle, an update at the threshold, `Op::Reclaim`. For the script's coverage.
+    reclaimed_by_get: usize,
+    reclaimed_at_threshold: usize,
+    reclaimed_by_call: usize,
+}
+
+/// Where a reclamation runs.
+#[derive(Clone, Copy)]
+enum Reclaimer {
+    Get,
+    Threshold,
+    Call,
 }
 
 impl Model {
-    /// Drops one reference (the real one was just dropped); at zero the object goes idle,
-    /// or is dropped over the bound: it must be dropped once `max_idle` are idle, must be
-    /// kept while fewer than `max_idle - SPARE_SLOTS` are, and in between may be either
-    /// (the model then reads which from the drop log).
-    fn release(&mut self, id: usize, log: &Log) -> Result<(), TestCaseError> {
+    /// Drops one holder (the real one was just dropped). At zero, a plain object goes back
+    /// to the pool at once ([`Model::give_back`]); a retired version stays on the retired
+    /// list, free, until the next reclamation: a guard's drop returns nothing.
+    fn release(&mut self, id: usize, log: &Log) {
+        if self.drop_holder(id) && !self.retired.contains(&id) {
+            self.give_back(id, log, &[]);
+        }
+    }
+
+    /// Drops one holder of `id`; whether that was the last.
+    fn drop_holder(&mut self, id: usize) -> bool {
         let n = self
             .refs
             .get_mut(&id)
             .expect("released object is checked out");
         *n -= 1;
-        if *n == 0 {
-            self.refs.remove(&id);
-            self.values.remove(&id);
-            let really_dropped = log.was_dropped(id);
-            let keep = if self.idle.len() >= self.max_idle {
-                false
-            } else if self.idle.len() + SPARE_SLOTS < self.max_idle {
-                true
-            } else {
-                !really_dropped
-            };
-            if keep {
-                self.idle.insert(id);
-            } else {
-                self.dropped.insert(id);
-                self.over_cap += 1;
-            }
+        if *n > 0 {
+            return false;
         }
-        Ok(())
+        self.refs.remove(&id);
+        self.values.remove(&id);
+        true
     }
 
-    /// Checks a `get` that returned `got` against the model, given the resets it ran.
+    /// An object nobody holds returns to the pool: it goes idle, or is dropped over the
+    /// bound. It must be dropped once `max_idle` are idle, must be kept while fewer than
+    /// `max_idle - SPARE_SLOTS` are, and in between may be either: the model then reads
+    /// which from the logs (dropped, and not among `reset_since`, the resets of the `get`
+    /// that is reclaiming, if any: those were kept, then reset and discarded).
+    fn give_back(&mut self, id: usize, log: &Log, reset_since: &[usize]) {
+        let keep = if self.idle.len() >= self.max_idle {
+            false
+        } else if self.idle.len() + SPARE_SLOTS < self.max_idle {
+            true
+        } else {
+            !log.was_dropped(id) || reset_since.contains(&id)
+        };
+        if keep {
+            self.idle.insert(id);
+        } else {
+            self.dropped.insert(id);
+            self.over_cap += 1;
+        }
+    }
+
+    /// The version `old` leaves the container and goes onto the retired list. After an
+    /// update, the container's reference was its holder; after a swap or take, that holder
+    /// is now the guard returned (`moved_to_guard`). An update (of any kind) that leaves
+    /// `RECLAIM_THRESHOLD` versions retired reclaims.
+    fn retire(&mut self, old: usize, moved_to_guard: bool, log: &Log) {
+        if !moved_to_guard {
+            self.drop_holder(old);
+        }
+        self.retired.push(old);
+        if self.retired.len() >= RECLAIM_THRESHOLD {
+            self.reclaim(log, &[], Reclaimer::Threshold);
+        }
+    }
+
+    /// A reclamation: every retired version nobody holds goes back to the pool, oldest
+    /// first; held ones stay retired. Returns how many went back.
+    fn reclaim(&mut self, log: &Log, reset_since: &[usize], by: Reclaimer) -> usize {
+        let refs = &self.refs;
+        let (held, free): (Vec<usize>, Vec<usize>) =
+            self.retired.iter().partition(|id| refs.contains_key(id));
+        self.retired = held;
+        for &id in &free {
+            self.give_back(id, log, reset_since);
+        }
+        *match by {
+            Reclaimer::Get => &mut self.reclaimed_by_get,
+            Reclaimer::Threshold => &mut self.reclaimed_at_threshold,
+            Reclaimer::Call => &mut self.reclaimed_by_call,
+        } += free.len();
+        free.len()
+    }
+
+    /// Retired versions that nobody holds: waiting for a reclamation.
+    fn free_retired(&self) -> usize {
+        self.retired
+            .iter()
+            .filter(|id| !self.refs.contains_key(id))
+            .count()
+    }
+
+    /// Checks a `get` that returned `got` against the model, given the resets it ran. The
+    /// get takes an idle object (resetting it; in reject mode, every idle object is reset
+    /// and discarded instead); finding none, it reclaims, and looks again if that returned
+    /// anything; else the factory runs.
     fn get(&mut self, got: &Tracked, log: &Log) -> Result<(), TestCaseError> {
         let resets = log.resets();
-        let new_resets = &resets[self.resets_seen..];
+        let new_resets = resets[self.resets_seen..].to_vec();
         self.resets_seen = resets.len();
-        if self.reject {
-            // Every idle object is reset, rejected and dropped; then the factory runs.
-            let mut reset: Vec<usize> = new_resets.to_vec();
+        let mut discarded = Vec::new();
+        let handed_out = loop {
+            if self.reject {
+                discarded.extend(self.idle.iter().copied());
+                self.discarded += self.idle.len() as u64;
+                self.dropped.append(&mut self.idle);
+            } else if !self.idle.is_empty() {
+                prop_assert!(self.idle.remove(&got.id), "handed out a non-idle object");
+                break true;
+            }
+            if self.reclaim(log, &new_resets, Reclaimer::Get) == 0 {
+                break false;
+            }
+        };
+        if handed_out {
+            prop_assert_eq!(
+                &new_resets[..],
+                &[got.id][..],
+                "reset ran once, on the one handed out"
+            );
+            prop_assert!(got.recycled);
+        } else {
+            let mut reset = new_resets;
             reset.sort_unstable();
-            let idle: Vec<usize> = self.idle.iter().copied().collect();
-            prop_assert_eq!(reset, idle, "each idle object reset once, then discarded");
-            self.discarded += self.idle.len() as u64;
-            self.dropped.append(&mut self.idle);
-        }
-        if self.idle.is_empty() {
-            prop_assert!(self.reject || new_resets.is_empty());
+            discarded.sort_unstable();
+            prop_assert_eq!(
+                reset,
+                discarded,
+                "each idle object reset once, then discarded"
+            );
             prop_assert_eq!(got.id as u64, self.created, "a new object from the factory");
             prop_assert!(!got.recycled);
             self.created += 1;
             self.misses += 1;
-        } else {
-            prop_assert_eq!(
-                new_resets,
-                &[got.id][..],
-                "reset ran once, on the one handed out"
-            );
-            prop_assert!(self.idle.remove(&got.id), "handed out a non-idle object");
-            prop_assert!(got.recycled);
         }
         prop_assert_eq!(got.value, 0, "handed out without reset");
         self.refs.insert(got.id, 1);
@@ -199,7 +306,8 @@ fn hold(real: &mut Real, m: &mut Model, g: Guard<Tracked>) {
 }
 
 /// Keeps the guard that `swap` or `take` returned, after checking it holds the version the
-/// model had current. The container's reference moved to the guard: the count is unchanged.
+/// model had current, which is retired now. The container's holding moved to the guard:
+/// the number of holders is unchanged.
 fn keep_displaced(
     real: &mut Real,
     m: &mut Model,
@@ -210,6 +318,9 @@ fn keep_displaced(
     if let Some(g) = old {
         m.guards.push(g.id);
         real.guards.push(g);
+    }
+    if let Some(old) = expected {
+        m.retire(old, true, &real.log);
     }
     Ok(())
 }
@@ -225,7 +336,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             let id = p.id;
             real.c.update(p);
             if let Some(old) = m.publish(id) {
-                m.release(old, &real.log)?;
+                m.retire(old, false, &real.log);
             }
         }
         Op::Swap(v) => {
@@ -255,7 +366,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         Op::DropGuard(i) => {
             if let Some((g, id)) = i.take(&mut real.guards, &mut m.guards) {
                 drop(g);
-                m.release(id, &real.log)?;
+                m.release(id, &real.log);
             }
         }
         Op::GetPooled => {
@@ -267,7 +378,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         Op::DropPooled(i) => {
             if let Some((p, id)) = i.take(&mut real.pooled, &mut m.pooled) {
                 drop(p);
-                m.release(id, &real.log)?;
+                m.release(id, &real.log);
             }
         }
         Op::PublishPooled(i, v) => {
@@ -276,7 +387,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
                 m.values.insert(id, v);
                 real.c.update(p);
                 if let Some(old) = m.publish(id) {
-                    m.release(old, &real.log)?;
+                    m.retire(old, false, &real.log);
                 }
             }
         }
@@ -285,7 +396,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             m.get(&p, &real.log)?;
             let id = p.id;
             drop(p);
-            m.release(id, &real.log)?;
+            m.release(id, &real.log);
         }
         Op::Adopt => {
             let p = real.pool.adopt(Tracked::new(&real.log));
@@ -333,6 +444,11 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
             real.log.reject.store(reject, SeqCst);
             m.reject = reject;
         }
+        Op::Reclaim => {
+            let reclaimed = poolswap::reclaim();
+            let expected = m.reclaim(&real.log, &[], Reclaimer::Call);
+            prop_assert_eq!(reclaimed, expected, "versions reclaimed");
+        }
     }
     Ok(())
 }
@@ -343,18 +459,19 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
     for (g, &id) in real.guards.iter().zip(&m.guards) {
         prop_assert_eq!(g.id, id);
         // The model counts holders; the real count only counted ones: the container's
-        // reference (the retired list's while a slot guard still reads a retired version)
-        // and counted guards. Slot guards are the rest.
+        // reference, or the retired list's (a version a guard holds is current, or retired
+        // and not reclaimed), and counted guards. Slot guards are the rest.
+        let retired = m.retired.contains(&id);
+        prop_assert!(
+            m.current == Some(id) || retired,
+            "a guard on version {}, neither current nor retired",
+            id
+        );
+        prop_assert!(m.current != Some(id) || !retired);
         let on_id = || real.guards.iter().filter(|h| h.id == id);
         let counted = on_id().filter(|h| Guard::is_counted(h)).count();
         let slotted = on_id().count() - counted;
-        let kept = usize::from(m.current == Some(id) || slotted > 0);
-        prop_assert_eq!(
-            Guard::ref_count(g),
-            kept + counted,
-            "count of version {}",
-            id
-        );
+        prop_assert_eq!(Guard::ref_count(g), 1 + counted, "count of version {}", id);
         prop_assert_eq!(
             m.refs[&id],
             usize::from(m.current == Some(id)) + counted + slotted
@@ -396,13 +513,14 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(resets, m.resets_seen, "reset ran outside a get");
     prop_assert_eq!(
         m.created as usize,
-        m.refs.len() + m.idle.len() + m.dropped.len(),
+        m.refs.len() + m.idle.len() + m.dropped.len() + m.free_retired(),
         "every object accounted for"
     );
     Ok(())
 }
 
-fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCaseError> {
+fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<Model, TestCaseError> {
+    let _serial = serial();
     let log = Log::with_history();
     // Created before and dropped after `real`, whose `pooled` objects borrow it.
     let pool = tracked_pool(&log, max_idle, 0);
@@ -429,10 +547,12 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCas
             c, guards, pooled, ..
         } = real;
         if drop_pool_first {
+            // The container's drop reclaims: every version but those the guards hold.
             drop(c);
             drop(pooled);
             Some(guards)
         } else {
+            // The guards' drops return nothing; the container's drop reclaims them all.
             drop(guards);
             drop(pooled);
             drop(c);
@@ -448,13 +568,24 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<(), TestCas
                 "a guard outliving pool and container"
             );
         }
+        let held: BTreeSet<usize> = guards.iter().map(|g| g.id).collect();
         drop(guards);
+        for &id in &held {
+            prop_assert!(
+                !log.was_dropped(id),
+                "a guard's drop dropped version {}",
+                id
+            );
+        }
+        // The last reclamation, on this thread: the versions go back to their pool, which
+        // is closed, and so are dropped.
+        prop_assert_eq!(poolswap::reclaim(), held.len(), "versions reclaimed");
     }
     let mut drops = log.drops();
     drops.sort_unstable();
     let all: Vec<usize> = (0..m.created as usize).collect();
     prop_assert_eq!(drops, all, "every object dropped exactly once");
-    Ok(())
+    Ok(m)
 }
 
 proptest! {
@@ -475,30 +606,36 @@ proptest! {
 }
 
 /// A fixed sequence mirroring Go's model test, so the interesting paths run even if
-/// proptest's random cases miss them.
+/// proptest's random cases miss them: each place a version comes back (a `get` that finds
+/// nothing idle, an update at the threshold, `poolswap::reclaim`, the container's drop),
+/// and a reject-mode `get` that discards versions it has just reclaimed.
 #[test]
 fn scripted_sequence_matches_model() {
     use Op::*;
     let i = Pick;
-    let ops = vec![
+    let mut ops = vec![
         Acquire, // empty: None
         Update(1),
         Acquire,
         Acquire,
         CloneGuard(i(0)),
         Update(2),
-        Update(3),
+        Update(3), // version 1 retired and held; version 2 retired and free
         DropGuard(i(0)),
         DropGuard(i(0)),
-        DropGuard(i(0)), // version 1 goes idle here, not before
-        Update(4),       // reuses version 1
+        DropGuard(i(0)), // version 1 is free here, but stays retired: nothing idle
+        Update(4),       // its get finds nothing idle, reclaims 1 and 2, and reuses one
         GetPooled,
         PublishPooled(i(0), 5),
         Swap(6),
         Take,
+        DropGuard(i(0)), // the swapped-out version, free now
+        Reclaim,         // back in the pool
         Acquire,
         SetReject(true),
         Update(7), // every idle object discarded
+        Update(8),
+        Update(9), // reclaims version 7, then discards it too
         SetReject(false),
         Prefill(3),
         Clear,
@@ -506,10 +643,23 @@ fn scripted_sequence_matches_model() {
         GetAndDropPooled,
         DropGuard(i(1)),
         DropGuard(i(0)),
+        Prefill(RECLAIM_THRESHOLD),
     ];
+    // Updates served from the idle objects, which reclaim nothing until the retired list
+    // reaches the threshold.
+    ops.extend((10..10 + RECLAIM_THRESHOLD as u64 + 1).map(Update));
+    ops.push(Reclaim);
     for max_idle in [0, 1, 2, 6, 1000] {
         for drop_pool_first in [false, true] {
-            run(max_idle, &ops, drop_pool_first).unwrap();
+            let m = run(max_idle, &ops, drop_pool_first).unwrap();
+            if max_idle == 1000 {
+                assert!(m.reclaimed_by_get > 0, "no get reclaimed");
+                assert!(
+                    m.reclaimed_at_threshold > 0,
+                    "no update reached the threshold"
+                );
+                assert!(m.reclaimed_by_call > 0, "no call reclaimed");
+            }
         }
     }
 }

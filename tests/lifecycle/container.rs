@@ -6,10 +6,11 @@ use std::panic::{self, AssertUnwindSafe};
 use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE, HAZARD_SLOTS};
 
 use crate::tracked::{tracked_pool, Log};
-use crate::{logged_container, logged_pool, publish};
+use crate::{logged_container, logged_pool, publish, serial};
 
 #[test]
 fn empty_container_acquires_none() {
+    let _serial = serial();
     let (log, _, c) = logged_container();
     assert!(c.is_empty());
     assert!(c.acquire().is_none());
@@ -26,6 +27,7 @@ fn empty_container_acquires_none() {
 
 #[test]
 fn with_acquire_sees_current_and_holds_it_during_the_call() {
+    let _serial = serial();
     let (log, _, c) = logged_container();
     let id = publish(&c, 42);
     let seen = c.with_acquire(|v| {
@@ -38,15 +40,19 @@ fn with_acquire_sees_current_and_holds_it_during_the_call() {
     });
     assert_eq!(seen, (id, 42));
     assert_eq!(c.with_acquire(|v| v.map(|o| o.value)), Some(43));
+    assert_eq!(c.pool().stats().idle, 0, "a guard's drop recycled");
     assert_eq!(
-        c.pool().stats().idle,
+        poolswap::reclaim(),
         1,
         "the guard was dropped after the call"
     );
+    assert_eq!(c.pool().stats().idle, 1);
+    assert!(!log.was_dropped(id));
 }
 
 #[test]
 fn swap_returns_the_old_version() {
+    let _serial = serial();
     let (_log, pool, c) = logged_container();
     let mut first = c.get_new();
     first.value = 1;
@@ -60,17 +66,21 @@ fn swap_returns_the_old_version() {
     assert_eq!(old.value, 1);
     assert_eq!(
         Guard::ref_count(&old),
-        1,
-        "the container's reference moved to the guard"
+        2,
+        "the guard's own reference, and the container's, which went to the retired list"
     );
     assert_eq!(c.acquire().unwrap().value, 2);
     assert_eq!(pool.stats().idle, 0);
+    assert_eq!(poolswap::reclaim(), 0, "reclaimed under the swap's guard");
     drop(old);
+    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(pool.stats().idle, 1);
 }
 
 #[test]
 fn take_empties_the_container() {
+    let _serial = serial();
     let (_log, pool, c) = logged_container();
     let id = publish(&c, 9);
     let g = c.acquire().unwrap();
@@ -79,9 +89,16 @@ fn take_empties_the_container() {
     assert!(c.acquire().is_none());
     assert!(Guard::ptr_eq(&g, &taken));
     assert_eq!((taken.id, taken.value), (id, 9));
-    assert_eq!(Guard::ref_count(&g), 2, "two guards, no container");
+    assert_eq!(
+        Guard::ref_count(&g),
+        2,
+        "`taken`'s and the retired list's; `g` holds a slot"
+    );
     drop(taken);
+    assert_eq!(poolswap::reclaim(), 0, "reclaimed under a guard");
     drop(g);
+    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(pool.stats().idle, 1);
     // Usable again after take.
     publish(&c, 10);
@@ -91,6 +108,7 @@ fn take_empties_the_container() {
 #[test]
 #[should_panic(expected = "given an object from another pool")]
 fn update_with_object_from_another_pool_panics() {
+    let _serial = serial();
     let (log, _, c) = logged_container();
     let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
     c.update(other.get());
@@ -99,6 +117,7 @@ fn update_with_object_from_another_pool_panics() {
 #[test]
 #[should_panic(expected = "given an object from another pool")]
 fn new_with_object_from_another_pool_panics() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     let other = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
     let _c = Container::new(&pool, other.get());
@@ -107,6 +126,7 @@ fn new_with_object_from_another_pool_panics() {
 /// A rejected foreign object is returned to its own pool, and the container is unchanged.
 #[test]
 fn rejected_foreign_object_goes_home() {
+    let _serial = serial();
     let (_log, pool, c) = logged_container();
     publish(&c, 1);
     let other_log = Log::with_history();
@@ -132,6 +152,7 @@ fn rejected_foreign_object_goes_home() {
 
 #[test]
 fn guard_ref_count_counts_container_and_counted_guards() {
+    let _serial = serial();
     let (_, _, c) = logged_container();
     publish(&c, 1);
     // A thread's first HAZARD_SLOTS guards hold slots, not counts; later ones are counted.

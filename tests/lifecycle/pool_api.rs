@@ -7,11 +7,12 @@ use std::sync::atomic::Ordering::SeqCst;
 use poolswap::{Container, OptionContainer, Pooled, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{panic_message, tracked_pool, Log, Tracked};
-use crate::{logged_container, logged_pool, publish};
+use crate::{logged_container, logged_pool, publish, serial};
 
 /// The default idle bound, and a burst of returns over it: the excess is dropped.
 #[test]
 fn default_idle_bound_drops_the_excess() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     assert_eq!(pool.max_idle(), DEFAULT_MAX_IDLE);
     let n = DEFAULT_MAX_IDLE + 5;
@@ -29,6 +30,7 @@ fn default_idle_bound_drops_the_excess() {
 /// `max_idle` from the builder, with versions returned by guards and a container.
 #[test]
 fn builder_max_idle_bounds_returned_versions() {
+    let _serial = serial();
     for bound in [0usize, 1, 3] {
         let log = Log::with_history();
         let pool = tracked_pool(&log, bound, 0);
@@ -44,6 +46,9 @@ fn builder_max_idle_bounds_returned_versions() {
         assert_eq!(log.made(), 10);
         assert_eq!(log.dropped(), 0);
         drop(guards);
+        assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+        assert_eq!(log.dropped(), 0, "a guard's drop dropped a version");
+        assert_eq!(poolswap::reclaim(), 10, "bound {bound}");
         let stats = pool.stats();
         assert_eq!(stats.idle, bound as u64, "bound {bound}");
         assert_eq!(stats.dropped_over_cap, 10 - bound as u64, "bound {bound}");
@@ -56,6 +61,7 @@ fn builder_max_idle_bounds_returned_versions() {
 /// A panicking factory reaches the caller of `get`; the pool stays usable.
 #[test]
 fn factory_panic_reaches_caller_and_pool_stays_usable() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     publish(&c, 1);
 
@@ -79,9 +85,11 @@ fn factory_panic_reaches_caller_and_pool_stays_usable() {
 /// and container stay usable.
 #[test]
 fn reset_panic_reaches_caller_and_drops_the_object() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     let old = publish(&c, 1);
     publish(&c, 2);
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(pool.stats().idle, 1);
 
     log.panic_in_reset.store(true, SeqCst);
@@ -110,6 +118,7 @@ fn reset_panic_reaches_caller_and_drops_the_object() {
 /// factory. Checks `discarded`, `misses` and `created`.
 #[test]
 fn rejected_reset_discards_and_falls_back_to_factory() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     pool.prefill(3);
     assert_eq!(pool.stats().idle, 3);
@@ -146,6 +155,7 @@ fn rejected_reset_discards_and_falls_back_to_factory() {
 /// objects were all rejected by reset was served by the factory instead.
 #[test]
 fn hits_count_gets_served_from_the_pool() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     let a = pool.get();
     assert_eq!((pool.stats().hits, pool.stats().misses), (0, 1));
@@ -168,6 +178,7 @@ fn hits_count_gets_served_from_the_pool() {
 
 #[test]
 fn adopt_takes_an_object_in_and_recycles_it() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     let mut outside = Tracked::foreign(&log, 1000);
     outside.value = 5;
@@ -181,7 +192,8 @@ fn adopt_takes_an_object_in_and_recycles_it() {
     );
     let c = Container::new(&pool, adopted);
     assert_eq!(c.acquire().id, 1000);
-    publish(&c, 6); // the factory makes id 0; the adopted object goes idle
+    publish(&c, 6); // the factory makes id 0; the adopted object is retired
+    assert_eq!(poolswap::reclaim(), 1); // and goes idle
     assert_eq!(pool.stats().idle, 1);
     let again = c.get_new();
     assert_eq!(
@@ -199,6 +211,7 @@ fn adopt_takes_an_object_in_and_recycles_it() {
 
 #[test]
 fn clear_drops_idle_objects_down_to_min_idle() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     pool.prefill(5);
     assert_eq!(pool.stats().idle, 5);
@@ -228,6 +241,7 @@ fn clear_drops_idle_objects_down_to_min_idle() {
 
 #[test]
 fn prefill_builds_up_to_n_within_the_bound() {
+    let _serial = serial();
     let log = Log::with_history();
     let pool = tracked_pool(&log, 4, 0);
     pool.prefill(3);

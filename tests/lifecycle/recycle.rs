@@ -6,13 +6,15 @@ use std::thread;
 
 use poolswap::{Container, Guard, Pooled};
 
-use crate::{logged_container, logged_pool, publish};
+use crate::{logged_container, logged_pool, publish, serial};
 
 /// Go's `TestLifecycle`, extended: get -> count 1; the container holds it; acquire adds;
-/// update releases the container's reference; the old version is recycled only after its
-/// last guard goes, and reset runs when the pool hands it out again.
+/// update hands the container's reference to the retired list; the old version is recycled
+/// only at a reclamation after its last guard goes (the guard's drop itself recycles
+/// nothing), and reset runs when the pool hands it out again.
 #[test]
 fn lifecycle() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
 
     let mut first = pool.get();
@@ -63,8 +65,15 @@ fn lifecycle() {
     drop(g1);
     assert_eq!(Guard::ref_count(&g2), 1, "still on the retired list");
     assert_eq!(pool.stats().idle, 0, "still held by g2");
+    assert_eq!(poolswap::reclaim(), 0, "reclaimed while g2 reads it");
     drop(g2);
-    assert_eq!(pool.stats().idle, 1, "last guard returned it to the pool");
+    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(poolswap::reclaim(), 1);
+    assert_eq!(
+        pool.stats().idle,
+        1,
+        "the reclamation returned it to the pool"
+    );
     assert!(log.resets().is_empty(), "reset runs in get, not on release");
     assert_eq!(log.dropped(), 0);
 
@@ -90,6 +99,7 @@ fn lifecycle() {
 /// while held; after the last guard goes it is reset exactly once when next handed out.
 #[test]
 fn guard_held_across_updates_is_never_reset() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     let held_id = publish(&c, 1);
     let held = c.acquire().unwrap();
@@ -105,7 +115,11 @@ fn guard_held_across_updates_is_never_reset() {
         assert!(!log.was_dropped(held_id));
         assert_eq!(c.acquire().unwrap().value, v);
     }
-    assert_eq!(Guard::ref_count(&held), 2, "two guards, no container");
+    assert_eq!(
+        Guard::ref_count(&held),
+        2,
+        "`extra`'s and the retired list's; `held` holds a slot"
+    );
     // The held object is out; the others alternate: current, and the one being filled.
     assert_eq!(log.made(), 3, "one held + two alternating versions");
     let resets_while_held = log.resets().len();
@@ -118,6 +132,8 @@ fn guard_held_across_updates_is_never_reset() {
     drop(held);
     assert!(!log.resets().contains(&held_id));
     drop(extra);
+    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(poolswap::reclaim(), 2);
     assert_eq!(
         pool.stats().idle,
         2,
@@ -139,9 +155,11 @@ fn guard_held_across_updates_is_never_reset() {
     log.assert_all_dropped_once();
 }
 
-/// Reset runs on the thread that calls `get`, never on the thread that drops the last guard.
+/// Reset runs on the thread that calls `get`, never on the thread that drops the last guard,
+/// and neither does the return to the pool: that waits for a reclamation.
 #[test]
 fn reset_runs_on_the_getting_thread() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     let old_id = publish(&c, 1);
     let guard = c.acquire().unwrap();
@@ -158,6 +176,8 @@ fn reset_runs_on_the_getting_thread() {
         log.resets().is_empty(),
         "dropping the last guard must not reset"
     );
+    assert_eq!(pool.stats().idle, 0, "the reader's drop recycled");
+    assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(pool.stats().idle, 1);
 
     let next = c.get_new();
@@ -171,6 +191,7 @@ fn reset_runs_on_the_getting_thread() {
 /// Dropping the last handles (container, pool) frees every idle object.
 #[test]
 fn dropping_last_handles_frees_idle_objects() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     let guards: Vec<_> = (0..6)
         .map(|v| {
@@ -179,6 +200,8 @@ fn dropping_last_handles_frees_idle_objects() {
         })
         .collect();
     drop(guards);
+    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(poolswap::reclaim(), 5);
     assert_eq!(pool.stats().idle, 5);
     assert_eq!(log.dropped(), 0);
     drop(pool);
@@ -188,10 +211,11 @@ fn dropping_last_handles_frees_idle_objects() {
     log.assert_all_dropped_once();
 }
 
-/// Guards outlive their container and pool, read correctly, and free the object when the
-/// last is dropped — on another thread, too.
+/// Guards outlive their container and pool, read correctly, and the object is freed at the
+/// first reclamation after the last is dropped — on another thread, too.
 #[test]
 fn guards_outlive_container_and_pool() {
+    let _serial = serial();
     let (log, pool, c) = logged_container();
     publish(&c, 7);
     let id = publish(&c, 8);
@@ -201,7 +225,11 @@ fn guards_outlive_container_and_pool() {
     drop(pool);
     assert!(!log.was_dropped(id));
     assert_eq!((g.id, g.value, g.recycled), (id, 8, false));
-    assert_eq!(Guard::ref_count(&g), 2, "two guards; the container is gone");
+    assert_eq!(
+        Guard::ref_count(&g),
+        2,
+        "`g2`'s and the retired list's; `g` holds a slot; the container is gone"
+    );
     drop(g);
     assert!(!log.was_dropped(id));
     thread::spawn(move || {
@@ -210,6 +238,8 @@ fn guards_outlive_container_and_pool() {
     })
     .join()
     .unwrap();
+    assert!(!log.was_dropped(id), "a guard's drop dropped the version");
+    assert_eq!(poolswap::reclaim(), 1);
     log.assert_all_dropped_once();
 }
 
@@ -230,6 +260,7 @@ fn guards_outlive_container_and_pool() {
 /// (Integration tests run no doctests; this block is a note, not a check.)
 #[test]
 fn pooled_outlives_other_pool_handles() {
+    let _serial = serial();
     let (log, pool) = logged_pool();
     pool.prefill(2);
     let handle = pool.clone();
@@ -247,6 +278,7 @@ fn pooled_outlives_other_pool_handles() {
 
 #[test]
 fn pooled_is_send_across_threads() {
+    let _serial = serial();
     let (_log, pool, c) = logged_container();
     let p = c.get_new();
     let id = p.id;

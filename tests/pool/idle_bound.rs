@@ -9,13 +9,14 @@ use std::thread;
 use poolswap::{Container, OptionContainer, Pool, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
-use crate::{assert_accounted, with_parked_threads};
+use crate::{assert_accounted, serial, with_parked_threads};
 
 /// A burst returned on one thread into a fresh pool: exactly `min(n, max_idle)` stay idle
 /// (the `PoolBuilder` example: the thread's slots are reserved as it needs them), the rest
 /// are really dropped and counted, and `idle <= max_idle` after every single return.
 #[test]
 fn max_idle_bounds_a_burst_returned_on_one_thread() {
+    let _serial = serial();
     for max_idle in [0usize, 1, 4, 5, 16, 64, 100] {
         for n in [1usize, 3, 10, 100, scaled(1000, 150)] {
             let log = Log::new();
@@ -50,6 +51,7 @@ fn max_idle_bounds_a_burst_returned_on_one_thread() {
 /// `idle_reading_under_traffic_never_exceeds_max_idle`.)
 #[test]
 fn max_idle_bounds_bursts_spread_across_three_threads() {
+    let _serial = serial();
     const THREADS: usize = 3;
     for max_idle in [0usize, 1, 7, 16, 64, 300] {
         let n = scaled(100, 12);
@@ -94,6 +96,7 @@ fn max_idle_bounds_bursts_spread_across_three_threads() {
 /// a pool bounded at 12; the burst keeps all but the main thread's spare slots.
 #[test]
 fn a_thread_keeps_at_most_four_spare_slots() {
+    let _serial = serial();
     const MAX: u64 = 12;
     let log = Log::new();
     let p = tracked_pool(&log, MAX as usize, 0);
@@ -118,6 +121,7 @@ fn a_thread_keeps_at_most_four_spare_slots() {
 /// idle budget in use (`PoolStats` docs). Without the cap this test fails.
 #[test]
 fn idle_reading_under_traffic_never_exceeds_max_idle() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 16, 0);
     let done = AtomicBool::new(false);
@@ -139,6 +143,7 @@ fn idle_reading_under_traffic_never_exceeds_max_idle() {
 /// Objects checked out on one thread and returned on three others.
 #[test]
 fn max_idle_bounds_objects_returned_on_other_threads() {
+    let _serial = serial();
     for max_idle in [0usize, 2, 10, 64] {
         let n = scaled(60, 9);
         let log = Log::new();
@@ -168,6 +173,7 @@ fn max_idle_bounds_objects_returned_on_other_threads() {
 /// prefilled object — and every get runs the factory.
 #[test]
 fn max_idle_zero_keeps_nothing() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 0, 0);
     for i in 1..=20u64 {
@@ -184,6 +190,10 @@ fn max_idle_zero_keeps_nothing() {
         c.update(c.get_new());
     }
     drop(c.take());
+    // Each `get_new` reclaimed the version retired the update before (and dropped it);
+    // the last two retired versions wait for a reclamation, the guard's drop notwithstanding.
+    assert_eq!(log.dropped(), 28, "a guard's drop dropped the last version");
+    assert_eq!(poolswap::reclaim(), 2);
     let s = p.stats();
     assert_eq!((s.idle, s.created, s.hits), (0, 30, 0));
     assert_eq!((s.dropped_over_cap, log.dropped()), (30, 30));
@@ -197,6 +207,7 @@ fn max_idle_zero_keeps_nothing() {
 /// A pool built without a bound uses `DEFAULT_MAX_IDLE`, and no `min_idle`.
 #[test]
 fn default_bounds() {
+    let _serial = serial();
     let p = Pool::new(|| 0u8, |_| true);
     assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
     let log = Log::new();
@@ -209,6 +220,7 @@ fn default_bounds() {
 /// the only idle object, so it must not be dropped for want of budget.
 #[test]
 fn small_max_idle_container_recycles_versions() {
+    let _serial = serial();
     for max_idle in 1..=8usize {
         let log = Log::new();
         let p = tracked_pool(&log, max_idle, 0);
@@ -234,6 +246,7 @@ fn small_max_idle_container_recycles_versions() {
 #[ignore = "documented limitation: each thread that used the pool may hold up to 4 unused \
             budget slots (PoolBuilder::max_idle docs); 64 quiet threads hold the default budget"]
 fn spare_slots_of_quiet_threads_do_not_make_a_writer_churn() {
+    let _serial = serial();
     const QUIET: usize = DEFAULT_MAX_IDLE / 4;
     let log = Log::new();
     let p = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);

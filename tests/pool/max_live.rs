@@ -16,6 +16,7 @@ use std::thread;
 
 use poolswap::{Container, Pool};
 
+use crate::serial;
 use crate::tracked::{panic_message, scaled, signal, tracked_builder, Log, Tracked};
 
 fn bounded(log: &std::sync::Arc<Log>, max_live: usize) -> Pool<Tracked> {
@@ -24,6 +25,7 @@ fn bounded(log: &std::sync::Arc<Log>, max_live: usize) -> Pool<Tracked> {
 
 #[test]
 fn the_bound_is_never_exceeded_while_threads_hand_objects_to_each_other() {
+    let _serial = serial();
     const MAX: usize = 3;
     let log = Log::new();
     let pool = bounded(&log, MAX);
@@ -75,6 +77,7 @@ fn the_bound_is_never_exceeded_while_threads_hand_objects_to_each_other() {
 
 #[test]
 fn try_get_returns_none_at_the_bound_and_some_after_a_return() {
+    let _serial = serial();
     let log = Log::new();
     let pool = bounded(&log, 2);
     let a = pool.try_get().expect("room for two");
@@ -96,6 +99,7 @@ fn try_get_returns_none_at_the_bound_and_some_after_a_return() {
 
 #[test]
 fn try_get_without_a_bound_always_returns_an_object() {
+    let _serial = serial();
     let log = Log::new();
     let pool = tracked_builder(&log).build();
     let held: Vec<_> = (0..50).map(|_| pool.try_get().unwrap()).collect();
@@ -106,6 +110,7 @@ fn try_get_without_a_bound_always_returns_an_object() {
 
 #[test]
 fn a_waiting_get_is_woken_by_a_drop_on_another_thread() {
+    let _serial = serial();
     let log = Log::new();
     let pool = bounded(&log, 1);
     for _ in 0..scaled(50, 3) {
@@ -131,6 +136,7 @@ fn a_waiting_get_is_woken_by_a_drop_on_another_thread() {
 
 #[test]
 fn a_writer_at_the_bound_waits_for_the_last_reader_of_an_old_version() {
+    let _serial = serial();
     let log = Log::new();
     let pool = bounded(&log, 2);
     let container = Container::new(&pool, pool.get()); // version 0
@@ -143,7 +149,9 @@ fn a_writer_at_the_bound_waits_for_the_last_reader_of_an_old_version() {
             let guard = c.acquire();
             drop(acquired_tx);
             release.wait();
-            drop(guard); // the last reference to version 0: it goes back to the pool
+            // The last reader of version 0: a store, which wakes nobody. The waiting
+            // `get_new` reclaims it (before it sleeps, or at a poll while it sleeps).
+            drop(guard);
         });
         acquired.wait();
         let mut next = container.get_new(); // the second object the bound allows
@@ -168,6 +176,7 @@ fn a_writer_at_the_bound_waits_for_the_last_reader_of_an_old_version() {
 
 #[test]
 fn a_discarded_object_frees_its_slot_for_a_new_one() {
+    let _serial = serial();
     let log = Log::new();
     let pool = bounded(&log, 1);
     drop(pool.get());
@@ -181,6 +190,7 @@ fn a_discarded_object_frees_its_slot_for_a_new_one() {
 
 #[test]
 fn trim_clear_and_max_idle_free_slots() {
+    let _serial = serial();
     let log = Log::new();
     let pool = tracked_builder(&log).max_live(4).max_idle(2).build();
     let held: Vec<_> = (0..4).map(|_| pool.get()).collect();
@@ -203,6 +213,7 @@ fn trim_clear_and_max_idle_free_slots() {
 
 #[test]
 fn prefill_stops_at_the_bound() {
+    let _serial = serial();
     let log = Log::new();
     let pool = tracked_builder(&log).max_live(3).max_idle(10).build();
     let out = pool.get();
@@ -215,6 +226,7 @@ fn prefill_stops_at_the_bound() {
 
 #[test]
 fn a_panicking_factory_gives_its_slot_back() {
+    let _serial = serial();
     let log = Log::new();
     let pool = bounded(&log, 1);
     log.panic_in_factory.store(true, SeqCst);
@@ -228,6 +240,7 @@ fn a_panicking_factory_gives_its_slot_back() {
 #[test]
 #[should_panic(expected = "max_live(0)")]
 fn max_live_zero_panics() {
+    let _serial = serial();
     let log = Log::new();
     let _ = tracked_builder(&log).max_live(0);
 }

@@ -5,10 +5,12 @@ use std::sync::atomic::Ordering::SeqCst;
 
 use poolswap::Pool;
 
+use crate::serial;
 use crate::tracked::{tracked_pool, Log};
 
 #[test]
 fn a_unit_reset_such_as_vec_clear_compiles_and_keeps_every_object() {
+    let _serial = serial();
     let pool: Pool<Vec<u8>> = Pool::new(Vec::new, Vec::clear);
     let mut v = pool.get();
     v.extend_from_slice(b"abc");
@@ -25,6 +27,7 @@ fn a_unit_reset_such_as_vec_clear_compiles_and_keeps_every_object() {
 
 #[test]
 fn a_unit_reset_closure_works_with_the_builder_too() {
+    let _serial = serial();
     let pool = Pool::builder(|| 7u32, |n: &mut u32| *n = 0)
         .max_idle(2)
         .build();
@@ -35,6 +38,7 @@ fn a_unit_reset_closure_works_with_the_builder_too() {
 
 #[test]
 fn a_bool_reset_returning_false_discards_the_object() {
+    let _serial = serial();
     let log = Log::new();
     let pool = tracked_pool(&log, 16, 0);
     drop(pool.get());

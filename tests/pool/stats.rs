@@ -7,7 +7,7 @@ use std::thread;
 use poolswap::{Container, Pool, PoolStats};
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, Tracked};
-use crate::{assert_accounted, with_parked_threads};
+use crate::{assert_accounted, serial, with_parked_threads};
 
 // ---------------------------------------------------------------------------------------
 // prefill
@@ -17,6 +17,7 @@ use crate::{assert_accounted, with_parked_threads};
 /// next `n` gets, on this thread or another, are hits without factory calls.
 #[test]
 fn prefill_fills_to_n_and_serves_hits_on_any_thread() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
     p.prefill(20);
@@ -56,6 +57,7 @@ fn prefill_fills_to_n_and_serves_hits_on_any_thread() {
 /// `max_idle`) whatever spare slots that cache holds.
 #[test]
 fn prefill_reaches_n_with_objects_in_the_callers_cache() {
+    let _serial = serial();
     for max_idle in [4usize, 8] {
         let log = Log::new();
         let p = tracked_pool(&log, max_idle, 0);
@@ -74,6 +76,7 @@ fn prefill_reaches_n_with_objects_in_the_callers_cache() {
 /// get of each, every get is a hit on that pool.
 #[test]
 fn a_thread_alternating_between_pools_gets_each_pools_own_objects() {
+    let _serial = serial();
     let pools: Vec<Pool<Vec<u8>>> = (1..=3)
         .map(|tag| Pool::new(move || vec![tag], |_: &mut Vec<u8>| true))
         .collect();
@@ -103,6 +106,7 @@ fn a_thread_alternating_between_pools_gets_each_pools_own_objects() {
 /// Every counter exact on one thread: hits + misses == gets, created == misses + adopted.
 #[test]
 fn stats_are_exact_on_one_thread() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
     let zero = p.stats();
@@ -160,6 +164,7 @@ fn stats_are_exact_on_one_thread() {
 /// exactly 3k, read while they run and after they exit.
 #[test]
 fn stats_sum_across_threads() {
+    let _serial = serial();
     let k = scaled(2_000, 30);
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
@@ -207,6 +212,7 @@ fn stats_sum_across_threads() {
 /// block while another thread holds objects (and sits in the middle of using the pool).
 #[test]
 fn debug_output_is_non_empty_and_does_not_block() {
+    let _serial = serial();
     let log = Log::new();
     let b = tracked_builder(&log).max_idle(10).min_idle(2);
     let text = format!("{b:?}");

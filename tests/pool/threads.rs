@@ -7,12 +7,13 @@ use std::thread;
 use poolswap::DEFAULT_MAX_IDLE;
 
 use crate::tracked::{scaled, signal, tracked_pool, Log};
-use crate::{assert_accounted, with_parked_threads};
+use crate::{assert_accounted, serial, with_parked_threads};
 
 /// One thread gets, another drops (objects sent through a channel): stealing from the
 /// dropper's depot keeps factory calls to a small constant.
 #[test]
 fn cross_thread_handoff_makes_few_objects() {
+    let _serial = serial();
     let ops = scaled(100_000, 200);
     let log = Log::new();
     let p = tracked_pool(&log, DEFAULT_MAX_IDLE, 0);
@@ -50,6 +51,7 @@ fn cross_thread_handoff_makes_few_objects() {
 /// its exit flushes them, and another thread's gets are hits on them.
 #[test]
 fn objects_cached_by_an_exiting_thread_are_not_lost() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
     let cached = |_| {
@@ -93,6 +95,7 @@ fn objects_cached_by_an_exiting_thread_are_not_lost() {
 /// when it drops the last one, and its exit afterwards is harmless.
 #[test]
 fn thread_dropping_the_last_handle_exits_cleanly() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
     let mine = p.clone();

@@ -10,7 +10,7 @@ use std::thread;
 use poolswap::Container;
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log};
-use crate::{assert_accounted, with_parked_threads};
+use crate::{assert_accounted, serial, with_parked_threads};
 
 // ---------------------------------------------------------------------------------------
 // min_idle
@@ -20,6 +20,7 @@ use crate::{assert_accounted, with_parked_threads};
 /// nothing when fewer are; `min_idle` is capped at `max_idle`.
 #[test]
 fn clear_and_trim_keep_min_idle() {
+    let _serial = serial();
     for min_idle in [0usize, 1, 10] {
         // clear
         let log = Log::new();
@@ -74,6 +75,7 @@ fn clear_and_trim_keep_min_idle() {
 /// still stops at `min_idle` in all.
 #[test]
 fn clear_keeps_min_idle_across_threads() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 200, 7);
     let all_out = Barrier::new(3); // 60 out at once: no thread reuses another's objects
@@ -108,6 +110,7 @@ fn clear_keeps_min_idle_across_threads() {
 /// second frees all but `min_idle`, and `trimmed` counts them.
 #[test]
 fn two_trims_free_a_burst() {
+    let _serial = serial();
     let n = scaled(100_000, 200);
     for min_idle in [0usize, 10] {
         let log = Log::new();
@@ -146,6 +149,7 @@ fn two_trims_free_a_burst() {
 /// is freed by the next two with no traffic.
 #[test]
 fn object_put_back_between_trims_survives_the_next_trim() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 100, 0);
     drop((0..10).map(|_| p.get()).collect::<Vec<_>>());
@@ -184,6 +188,7 @@ fn object_put_back_between_trims_survives_the_next_trim() {
 /// moved into the caller's cache without handing them out.
 #[test]
 fn second_trim_frees_every_untouched_victim() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 100, 0);
     drop((0..10).map(|_| p.get()).collect::<Vec<_>>());
@@ -201,6 +206,7 @@ fn second_trim_frees_every_untouched_victim() {
 /// factory calls and drops nothing — on the trimming thread and on another thread.
 #[test]
 fn steady_user_keeps_its_working_set_across_trims() {
+    let _serial = serial();
     let rounds = scaled(300, 6);
     for k in [1usize, 4, 5, 8, 9, 20, 64] {
         let log = Log::new();
@@ -253,6 +259,7 @@ fn steady_user_keeps_its_working_set_across_trims() {
 /// count as idle, and decay once the thread's exit flushes them to its depot.
 #[test]
 fn trim_leaves_other_live_threads_caches_until_they_exit() {
+    let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
     let cached = |_| drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
@@ -278,6 +285,7 @@ fn trim_leaves_other_live_threads_caches_until_they_exit() {
 /// in the end — for plain objects and for former container versions.
 #[test]
 fn panicking_drop_in_trim_or_clear_leaves_the_pool_usable() {
+    let _serial = serial();
     for versions in [false, true] {
         for use_trim in [false, true] {
             let log = Log::new();
@@ -293,7 +301,9 @@ fn panicking_drop_in_trim_or_clear_leaves_the_pool_usable() {
                     })
                     .collect();
                 drop(c);
-                drop(guards); // six versions, all idle now
+                drop(guards); // six versions, retired: a guard's drop recycles nothing
+                assert_eq!(p.stats().idle, 0);
+                assert_eq!(poolswap::reclaim(), 6); // all idle now
             } else {
                 drop((0..6).map(|_| p.get()).collect::<Vec<_>>());
             }

@@ -1,0 +1,468 @@
+//! Reclamation off the reader's path (issue 19): a guard's drop is a store (or, for a
+//! counted guard, a decrement) and never recycles; retired versions go back to their pools
+//! only at a reclamation, on a writer's side. Each test here pins one consequence: no reader
+//! thread ever runs a reset or a `T::drop`; a forgotten guard does not cost a later thread
+//! its hazard slots; a panicking `T::drop` during a reclamation does not keep the rest of
+//! the batch from going back; and a `get` waiting at `max_live` is not left asleep by a
+//! guard drop that wakes nobody.
+//!
+//! Every test takes [`serial`]: the retired list and the hazard blocks are the process's.
+
+#[path = "support/tracked.rs"]
+mod tracked;
+
+use std::mem;
+use std::panic::catch_unwind;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Barrier, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, ThreadId};
+use std::time::Duration;
+
+use poolswap::{Container, Guard, Pool, HAZARD_SLOTS};
+use tracked::{panic_message, scaled, tracked_builder, Log};
+
+/// Runs the tests of this binary one at a time, each from an empty retired list: another
+/// test's reclamation could return this test's versions, and what `reclaim` returns counts
+/// every container's versions.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A failing test poisons the lock; the `()` behind it cannot be half-updated.
+    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    poolswap::reclaim();
+    serial
+}
+
+/// Locks `m`, whatever a panicking holder left (the data are plain logs).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. No reader thread ever runs a reset or a drop.
+
+/// The threads that ran each reset and each drop of one pool's objects.
+#[derive(Default)]
+struct Threads {
+    resets: Mutex<Vec<ThreadId>>,
+    drops: Mutex<Vec<ThreadId>>,
+}
+
+const WORDS: usize = 8;
+
+/// A version that records where it was reset and dropped. `data` holds `WORDS` copies of
+/// `seq` while published; reset empties it.
+struct Noted {
+    seq: u64,
+    data: Vec<u64>,
+    threads: Arc<Threads>,
+}
+
+impl Drop for Noted {
+    fn drop(&mut self) {
+        lock(&self.threads.drops).push(thread::current().id());
+    }
+}
+
+/// Reads a guarded version, checking that it is whole (never reset under a guard).
+fn read(v: &Noted) -> u64 {
+    assert_eq!(v.data.len(), WORDS, "a held version was reset");
+    assert!(v.data.iter().all(|&d| d == v.seq), "a held version changed");
+    v.seq
+}
+
+/// Decrements a counter when dropped, even by a panic, so that no thread waits for ever.
+struct CountDown<'a>(&'a AtomicUsize);
+
+impl Drop for CountDown<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
+}
+
+/// Readers acquire and drop guards (hazard-slot guards, clones, guards past their
+/// `HAZARD_SLOTS`, and guards held until the version they read is retired, so that theirs
+/// is the last drop) while a writer updates. A small idle bound makes the reclamations drop
+/// objects as well as keep them. Every reset and every drop runs on the writer's thread or
+/// on this one (which drops the container and the pool), never on a reader's.
+#[test]
+fn no_reader_thread_runs_a_reset_or_a_drop() {
+    let _serial = serial();
+    let readers = scaled(3, 2);
+    let reads = scaled(20_000, 40);
+    let updates = scaled(20_000, 40);
+    let hold_every = scaled(64, 8);
+
+    let threads = Arc::new(Threads::default());
+    let made = Arc::new(AtomicUsize::new(0));
+    let pool = {
+        let (noted, made) = (Arc::clone(&threads), Arc::clone(&made));
+        let reset = Arc::clone(&threads);
+        Pool::builder(
+            move || {
+                made.fetch_add(1, SeqCst);
+                Noted {
+                    seq: 0,
+                    data: Vec::with_capacity(WORDS),
+                    threads: Arc::clone(&noted),
+                }
+            },
+            move |v: &mut Noted| {
+                lock(&reset.resets).push(thread::current().id());
+                v.data.clear();
+            },
+        )
+        .max_idle(1)
+        .build()
+    };
+    let mut first = pool.get();
+    first.data.resize(WORDS, 0);
+    let c = Container::new(&pool, first);
+
+    let start = Barrier::new(readers + 1);
+    let readers_alive = AtomicUsize::new(readers);
+    let writer_alive = AtomicUsize::new(1);
+    let last_drops = AtomicUsize::new(0);
+    let (writer, reader_ids) = thread::scope(|s| {
+        let reader_handles: Vec<_> = (0..readers)
+            .map(|r| {
+                let (c, start, last_drops) = (&c, &start, &last_drops);
+                let (readers_alive, writer_alive) = (&readers_alive, &writer_alive);
+                s.spawn(move || {
+                    let _alive = CountDown(readers_alive);
+                    start.wait();
+                    let mut last = 0;
+                    for i in 0..reads {
+                        let g = c.acquire();
+                        let seq = read(&g);
+                        assert!(seq >= last, "saw version {seq} after {last}");
+                        last = seq;
+                        let g = match (i + r) % 4 {
+                            0 => {
+                                // A counted clone: dropped, or kept instead of `g`.
+                                let clone = Guard::clone(&g);
+                                assert!(Guard::is_counted(&clone));
+                                if i % 8 == 0 {
+                                    drop(g);
+                                    clone
+                                } else {
+                                    drop(clone);
+                                    g
+                                }
+                            }
+                            1 => {
+                                // Past the slots: counted guards.
+                                let many: Vec<_> =
+                                    (0..=HAZARD_SLOTS).map(|_| c.acquire()).collect();
+                                assert!(many.iter().any(Guard::is_counted));
+                                many.iter().for_each(|g| {
+                                    read(g);
+                                });
+                                g
+                            }
+                            _ => g,
+                        };
+                        if i % hold_every == 0 {
+                            // Hold the version until it is retired: then this drop is
+                            // often the last of its guards (the one that used to recycle
+                            // it). The writer keeps updating while any reader is alive (if
+                            // it is gone, its panic fails the test).
+                            while writer_alive.load(SeqCst) > 0 {
+                                let cur = c.acquire();
+                                if !Guard::ptr_eq(&cur, &g) {
+                                    break;
+                                }
+                                drop(cur);
+                                thread::yield_now();
+                            }
+                            read(&g);
+                            drop(g);
+                            last_drops.fetch_add(1, SeqCst);
+                        }
+                    }
+                    thread::current().id()
+                })
+            })
+            .collect();
+
+        let writer = s.spawn(|| {
+            let _alive = CountDown(&writer_alive);
+            start.wait();
+            let mut seq = 0;
+            while seq < updates as u64 || readers_alive.load(SeqCst) > 0 {
+                seq += 1;
+                let mut next = c.get_new();
+                assert!(next.data.is_empty(), "handed out without reset");
+                next.seq = seq;
+                next.data.resize(WORDS, seq);
+                c.update(next);
+            }
+            thread::current().id()
+        });
+        let reader_ids: Vec<ThreadId> = reader_handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        (writer.join().unwrap(), reader_ids)
+    });
+
+    let resets_in_run = lock(&threads.resets).clone();
+    let drops_in_run = lock(&threads.drops).clone();
+    drop(c); // a reclamation, on this thread
+    drop(pool);
+    let here = thread::current().id();
+    let resets = lock(&threads.resets).clone();
+    let drops = lock(&threads.drops).clone();
+    for t in resets.iter().chain(&drops) {
+        assert!(
+            !reader_ids.contains(t),
+            "a reader thread ran a reset or a drop"
+        );
+        assert!(
+            *t == writer || *t == here,
+            "an unknown thread ran a reset or a drop"
+        );
+    }
+    assert_eq!(
+        last_drops.load(SeqCst),
+        readers * reads.div_ceil(hold_every)
+    );
+    // The test proves something only if the writer reset and dropped objects meanwhile.
+    assert!(resets_in_run.contains(&writer), "the writer reset nothing");
+    assert!(drops_in_run.contains(&writer), "the writer dropped nothing");
+    // Every object dropped once, by the end.
+    assert_eq!(drops.len(), made.load(SeqCst), "objects made and dropped");
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. A forgotten guard does not poison a reused hazard block.
+
+/// A thread that exits with its hazard slots full (guards `mem::forget`-ten, here all of
+/// them on one thread and one on another) gives back a block a new thread must not take:
+/// it would have fewer slots, perhaps none, for ever. New threads, alive together so that
+/// they take every free block, each get all `HAZARD_SLOTS` slot guards.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "leaks a container and its version on purpose, which Miri reports"
+)]
+fn a_forgotten_guard_does_not_poison_a_reused_hazard_block() {
+    let _serial = serial();
+    const NEW_THREADS: usize = 20;
+    let pool = Pool::new(|| 0u64, |n: &mut u64| *n = 0);
+    // Never dropped: the forgotten guards' slots point at its version for ever.
+    let pinned: &'static Container<u64> = Box::leak(Box::new(Container::from_value(&pool, 1)));
+    // Two threads, alive together so that each has a block of its own, exit with guards
+    // forgotten: all their slots, or one. `join` waits for their exits, and so for their
+    // blocks to go back.
+    let both_in = Arc::new(Barrier::new(2));
+    let dirty: Vec<_> = [HAZARD_SLOTS, 1]
+        .into_iter()
+        .map(|forgotten| {
+            let both_in = Arc::clone(&both_in);
+            thread::spawn(move || {
+                let guards: Vec<_> = (0..forgotten).map(|_| pinned.acquire()).collect();
+                let counted = guards.iter().filter(|g| Guard::is_counted(g)).count();
+                guards.into_iter().for_each(mem::forget);
+                both_in.wait();
+                assert_eq!(counted, 0, "the thread's slots were not free");
+            })
+        })
+        .collect();
+    for t in dirty {
+        t.join().unwrap();
+    }
+
+    let c = Container::from_value(&pool, 2);
+    let all_in = Barrier::new(NEW_THREADS);
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..NEW_THREADS)
+            .map(|_| {
+                let (c, all_in) = (&c, &all_in);
+                s.spawn(move || {
+                    let guards: Vec<_> = (0..HAZARD_SLOTS).map(|_| c.acquire()).collect();
+                    let counted = guards.iter().filter(|g| Guard::is_counted(g)).count();
+                    // Every thread holds its block until all have taken one; then checks.
+                    all_in.wait();
+                    assert_eq!(
+                        counted, 0,
+                        "a new thread took a block with forgotten guards in it"
+                    );
+                    assert!(guards.iter().all(|g| **g == 2));
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. A panicking `T::drop` does not stop a reclamation's batch.
+
+/// A version whose drop logs its id, and panics if armed.
+struct Bomb {
+    id: usize,
+    armed: bool,
+    dropped: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        lock(&self.dropped).push(self.id);
+        if self.armed {
+            panic!("drop {} failed on purpose", self.id);
+        }
+    }
+}
+
+/// With `max_idle(0)`, a reclamation drops every version it returns. One of them panics in
+/// its drop: the panic reaches the caller of `reclaim`, after every other version of the
+/// batch was dropped; none is left on the retired list, and a version a guard holds stays
+/// retired, untouched, until its own reclamation.
+#[test]
+fn a_panicking_drop_in_a_reclamation_drops_the_rest_of_the_batch() {
+    let _serial = serial();
+    let dropped = Arc::new(Mutex::new(Vec::new()));
+    let made = Arc::new(AtomicUsize::new(0));
+    let pool = {
+        let (dropped, made) = (Arc::clone(&dropped), Arc::clone(&made));
+        Pool::builder(
+            move || Bomb {
+                id: made.fetch_add(1, SeqCst),
+                armed: false,
+                dropped: Arc::clone(&dropped),
+            },
+            |_: &mut Bomb| true,
+        )
+        .max_idle(0)
+        .build()
+    };
+    let c = Container::new(&pool, pool.get()); // version 0
+                                               // Versions 1 to 6, taken before any is retired, so that no get reclaims meanwhile.
+    let mut next: Vec<_> = (0..6).map(|_| pool.get()).collect();
+    next[2].armed = true; // version 3
+    let mut held = None;
+    for (i, v) in next.into_iter().enumerate() {
+        if i == 4 {
+            held = Some(c.acquire()); // version 4, kept retired by this guard
+        }
+        c.update(v);
+    }
+    // Versions 0 to 5 retired (fewer than the threshold), 6 current.
+    let held = held.expect("a guard on version 4");
+    assert_eq!(held.id, 4);
+    assert!(lock(&dropped).is_empty(), "dropped before a reclamation");
+
+    let err = catch_unwind(poolswap::reclaim).expect_err("the drop's panic was lost");
+    assert_eq!(panic_message(&*err), "drop 3 failed on purpose");
+    let mut ids = lock(&dropped).clone();
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2, 3, 5], "the batch stopped at the panic");
+    assert_eq!(poolswap::reclaim(), 0, "a claimed version was left retired");
+
+    // The held version is whole, and goes at the next reclamation after its guard.
+    assert!(!held.armed);
+    drop(held);
+    assert_eq!(poolswap::reclaim(), 1);
+    drop(c);
+    drop(pool);
+    let mut ids = lock(&dropped).clone();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [0, 1, 2, 3, 4, 5, 6],
+        "each version dropped exactly once"
+    );
+    assert_eq!(made.load(SeqCst), 7);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. A waiting get at `max_live` never hangs on a retired version.
+
+/// What the writer tells the reader.
+enum Cmd {
+    Acquire,
+    Drop,
+}
+
+/// With `max_live(2)`, a reader holds the current version while the writer replaces it
+/// with the only other object: both exist, and the old one is retired under the reader's
+/// guard. The reader then drops the guard (a store, which wakes nobody) and the writer's
+/// next `get_new` must return that version: by reclaiming before it sleeps (the drop came
+/// first: even rounds wait for it) or at a poll while it sleeps (the drop may come after
+/// the `get_new` began: odd rounds do not wait, and the reader sometimes dawdles first).
+/// A hang fails the test after a minute instead of hanging it.
+#[test]
+fn a_waiting_get_at_max_live_returns_once_a_retired_version_is_unprotected() {
+    let _serial = serial();
+    let rounds = scaled(2_000, 20);
+    let log = Log::new();
+    let pool = tracked_builder(&log).max_live(2).build();
+    let c = Arc::new(Container::new(&pool, pool.get()));
+    drop(pool);
+
+    let (to_reader, commands) = mpsc::channel::<Cmd>();
+    let (to_writer, acks) = mpsc::channel::<usize>();
+    let reader = thread::spawn({
+        let c = Arc::clone(&c);
+        move || {
+            let mut held = None;
+            for (round, cmd) in commands.into_iter().enumerate() {
+                match cmd {
+                    Cmd::Acquire => {
+                        let g = c.acquire();
+                        let id = g.id;
+                        held = Some(g);
+                        to_writer.send(id).unwrap();
+                    }
+                    Cmd::Drop => {
+                        // Now and then let the writer's `get_new` start first.
+                        for _ in 0..(round % 7) * 200 {
+                            std::hint::spin_loop();
+                        }
+                        drop(held.take().expect("a guard to drop"));
+                        to_writer.send(usize::MAX).unwrap();
+                    }
+                }
+            }
+        }
+    });
+    let done = Arc::new(AtomicBool::new(false));
+    let (finished, writer_done) = mpsc::channel::<()>();
+    let writer = thread::spawn({
+        let (c, done) = (Arc::clone(&c), Arc::clone(&done));
+        move || {
+            for round in 0..rounds {
+                to_reader.send(Cmd::Acquire).unwrap();
+                let old = acks.recv().unwrap();
+                let mut next = c.get_new(); // the other object: idle, or reclaimed now
+                assert_ne!(next.id, old, "handed out a version a guard holds");
+                next.value = round as u64;
+                c.update(next); // `old` is retired, under the reader's guard
+                to_reader.send(Cmd::Drop).unwrap();
+                if round % 2 == 0 {
+                    assert_eq!(acks.recv().unwrap(), usize::MAX);
+                }
+                let again = c.get_new(); // at the bound: only `old` can come back
+                assert_eq!(again.id, old, "not the retired version");
+                drop(again);
+                if round % 2 == 1 {
+                    assert_eq!(acks.recv().unwrap(), usize::MAX);
+                }
+            }
+            done.store(true, SeqCst);
+            drop(finished);
+        }
+    });
+    let limit = Duration::from_secs(60);
+    if let Err(RecvTimeoutError::Timeout) = writer_done.recv_timeout(limit) {
+        panic!("a get_new at max_live hung for {limit:?} with a retired version unprotected");
+    }
+    writer.join().unwrap();
+    reader.join().unwrap();
+    assert!(done.load(SeqCst));
+    assert_eq!(log.made(), 2, "the bound let a third object be made");
+    assert!(log.peak_alive() <= 2);
+}
