@@ -798,13 +798,13 @@ fn report(
         "ops dropped by log truncation", stats.truncated, stats.log_len, stats.versions
     );
     println!(
-        "  {:<32} {:>12}  ({} B; {} reused, {} fresh, {} retired)",
+        "  {:<32} {:>12}  ({} B; {} reused, {} fresh, {} renewed)",
         "spare buffers, current arena",
         arena.spare,
         arena.spare_bytes,
         arena.reused,
         arena.fresh,
-        arena.retired
+        arena.renewed
     );
     println!("  {:<32} {:>12}", "groups in last version", now.len());
     drop(now);

@@ -113,7 +113,7 @@ const BLOCK_SLOTS: usize = 2;
 /// Blocks a thread may take besides its first, one at a time, when it holds more guards
 /// at once than its blocks have slots.
 #[cfg(not(loom))]
-const SPILL_BLOCKS: usize = 7;
+const SPILL_BLOCKS: usize = 15;
 /// Under loom, one: models reach the counted fallback with five guards.
 #[cfg(loom)]
 const SPILL_BLOCKS: usize = 1;
@@ -677,7 +677,7 @@ mod tests {
                 let again = containers[SLOTS - 1].acquire();
                 assert!(!Guard::is_counted(&again));
                 // A slot of the first block, freed: found there.
-                guards.swap_remove(0);
+                drop(guards.swap_remove(0));
                 let first = containers[0].acquire();
                 assert!(!Guard::is_counted(&first));
             });

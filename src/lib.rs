@@ -278,7 +278,10 @@ pub fn barrier_mode() -> BarrierMode {
 /// dropped, and here. A version's return path (and its `T::drop`, if its pool drops it)
 /// runs on the thread that reclaims. Call this to choose that thread (a background thread,
 /// for a version whose drop takes long), or to have the versions back in their pools
-/// before counting them or before a process goes idle.
+/// before counting them or before a process goes idle. A version that another thread's
+/// reclamation took off the list at the same moment comes back when that one finishes,
+/// not before this call returns; and a version whose object holds a guard on an older
+/// one frees that one only at the next reclamation.
 ///
 /// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
 /// (`membarrier` or a fence, see [`barrier_mode`]), one load of each hazard slot of every
