@@ -226,6 +226,10 @@ struct Domain {
     /// The newest block; older ones follow through [`Block::next`]. Written under the lock
     /// (`Release`, after the block is whole), read by reclaimers without it (`Acquire`).
     blocks: AtomicPtr<Block>,
+    /// How many blocks exist: a reclamation sizes its snapshot for all their slots before
+    /// the scan, so that it allocates only after a thread's first read (or a thread's
+    /// spill) made a block, never because more slots happen to be full.
+    block_count: AtomicUsize,
     /// `state.retired.len()` as of the last change, read without the lock to decide
     /// whether a reclamation could return anything.
     pending: AtomicUsize,
@@ -247,6 +251,7 @@ impl Domain {
                 claimed: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
             }),
             blocks: AtomicPtr::new(ptr::null_mut()),
+            block_count: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
         }
     }
@@ -420,6 +425,18 @@ fn claim_from_domain() -> &'static Block {
             // Release: a reclaimer that loads the head sees the block whole, and every
             // block before it (each was published the same way, under this lock).
             domain().blocks.store(block.cast_mut(), Ordering::Release);
+            // Relaxed: a size hint for reclaimers' snapshots.
+            domain()
+                .block_count
+                .store(state.blocks.len(), Ordering::Relaxed);
+            // Room in the snapshot for the new block's slots, now: the allocation is the
+            // reading thread's first read's (or spill's), not a later reclamation's. (If
+            // a reclamation has the snapshot out, this sizes the empty one it left, which
+            // it keeps: the larger is kept.)
+            let slots = state.blocks.len() * BLOCK_SLOTS;
+            state
+                .protected
+                .reserve(slots.saturating_sub(state.protected.len()));
             at
         }
     };
@@ -565,6 +582,8 @@ fn collect(mut state: MutexGuard<'_, State>) -> usize {
 
     heavy();
     protected.clear();
+    // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
+    protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);
     // Acquire: see the field (every block published before the heavy barrier).
     let mut block = domain().blocks.load(Ordering::Acquire);
     // SAFETY: blocks are never freed (loom: not before the model ends), and each was whole
