@@ -688,6 +688,12 @@ impl<T> Pool<T> {
     /// the [`max_live`](PoolBuilder::max_live) bound, is reached), so that the first `get`s,
     /// on any thread, find them. Never waits.
     ///
+    /// Also the knob for a container whose writer updates often: a writer whose pool has
+    /// nothing idle reclaims at each `get_new` (a heavy barrier and a scan of every
+    /// thread's hazard slots, see [`reclaim`](crate::reclaim)); with `n` spare objects it
+    /// reclaims about once per [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) updates, at
+    /// the price of `n` more objects in memory.
+    ///
     /// # Panics
     ///
     /// If the factory panics; the pool stays usable.

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 
 use poolswap::log::{Absorb, LogWriter, Logged, MapOp, SetOp, VecOp};
@@ -36,6 +36,17 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 type Map = HashMap<u8, String>;
+
+/// One test at a time, starting with an empty retired list: the retired list is the
+/// process's, so another test's reclamation could take this test's retired versions (and
+/// return them a moment later), which changes the counts of full copies and replays.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A failed test poisons the lock; the `()` behind it cannot be half-updated.
+    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    poolswap::reclaim();
+    serial
+}
 
 /// Runs `steps` on a writer whose log keeps at most `max_log_ops` operations, checking every
 /// version a reader can see against the reference history.
@@ -123,6 +134,7 @@ proptest! {
         max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
+        let _serial = serial();
         let writer = LogWriter::builder(Map::new()).max_log_ops(max_log_ops).build();
         run(writer, &steps, |m: &Map| m.clone());
     }
@@ -133,6 +145,7 @@ proptest! {
         max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
+        let _serial = serial();
         let writer = LogWriter::builder(Recycled::new(Map::new())).max_log_ops(max_log_ops).build();
         run(writer, &steps, |m: &Recycled<Map>| (**m).clone());
     }
@@ -142,6 +155,7 @@ proptest! {
 /// comes back (after the log moved past it) with a full copy, not stale contents.
 #[test]
 fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
+    let _serial = serial();
     let mut w = LogWriter::builder(BTreeMap::new()).max_log_ops(4).build();
     w.append(MapOp::Insert(0, 0));
     w.publish();
@@ -177,6 +191,7 @@ fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
 /// twice (once by reference, once by value), and the log holds one batch.
 #[test]
 fn two_alternating_versions_apply_each_operation_twice() {
+    let _serial = serial();
     let mut w = LogWriter::new(HashMap::new());
     for i in 0..100u32 {
         w.extend([MapOp::Insert(i % 7, i), MapOp::Remove((i + 3) % 7)]);
@@ -199,6 +214,7 @@ fn two_alternating_versions_apply_each_operation_twice() {
 /// accounts, so every version's total is the same.
 #[test]
 fn readers_see_whole_batches() {
+    let _serial = serial();
     const ACCOUNTS: u32 = 8;
     let total = 1_000u64 * u64::from(ACCOUNTS);
     let mut w = LogWriter::new(
@@ -247,6 +263,7 @@ fn readers_see_whole_batches() {
 /// An operation that panics publishes nothing, and the writer goes on.
 #[test]
 fn a_panicking_operation_publishes_nothing() {
+    let _serial = serial();
     #[derive(Default, Clone, Debug, PartialEq)]
     struct Strict(Vec<u32>);
     enum Op {
@@ -286,6 +303,7 @@ fn a_panicking_operation_publishes_nothing() {
 
 #[test]
 fn ready_made_set_and_vec_operations() {
+    let _serial = serial();
     let mut set = LogWriter::new(std::collections::HashSet::new());
     let mut vec = LogWriter::new(Vec::new());
     for i in 0..20u32 {
@@ -317,6 +335,7 @@ fn ready_made_set_and_vec_operations() {
 
 #[test]
 fn the_writer_is_send_and_debug() {
+    let _serial = serial();
     fn is_send<T: Send>(_: &T) {}
     let w: LogWriter<HashMap<String, String>, MapOp<String, String>> =
         LogWriter::new(HashMap::new());
