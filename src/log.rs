@@ -70,9 +70,9 @@
 //!   no idle version, a reclamation (one heavy barrier and a scan of the hazard slots: see
 //!   [`reclaim`](crate::reclaim)). The lag is the number of versions in circulation less
 //!   one: the current one, the ones readers still hold, and those waiting for the next
-//!   reclamation. Measured: each operation is applied about 3 times with one reader
-//!   looking up keys, about 4 with two (`examples/change_log.rs` prints it), against
-//!   left-right's 2.
+//!   reclamation. With readers looking up keys all the time, three or four versions
+//!   circulate, so each operation is applied three or four times (left-right: twice);
+//!   `examples/change_log.rs` prints the figure for its run ([`LogStats::applied`]).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
@@ -90,9 +90,8 @@
 //!   and on a [`Recycled`](crate::Recycled) map they take new keys and values from its
 //!   arena and recycle removed ones into it, so that inserts balanced by removals allocate
 //!   only when a recycled buffer is shorter than what it is given and grows (the
-//!   `change_log` example measures 0.16 allocations per operation applied on English
-//!   words). On a plain `HashMap`, every version but the last clones an inserted key and
-//!   value.
+//!   `change_log` example prints allocations per operation applied). On a plain
+//!   `HashMap`, every version but the last clones an inserted key and value.
 //!
 //! # Publishing only through the writer
 //!
