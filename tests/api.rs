@@ -4,6 +4,10 @@
 //!
 //! Every test that looks at a pool's counters takes [`serial`] first (see there).
 
+#[path = "support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::borrow::{Borrow, BorrowMut};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
@@ -11,31 +15,13 @@ use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::panic::{self, RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc};
 use std::thread;
 
 use poolswap::{Cache, Container, Guard, MappedGuard, OptionContainer, OwnedPooled, Pool, Pooled};
 
 /// The substring of the panic message of a container given another pool's object.
 const FOREIGN: &str = "a container was given an object from another pool";
-
-/// Runs the tests of this binary one at a time, each from an empty retired list.
-///
-/// They share one process, and so one retired list: a reclamation in one test (an update
-/// at the threshold, a pool getter that finds nothing idle, a container's drop, or
-/// `poolswap::reclaim`) may take another test's retired version into its batch and return
-/// it to its pool at any moment, or a moment after the other test's own `reclaim` has
-/// returned. A test that counts idle objects, resets or what `reclaim` returned would then
-/// read the count too early or too late. One at a time, a retired version goes back
-/// exactly when the test itself reclaims, and the reclamation here first returns what an
-/// earlier test left retired.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A `should_panic` test poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// A pool of byte vectors whose reset clears them and counts its calls.
 fn counting_pool() -> (Pool<Vec<u8>>, Arc<AtomicUsize>) {

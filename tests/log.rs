@@ -2,10 +2,14 @@
 //! version equals the reference at its batch number, whatever versions readers hold, how
 //! far the log is truncated, or which versions need a full copy.
 
+#[path = "support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::thread;
 
 use poolswap::log::{Absorb, LogWriter, Logged, MapOp, SetOp, VecOp};
@@ -36,17 +40,6 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 type Map = HashMap<u8, String>;
-
-/// One test at a time, starting with an empty retired list: the retired list is the
-/// process's, so another test's reclamation could take this test's retired versions (and
-/// return them a moment later), which changes the counts of full copies and replays.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A failed test poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// Runs `steps` on a writer whose log keeps at most `max_log_ops` operations, checking every
 /// version a reader can see against the reference history.

@@ -18,9 +18,13 @@
 //! are idle. Within that window the model follows what the pool did (read from the drop log
 //! and the idle count); outside it, the model decides.
 
+#[path = "support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use poolswap::{Guard, OptionContainer, Pool, Pooled, RECLAIM_THRESHOLD};
 use proptest::prelude::*;
@@ -29,18 +33,6 @@ use proptest::prelude::*;
 mod tracked;
 
 use tracked::{tracked_pool, Log, Tracked, SPARE_SLOTS};
-
-/// Runs one model run at a time, from an empty retired list: the list is process-wide, so
-/// a reclamation in the other test would return this run's versions behind the model's
-/// back, and its versions would count toward this run's threshold.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A failing run poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    // What a failed run (a case proptest goes on to shrink) left retired.
-    poolswap::reclaim();
-    serial
-}
 
 /// Picks an element of a list, if it has any.
 #[derive(Clone, Copy, Debug)]

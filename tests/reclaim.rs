@@ -11,6 +11,10 @@
 #[path = "support/tracked.rs"]
 mod tracked;
 
+#[path = "support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::mem;
 use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -21,17 +25,6 @@ use std::time::Duration;
 
 use poolswap::{Container, Guard, Pool, HAZARD_SLOTS};
 use tracked::{panic_message, scaled, tracked_builder, Log};
-
-/// Runs the tests of this binary one at a time, each from an empty retired list: another
-/// test's reclamation could return this test's versions, and what `reclaim` returns counts
-/// every container's versions.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A failing test poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// Locks `m`, whatever a panicking holder left (the data are plain logs).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -8,9 +8,13 @@
 //! A retired version goes back to its pool only at a reclamation, never at a guard's drop:
 //! the final accounting calls `poolswap::reclaim` first, and the tests take [`serial`].
 
+#[path = "support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc, Barrier, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Barrier};
 use std::thread;
 
 use poolswap::{Container, Guard, Pool, Pooled};
@@ -21,18 +25,6 @@ mod tracked;
 use tracked::scaled;
 
 const DATA_LEN: usize = 32;
-
-/// Runs the tests of this binary one at a time, each from an empty retired list: the list
-/// is process-wide, so another test's reclamation could take this test's retired versions
-/// and return them to their pool a moment after this test's own `poolswap::reclaim` has
-/// returned, when the test counts its pool's objects.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A failing test poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// A version: who wrote it, its contents, and marks that reset changes.
 struct Payload {

@@ -17,27 +17,14 @@ mod container;
 mod pool_api;
 mod recycle;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+#[path = "../support/serial.rs"]
+mod serial;
+
+use serial::serial;
+use std::sync::Arc;
 
 use poolswap::{Container, OptionContainer, Pool, Pooled, DEFAULT_MAX_IDLE};
 use tracked::{tracked_pool, Log, Tracked};
-
-/// Runs the tests of this binary one at a time, each from an empty retired list.
-///
-/// They share one process, and so one retired list: a reclamation in one test (a pool
-/// getter that finds nothing idle, an update at the threshold, a container's drop,
-/// `poolswap::reclaim`) may take another test's retired version into its batch and return
-/// it to its pool at any moment, or a moment after the other test's own `reclaim` has
-/// returned. A test that counts idle objects, resets or drops would then read the count
-/// too early or too late. One at a time, a retired version goes back exactly when the test
-/// itself reclaims; the reclamation here first returns what an earlier test left retired.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A `should_panic` test poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// A pool with the default bounds, and the log of its objects, with history.
 fn logged_pool() -> (Arc<Log>, Pool<Tracked>) {

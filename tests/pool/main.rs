@@ -22,27 +22,14 @@ mod stats;
 mod threads;
 mod trim;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+#[path = "../support/serial.rs"]
+mod serial;
+
+use serial::serial;
 use std::thread;
 
 use poolswap::Pool;
 use tracked::{signal, Log, Tracked};
-
-/// Runs the tests of this binary one at a time, each from an empty retired list.
-///
-/// They share one process, and so one retired list: a reclamation in any test (a pool
-/// getter that finds nothing idle reclaims, whatever its pool) may take another test's
-/// retired version into its batch and return it to its pool, or drop it, at any moment, or
-/// a moment after the other test's own `poolswap::reclaim` has returned. One at a time, a
-/// retired version goes back exactly when the test itself reclaims; the reclamation here
-/// first returns what an earlier test left retired.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A test that fails poisons the lock; the `()` behind it cannot be half-updated.
-    let serial = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    poolswap::reclaim();
-    serial
-}
 
 /// Every object ever made is accounted for: checked out, idle, or dropped (and dropped for
 /// one of the three counted reasons). Exact only while no other thread uses the pool.
