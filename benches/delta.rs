@@ -45,6 +45,7 @@
 //! cargo bench --bench delta                  # n = 10,000 and 100,000 (a few minutes)
 //! DELTA_BIG=1 cargo bench --bench delta      # and n = 1,000,000 (slow, ~3 GB)
 //! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
+//! DELTA_N=100000 cargo bench --bench delta   # only this n
 //! POOLSWAP_BARRIER=fence cargo bench --bench delta
 //! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -1110,8 +1111,11 @@ fn main() {
     let big = std::env::var_os("DELTA_BIG").is_some_and(|v| v != "0");
     let only = std::env::var("DELTA_ONLY").ok();
     let plan = Plan { smoke };
+    let one_n: Option<u64> = std::env::var("DELTA_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]
+    } else if let Some(n) = one_n.as_ref() {
+        std::slice::from_ref(n)
     } else if big {
         &[10_000, 100_000, 1_000_000]
     } else {
