@@ -305,7 +305,12 @@ impl AsMap for Recycled<Map> {
 }
 
 /// `poolswap::log` over `T`.
-struct LogSys<T: AsMap>(LogWriter<T, MapOp<String, Vec<String>>>);
+/// The writer, and a background reclaimer while the system lives if the row asks for one.
+struct LogSys<T: AsMap>(
+    LogWriter<T, MapOp<String, Vec<String>>>,
+    // Held for its lifetime only: the reclaimer runs until the system is dropped.
+    #[allow(dead_code)] Option<poolswap::Reclaimer>,
+);
 
 struct LogReader<T: AsMap>(Arc<Container<poolswap::log::Logged<T>>>);
 
@@ -1134,9 +1139,17 @@ fn main() {
             };
         }
         system!("floor (HashMap in place, unshared)", Floor);
-        system!("poolswap LogWriter<HashMap>", |m| LogSys(LogWriter::new(m)));
+        system!("poolswap LogWriter<HashMap>", |m| LogSys(
+            LogWriter::new(m),
+            None
+        ));
         system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
-            LogWriter::new(Recycled::new(m))
+            LogWriter::new(Recycled::new(m)),
+            None
+        ));
+        system!("poolswap LogWriter<HashMap> + Reclaimer", |m| LogSys(
+            LogWriter::new(m),
+            Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
         ));
         system!("left-right (Absorb)", |m| LeftRight(
             left_right::new_from_empty(LrMap(m)).0

@@ -100,6 +100,14 @@ pub(crate) fn mode() -> BarrierMode {
     }
 }
 
+/// `fence(SeqCst)` (loom's under loom), whatever the mode: for a handshake between two
+/// threads that each store a flag and then load the other's (a Dekker pair), where both
+/// sides run rarely (the background reclaimer's sleep and the update that wakes it).
+#[inline]
+pub(crate) fn full() {
+    fence(Ordering::SeqCst);
+}
+
 /// The reader's side: orders the caller's earlier stores before its later loads, as far as
 /// any thread's [`heavy`] barrier can tell.
 #[inline(always)]

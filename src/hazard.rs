@@ -100,6 +100,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
 use crate::barrier::{heavy, light};
+use crate::reclaimer::{Wake, BACKSTOP};
 use crate::registry;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
@@ -233,6 +234,8 @@ struct Domain {
     /// `state.retired.len()` as of the last change, read without the lock to decide
     /// whether a reclamation could return anything.
     pending: AtomicUsize,
+    /// The background reclaimer's handshake (`reclaimer.rs`).
+    wake: Wake,
 }
 
 impl Domain {
@@ -253,6 +256,7 @@ impl Domain {
             blocks: AtomicPtr::new(ptr::null_mut()),
             block_count: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
+            wake: Wake::new(),
         }
     }
 }
@@ -523,7 +527,9 @@ pub(crate) fn clear(slot: &Slot) {
 }
 
 /// Hands a node just swapped out of its container, with the container's counted reference
-/// on it, to the retired list; reclaims if the list reached [`RECLAIM_THRESHOLD`].
+/// on it, to the retired list; reclaims if the list reached [`RECLAIM_THRESHOLD`], or,
+/// while a background reclaimer runs, wakes that one instead (reclaiming only at
+/// [`BACKSTOP`]).
 ///
 /// # Safety
 ///
@@ -536,9 +542,30 @@ pub(crate) unsafe fn retire(retired: Retired) {
     let len = state.retired.len();
     // Relaxed: a hint (see `Domain::pending`); the list itself is under the lock.
     domain().pending.store(len, Ordering::Relaxed);
-    if len >= RECLAIM_THRESHOLD {
+    let background = domain().wake.running();
+    if len
+        >= if background {
+            BACKSTOP
+        } else {
+            RECLAIM_THRESHOLD
+        }
+    {
         collect(state);
+    } else if background {
+        drop(state);
+        domain().wake.after_retire();
     }
+}
+
+/// The background reclaimer's handshake.
+pub(crate) fn wake() -> &'static Wake {
+    &domain().wake
+}
+
+/// How many nodes are retired, as of a recent moment (see `Domain::pending`).
+pub(crate) fn pending() -> usize {
+    // Relaxed: a hint; the reclaimer orders it with a fence where it matters.
+    domain().pending.load(Ordering::Relaxed)
 }
 
 /// Recycles every retired node that no slot protects and no counted guard holds (see the

@@ -226,6 +226,7 @@ mod container;
 mod hazard;
 pub mod log;
 mod pool;
+mod reclaimer;
 mod refcount;
 mod registry;
 #[cfg(feature = "serde")]
@@ -237,6 +238,7 @@ mod sync;
 pub use arena::{Arena, Recycle, RecycleCopy, Recycled};
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
+pub use reclaimer::{Reclaimer, ReclaimerBuilder};
 
 /// Hazard slots per thread: how many guards one thread can hold at once before further
 /// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).
@@ -276,8 +278,9 @@ pub fn barrier_mode() -> BarrierMode {
 /// [`RECLAIM_THRESHOLD`] versions retired, when a pool getter (`get`, `get_new`,
 /// `try_get`, a waiting `get` at `max_live`) finds nothing idle, when a container is
 /// dropped, and here. A version's return path (and its `T::drop`, if its pool drops it)
-/// runs on the thread that reclaims. Call this to choose that thread (a background thread,
-/// for a version whose drop takes long), or to have the versions back in their pools
+/// runs on the thread that reclaims. Call this to choose that thread (or start a
+/// [`Reclaimer`], a background thread that does it as versions retire, for versions whose
+/// reset or drop takes long), or to have the versions back in their pools
 /// before counting them or before a process goes idle. A version that another thread's
 /// reclamation took off the list at the same moment comes back when that one finishes,
 /// not before this call returns; and a version whose object holds a guard on an older

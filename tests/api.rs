@@ -726,6 +726,8 @@ fn public_types_have_the_auto_traits_users_need() {
     assert_send_sync::<Guard<Vec<u8>>>();
     assert_send_sync::<OwnedPooled<Vec<u8>>>();
     assert_send_sync::<Pool<Vec<u8>>>();
+    assert_send_sync::<poolswap::Reclaimer>();
+    assert_send_sync::<poolswap::ReclaimerBuilder>();
     assert_send_sync::<Cache<Vec<u8>, Arc<Container<Vec<u8>>>>>();
     assert_static::<OwnedPooled<Vec<u8>>>();
     assert_static::<Guard<Vec<u8>>>();

@@ -811,3 +811,29 @@ fn max_live_waiter_is_woken_by_a_return_on_another_thread() {
 fn max_live_waiter_is_woken_by_a_drop_on_another_thread() {
     max_live_model(0);
 }
+
+/// A background reclaimer and a writer that retires a version: the update wakes the
+/// reclaimer, or the reclaimer sees the retirement before it sleeps (the handshake's two
+/// `SeqCst` fences, `src/reclaimer.rs`). Under loom the reclaimer's idle wait waits for a
+/// notification only, so a lost wake-up leaves it asleep while the writer looks for the
+/// version in the pool for ever, which loom reports. The version comes back reset-free
+/// (never while read) and every object is dropped once.
+#[test]
+fn background_reclaimer_vs_retire() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = first_version(&pool, 1);
+        let reclaimer = poolswap::Reclaimer::builder()
+            .poll(std::time::Duration::from_micros(100))
+            .spawn()
+            .expect("spawn the reclaimer");
+        publish(&c, 2);
+        while pool.stats().idle == 0 {
+            thread::yield_now();
+        }
+        reclaimer.join().expect("no drop panicked");
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}

@@ -23,7 +23,7 @@ use std::sync::{Arc, Barrier, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use poolswap::{Container, Guard, Pool, HAZARD_SLOTS};
+use poolswap::{Container, Guard, Pool, Reclaimer, HAZARD_SLOTS};
 use tracked::{panic_message, scaled, tracked_builder, Log};
 
 /// Locks `m`, whatever a panicking holder left (the data are plain logs).
@@ -390,7 +390,12 @@ enum Cmd {
 #[test]
 fn a_waiting_get_at_max_live_returns_once_a_retired_version_is_unprotected() {
     let _serial = serial();
-    let rounds = scaled(2_000, 20);
+    // A soak: `POOLSWAP_SOAK_ROUNDS=1000000 cargo test --release --test reclaim waiting_get`
+    // (and again with `POOLSWAP_BARRIER=fence`).
+    let rounds = std::env::var("POOLSWAP_SOAK_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(scaled(2_000, 20));
     let log = Log::new();
     let pool = tracked_builder(&log).max_live(2).build();
     let c = Arc::new(Container::new(&pool, pool.get()));
@@ -449,13 +454,160 @@ fn a_waiting_get_at_max_live_returns_once_a_retired_version_is_unprotected() {
             drop(finished);
         }
     });
-    let limit = Duration::from_secs(60);
+    // A minute, or 2 ms a round for a soak: far above what a round takes (a poll is 0.5 ms).
+    let limit = Duration::from_secs(60).max(Duration::from_millis(2) * rounds as u32);
     if let Err(RecvTimeoutError::Timeout) = writer_done.recv_timeout(limit) {
-        panic!("a get_new at max_live hung for {limit:?} with a retired version unprotected");
+        panic!("{rounds} rounds of get_new at max_live took over {limit:?}: one hung");
     }
     writer.join().unwrap();
     reader.join().unwrap();
     assert!(done.load(SeqCst));
     assert_eq!(log.made(), 2, "the bound let a third object be made");
     assert!(log.peak_alive() <= 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. A background reclaimer takes resets and drops off the writer's thread.
+
+/// The thread name the background reclaimer of these tests gets.
+const RECLAIMER: &str = "test-reclaimer";
+
+/// Whether the calling thread is the background reclaimer.
+fn on_reclaimer() -> bool {
+    thread::current().name() == Some(RECLAIMER)
+}
+
+/// With a [`Reclaimer`] running and a pool that keeps no idle object, every retired
+/// version is dropped on the reclaimer's thread: never on the writer's (which waits, by
+/// counting drops, for the reclaimer to take the previous version before it updates, so
+/// that its own getter never finds one retired) nor on the reader's. A version a guard holds
+/// when it is retired goes at a later pass (the reclaimer's poll): the writer would wait
+/// for ever if the reclaimer missed one.
+#[test]
+fn a_background_reclaimer_drops_retired_versions_on_its_own_thread() {
+    let _serial = serial();
+    let updates = scaled(300, 20);
+    let elsewhere = Arc::new(AtomicUsize::new(0));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let pool = Pool::builder(Counted::default, |_: &mut Counted| {})
+        .max_idle(0)
+        .build();
+    let first = Counted {
+        seq: 1,
+        drops: Arc::clone(&drops),
+        elsewhere: Arc::clone(&elsewhere),
+    };
+    let c = Arc::new(Container::from_value(&pool, first));
+    let reclaimer = Reclaimer::builder()
+        .name(RECLAIMER)
+        .poll(Duration::from_micros(200))
+        .spawn()
+        .expect("spawn the reclaimer");
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (c, done) = (Arc::clone(&c), Arc::clone(&done));
+        thread::spawn(move || {
+            let mut last = 0;
+            while !done.load(SeqCst) {
+                let g = c.acquire();
+                assert!(g.seq >= last, "a reader went back in time");
+                last = g.seq;
+            }
+        })
+    };
+    for i in 2..updates as u64 + 2 {
+        // The version retired by the previous update, dropped by the reclaimer.
+        while drops.load(SeqCst) < (i - 2) as usize {
+            thread::yield_now();
+        }
+        let mut next = c.get_new();
+        *next = Counted {
+            seq: i,
+            drops: Arc::clone(&drops),
+            elsewhere: Arc::clone(&elsewhere),
+        };
+        c.update(next);
+    }
+    done.store(true, SeqCst);
+    reader.join().expect("the reader failed");
+    reclaimer.join().expect("no drop panicked");
+    assert_eq!(elsewhere.load(SeqCst), 0, "a drop ran off the reclaimer");
+    assert_eq!(
+        drops.load(SeqCst),
+        updates,
+        "every retired version was dropped"
+    );
+}
+
+/// A version that counts its drops, and those that ran off the reclaimer's thread. The
+/// factory's blank (no counters) is overwritten before it is published, uncounted.
+#[derive(Default)]
+struct Counted {
+    seq: u64,
+    drops: Arc<AtomicUsize>,
+    elsewhere: Arc<AtomicUsize>,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if self.seq == 0 {
+            return; // a factory's blank, replaced by the writer
+        }
+        self.drops.fetch_add(1, SeqCst);
+        if !on_reclaimer() {
+            self.elsewhere.fetch_add(1, SeqCst);
+        }
+    }
+}
+
+/// One reclaimer at a time; another may start once the first is gone.
+#[test]
+fn only_one_background_reclaimer_runs_at_a_time() {
+    let _serial = serial();
+    let first = Reclaimer::spawn().expect("spawn the first reclaimer");
+    let err = Reclaimer::spawn().expect_err("a second reclaimer started");
+    assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+    drop(first);
+    let again = Reclaimer::spawn().expect("a reclaimer after the first stopped");
+    again.join().expect("nothing to reclaim, nothing panicked");
+}
+
+/// A version whose drop panics when it holds 3.
+struct Bomb3(u32);
+
+impl Drop for Bomb3 {
+    fn drop(&mut self) {
+        if self.0 == 3 {
+            panic!("drop 3 failed on purpose");
+        }
+    }
+}
+
+/// A panicking drop on the reclaimer does not stop it: every other version still comes
+/// back, and `join` hands the panic to the caller.
+#[test]
+fn a_panicking_drop_on_the_reclaimer_reaches_join() {
+    let _serial = serial();
+    // A drop that panics: the pool keeps no idle object, so the reclaimer drops them.
+    let pool = Pool::builder(|| Bomb3(0), |_: &mut Bomb3| {})
+        .max_idle(0)
+        .build();
+    let c = Container::from_value(&pool, Bomb3(1));
+    // Versions 2 to 6, made before any is retired, so that no get reclaims on this thread.
+    let next: Vec<_> = (2..=6)
+        .map(|i| {
+            let mut v = pool.get();
+            v.0 = i;
+            v
+        })
+        .collect();
+    let reclaimer = Reclaimer::builder().name(RECLAIMER).spawn().expect("spawn");
+    for v in next {
+        c.update(v);
+    }
+    let err = reclaimer.join().expect_err("the drop's panic was lost");
+    assert_eq!(panic_message(&*err), "drop 3 failed on purpose");
+    // Versions 1 to 5 were retired and dropped, 3 with a panic; the rest of its pass too.
+    assert_eq!(poolswap::reclaim(), 0, "a version was left retired");
+    assert_eq!(pool.stats().dropped_over_cap, 5);
 }
