@@ -12,7 +12,7 @@
 //! | system | shared as | a publish |
 //! |---|---|---|
 //! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
-//! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap` | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
 //! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
 //! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
 //! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
@@ -76,6 +76,11 @@ static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
 
 /// The shared object.
 type Map = HashMap<String, Vec<String>>;
+
+/// Versions a `LogWriter` makes at build time (`LogBuilder::versions`): the current one,
+/// one the reader holds, the one being written. Their copies count in "build ms" and "live
+/// MB after build", not in any publish.
+const LOG_VERSIONS: usize = 3;
 
 /// Batch sizes, each a row.
 const KS: [usize; 4] = [1, 10, 100, 1_000];
@@ -1140,15 +1145,17 @@ fn main() {
         }
         system!("floor (HashMap in place, unshared)", Floor);
         system!("poolswap LogWriter<HashMap>", |m| LogSys(
-            LogWriter::new(m),
+            LogWriter::builder(m).versions(LOG_VERSIONS).build(),
             None
         ));
         system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
-            LogWriter::new(Recycled::new(m)),
+            LogWriter::builder(Recycled::new(m))
+                .versions(LOG_VERSIONS)
+                .build(),
             None
         ));
         system!("poolswap LogWriter<HashMap> + Reclaimer", |m| LogSys(
-            LogWriter::new(m),
+            LogWriter::builder(m).versions(LOG_VERSIONS).build(),
             Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
         ));
         system!("left-right (Absorb)", |m| LeftRight(

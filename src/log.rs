@@ -76,9 +76,10 @@
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
-//!   (usually three or four); after that, full copies happen only when a version comes back
-//!   after the log was truncated past it (a reader held it for more than `max_log_ops`
-//!   operations' worth of publishes).
+//!   (usually three or four), unless [`LogBuilder::versions`] made them at build time;
+//!   after that, full copies happen only when a version comes back after the log was
+//!   truncated past it (a reader held it for more than `max_log_ops` operations' worth of
+//!   publishes), or when readers hold more versions at once than were made.
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
 //!   [`max_log_ops`](LogBuilder::max_log_ops) operations (the operations the stalest
@@ -317,8 +318,9 @@ pub struct LogWriter<T, O> {
     head: u64,
     /// Versions numbered `base` or later can be brought up to date from the log.
     base: u64,
-    /// Sequence numbers of the versions the writer published that are not current (ascending;
-    /// each number belongs to one version). The log keeps what the smallest lacks.
+    /// Sequence numbers of the versions the writer published that are not current, and of
+    /// the extra versions made at build time (`0` each), ascending, one entry per version.
+    /// The log keeps what the smallest lacks.
     versions: VecDeque<u64>,
     max_log_ops: usize,
     stats: LogStats,
@@ -330,6 +332,7 @@ pub struct LogBuilder<T> {
     init: T,
     max_log_ops: usize,
     max_idle: Option<usize>,
+    versions: usize,
 }
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
@@ -381,7 +384,45 @@ where
         self
     }
 
+    /// How many versions to make at build time, the initial one included (default 1):
+    /// each extra one is a full copy of `init` ([`Absorb::sync_from`]), made here rather
+    /// than on a publish. Without them, the first publishes that find no idle version make
+    /// one from the pool's factory and copy the current version into it, on the publishing
+    /// thread: an O(n) publish for each version the workload needs beyond the first, the
+    /// last of which may come late (when a reader first holds a guard at the wrong moment).
+    /// A writer with readers that each hold one guard at a time circulates three (the
+    /// current version, one a reader still holds, the one being written); readers that
+    /// hold guards across publishes need more.
+    ///
+    /// Costs `n - 1` full copies and their memory at once (they would be made later
+    /// anyway, if the workload needs them). The log keeps what these versions lack until
+    /// the writer takes them, within [`max_log_ops`](LogBuilder::max_log_ops).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::builder(HashMap::from([(1, "one")])).versions(3).build();
+    /// assert_eq!(w.container().pool().stats().idle, 2);
+    /// for i in 2..100 {
+    ///     w.append(MapOp::Insert(i, "more"));
+    ///     w.publish();
+    /// }
+    /// assert_eq!(w.stats().full_syncs, 0); // no publish copied the whole map
+    /// ```
+    pub fn versions(mut self, n: usize) -> Self {
+        self.versions = n;
+        self
+    }
+
     /// Makes the writer; its container holds `init` as batch 0.
+    ///
+    /// # Panics
+    ///
+    /// If [`Absorb::sync_from`] panics while it makes the extra
+    /// [`versions`](LogBuilder::versions).
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     pub fn build<O>(self) -> LogWriter<T, O>
     where
@@ -407,13 +448,28 @@ where
                 seq: 0,
             },
         );
+        // The extra versions, copies of batch 0, taken out together (so that each is a new
+        // object) and then given back idle.
+        let mut versions = VecDeque::new();
+        {
+            let current = container.acquire();
+            let extra: Vec<_> = (1..self.versions)
+                .map(|_| {
+                    let mut v = pool.get();
+                    v.value.sync_from(&current.value);
+                    v.seq = 0;
+                    v
+                })
+                .collect();
+            versions.extend(extra.iter().map(|_| 0));
+        }
         LogWriter {
             container: Arc::new(container),
             log: VecDeque::new(),
             pending: Vec::new(),
             head: 0,
             base: 0,
-            versions: VecDeque::new(),
+            versions,
             max_log_ops: self.max_log_ops,
             stats: LogStats::default(),
         }
@@ -460,6 +516,7 @@ where
             init,
             max_log_ops: DEFAULT_MAX_LOG_OPS,
             max_idle: None,
+            versions: 1,
         }
     }
 }
@@ -703,6 +760,7 @@ impl<T> fmt::Debug for LogBuilder<T> {
         f.debug_struct("LogBuilder")
             .field("max_log_ops", &self.max_log_ops)
             .field("max_idle", &self.max_idle)
+            .field("versions", &self.versions)
             .finish_non_exhaustive()
     }
 }

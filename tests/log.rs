@@ -203,6 +203,50 @@ fn two_alternating_versions_apply_each_operation_twice() {
     assert_eq!(stats.versions, 1, "{stats:?}");
 }
 
+/// With three versions made at build time, a writer whose one reader holds one guard at a
+/// time never copies the whole table on a publish: of the two versions that are not
+/// current, the reader holds at most one, and the getter reclaims the other if it is not
+/// idle yet. A fourth version (from the pool's factory) would be a full copy, counted.
+#[test]
+fn three_versions_made_at_build_time_need_no_full_copy() {
+    let _serial = serial();
+    let publishes = if cfg!(miri) { 30 } else { 5_000 };
+    let mut w = LogWriter::builder((0..64u32).map(|k| (k, 0u64)).collect::<HashMap<_, _>>())
+        .versions(3)
+        .build();
+    assert_eq!(w.container().pool().stats().idle, 2);
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        let table = Arc::clone(w.container());
+        let stop = &stop;
+        s.spawn(move || {
+            let mut last = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let now = table.acquire();
+                assert!(Logged::seq(&now) >= last, "a reader went back in time");
+                last = Logged::seq(&now);
+                // Batch `q` set key `q % 64` to `q`.
+                assert!(
+                    last == 0 || now[&((last % 64) as u32)] == last,
+                    "a torn version"
+                );
+            }
+        });
+        for i in 1..=publishes {
+            w.append(MapOp::Insert((i % 64) as u32, i));
+            w.publish();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let stats = w.stats();
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    assert_eq!(
+        w.container().pool().stats().created,
+        3,
+        "a fourth version was made"
+    );
+}
+
 /// Readers see every operation of a batch or none: each batch moves one unit between two
 /// accounts, so every version's total is the same.
 #[test]
