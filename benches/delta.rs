@@ -243,6 +243,11 @@ trait System {
     fn full_syncs(&self) -> Option<u64> {
         None
     }
+    /// Operation applications per operation appended, over the whole run, where the system
+    /// counts them: the number of versions that applied each operation.
+    fn applied_per_op(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A reader thread's handle.
@@ -349,6 +354,10 @@ where
     }
     fn full_syncs(&self) -> Option<u64> {
         Some(self.0.stats().full_syncs)
+    }
+    fn applied_per_op(&self) -> Option<f64> {
+        let stats = self.0.stats();
+        Some(stats.applied as f64 / stats.appended.max(1) as f64)
     }
 }
 
@@ -706,6 +715,7 @@ struct Built {
     live_after_run: u64,
     solo_ns: f64,
     full_syncs: Option<u64>,
+    applied_per_op: Option<f64>,
     batches: usize,
 }
 
@@ -886,6 +896,7 @@ fn bench<S: System>(
     }
     let live_after_run = counting_alloc::live_bytes().saturating_sub(base);
     let full_syncs = sys.full_syncs();
+    let applied_per_op = sys.applied_per_op();
     let seen = sys.contents();
     drop(sys);
 
@@ -911,6 +922,7 @@ fn bench<S: System>(
         live_after_run,
         solo_ns,
         full_syncs,
+        applied_per_op,
         batches: wl.schedule.len(),
     });
 }
@@ -1091,17 +1103,18 @@ fn render(report: &Report, smoke: bool) -> String {
         let _ = writeln!(
             out,
             "\nBuild and memory: live MB once built (bytes per entry), after all its rows; \
-             lookup ns with the writer idle; batches published in all.\n"
+             lookup ns with the writer idle; batches published in all; applications per \
+             operation (how many versions applied each).\n"
         );
         let _ = writeln!(
             out,
-            "| system | build ms | live MB after build | live MB after the run | lookup ns, alone | batches | full syncs |"
+            "| system | build ms | live MB after build | live MB after the run | lookup ns, alone | batches | full syncs | applied per op |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for b in report.builds.iter().filter(|b| b.n == n) {
             let _ = writeln!(
                 out,
-                "| {} | {:.0} | {} ({:.0} B) | {} | {:.0} | {} | {} |",
+                "| {} | {:.0} | {} ({:.0} B) | {} | {:.0} | {} | {} | {} |",
                 b.system,
                 b.build.as_secs_f64() * 1e3,
                 mb(b.live_after_build),
@@ -1110,6 +1123,7 @@ fn render(report: &Report, smoke: bool) -> String {
                 b.solo_ns,
                 b.batches,
                 b.full_syncs.map_or("–".into(), |s| s.to_string()),
+                b.applied_per_op.map_or("–".into(), |a| format!("{a:.2}")),
             );
         }
     }
