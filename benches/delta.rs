@@ -13,6 +13,8 @@
 //! |---|---|---|
 //! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
 //! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `LogWriter<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
+//! | `LogWriter<HashMap> + Reclaimer` | `LogWriter<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
 //! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
 //! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
 //! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
@@ -314,8 +316,8 @@ impl AsMap for Recycled<Map> {
     }
 }
 
-/// `poolswap::log` over `T`.
-/// The writer, and a background reclaimer while the system lives if the row asks for one.
+/// `poolswap::log` over `T`: the writer, and a background reclaimer while the system lives
+/// if the row asks for one.
 struct LogSys<T: AsMap>(
     LogWriter<T, MapOp<String, Vec<String>>>,
     // Held for its lifetime only: the reclaimer runs until the system is dropped.
@@ -351,6 +353,70 @@ where
     }
     fn contents(&self) -> Map {
         self.0.container().acquire().as_map().clone()
+    }
+    fn full_syncs(&self) -> Option<u64> {
+        Some(self.0.stats().full_syncs)
+    }
+    fn applied_per_op(&self) -> Option<f64> {
+        let stats = self.0.stats();
+        Some(stats.applied as f64 / stats.appended.max(1) as f64)
+    }
+}
+
+/// The shared-data recipe for `poolswap::log`: keys and values behind `Arc`, so that the
+/// versions point to one copy of each entry's strings (as flashmap's two copies share each
+/// value): applying an operation to a version clones two `Arc`s (two atomic increments),
+/// never a string. Readers look keys up by `&str` as before and get a `[String]`.
+type SharedMap = HashMap<Arc<str>, Arc<[String]>>;
+
+/// `poolswap::log` over [`SharedMap`]. The batch's data moves into its `Arc`s inside the
+/// timed publish (one allocation for a removal's key, two for an insertion, which a user
+/// who builds the operations with `Arc`s from the start pays outside it).
+struct LogShared(LogWriter<SharedMap, MapOp<Arc<str>, Arc<[String]>>>);
+
+impl LogShared {
+    fn new(map: Map) -> LogShared {
+        let shared: SharedMap = map
+            .into_iter()
+            .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+            .collect();
+        LogShared(LogWriter::builder(shared).versions(LOG_VERSIONS).build())
+    }
+}
+
+struct LogSharedReader(Arc<Container<poolswap::log::Logged<SharedMap>>>);
+
+impl Reader for LogSharedReader {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let version = self.0.acquire();
+        let found = black_box(version.get(key)).is_some();
+        busy(hold);
+        drop(version);
+        found
+    }
+}
+
+impl System for LogShared {
+    type Reader = LogSharedReader;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.0.extend(batch.into_iter().map(|op| match op {
+            Op::Put(k, v) => MapOp::Insert(Arc::from(k), Arc::from(v)),
+            Op::Del(k) => MapOp::Remove(Arc::from(k)),
+        }));
+        self.0.publish();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.0.container().acquire().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<LogSharedReader> {
+        Some(LogSharedReader(Arc::clone(self.0.container())))
+    }
+    fn contents(&self) -> Map {
+        let version = self.0.container().acquire();
+        version
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_vec()))
+            .collect()
     }
     fn full_syncs(&self) -> Option<u64> {
         Some(self.0.stats().full_syncs)
@@ -1168,6 +1234,10 @@ fn main() {
                 .build(),
             None
         ));
+        system!(
+            "poolswap LogWriter<HashMap<Arc<str>, Arc<[String]>>> (shared data)",
+            LogShared::new
+        );
         system!("poolswap LogWriter<HashMap> + Reclaimer", |m| LogSys(
             LogWriter::builder(m).versions(LOG_VERSIONS).build(),
             Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
