@@ -658,7 +658,11 @@ fn main() -> ExitCode {
 
     let initial = std::mem::take(&mut plan.initial);
     let initial_groups = initial.len();
-    let mut w: LogWriter<Index, Op> = LogWriter::new(Recycled::new(initial));
+    // The versions the log circulates, made now rather than by the first publishes: the
+    // current one, one per reader (each holds one guard at a time), the one being written.
+    let mut w: LogWriter<Index, Op> = LogWriter::builder(Recycled::new(initial))
+        .versions(args.readers + 2)
+        .build();
     let container = Arc::clone(w.container());
     let start = Barrier::new(args.readers + 1);
     let stop = AtomicBool::new(false);
