@@ -404,11 +404,7 @@ pub(crate) fn run(
     let _ = load(path, &mut next, &mut floors);
     next.clear();
     let _ = load(path, &mut next, &mut floors);
-    // The versions the log circulates (the current one, one per reader, the one being
-    // written), made now rather than by the first reloads.
-    let mut writer: LogWriter<Index, Op> = LogWriter::builder(Recycled::new(prev.map.clone()))
-        .versions(args.readers + 2)
-        .build();
+    let mut writer: LogWriter<Index, Op> = LogWriter::new(Recycled::new(prev.map.clone()));
     let initial = Snapshot::since(before);
     let container = Arc::clone(writer.container());
     let hold = args.readers as u64 + 1;
