@@ -316,6 +316,23 @@ impl AsMap for Recycled<Map> {
     }
 }
 
+/// A reader thread's handle on a poolswap container: acquires the current version and
+/// looks the key up with `find`.
+struct PsReader<T: Send + Sync + 'static> {
+    container: Arc<Container<T>>,
+    find: fn(&T, &str) -> bool,
+}
+
+impl<T: Send + Sync + 'static> Reader for PsReader<T> {
+    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+        let version = self.container.acquire();
+        let found = black_box((self.find)(&version, key));
+        busy(hold);
+        drop(version);
+        found
+    }
+}
+
 /// `poolswap::log` over `T`: the writer, and a background reclaimer while the system lives
 /// if the row asks for one.
 struct LogSys<T: AsMap>(
@@ -324,23 +341,11 @@ struct LogSys<T: AsMap>(
     #[allow(dead_code)] Option<poolswap::Reclaimer>,
 );
 
-struct LogReader<T: AsMap>(Arc<Container<poolswap::log::Logged<T>>>);
-
-impl<T: AsMap> Reader for LogReader<T> {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
-        let version = self.0.acquire();
-        let found = black_box(version.as_map().get(key)).is_some();
-        busy(hold);
-        drop(version);
-        found
-    }
-}
-
 impl<T> System for LogSys<T>
 where
     T: AsMap + poolswap::log::Absorb<MapOp<String, Vec<String>>> + Default,
 {
-    type Reader = LogReader<T>;
+    type Reader = PsReader<poolswap::log::Logged<T>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(Op::into_map_op));
         self.0.publish();
@@ -348,8 +353,11 @@ where
     fn lookup(&self, key: &str) -> bool {
         black_box(self.0.container().acquire().as_map().get(key)).is_some()
     }
-    fn reader(&self) -> Option<LogReader<T>> {
-        Some(LogReader(Arc::clone(self.0.container())))
+    fn reader(&self) -> Option<Self::Reader> {
+        Some(PsReader {
+            container: Arc::clone(self.0.container()),
+            find: |v, key| v.as_map().get(key).is_some(),
+        })
     }
     fn contents(&self) -> Map {
         self.0.container().acquire().as_map().clone()
@@ -384,20 +392,8 @@ impl LogShared {
     }
 }
 
-struct LogSharedReader(Arc<Container<poolswap::log::Logged<SharedMap>>>);
-
-impl Reader for LogSharedReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
-        let version = self.0.acquire();
-        let found = black_box(version.get(key)).is_some();
-        busy(hold);
-        drop(version);
-        found
-    }
-}
-
 impl System for LogShared {
-    type Reader = LogSharedReader;
+    type Reader = PsReader<poolswap::log::Logged<SharedMap>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(|op| match op {
             Op::Put(k, v) => MapOp::Insert(Arc::from(k), Arc::from(v)),
@@ -408,8 +404,11 @@ impl System for LogShared {
     fn lookup(&self, key: &str) -> bool {
         black_box(self.0.container().acquire().get(key)).is_some()
     }
-    fn reader(&self) -> Option<LogSharedReader> {
-        Some(LogSharedReader(Arc::clone(self.0.container())))
+    fn reader(&self) -> Option<Self::Reader> {
+        Some(PsReader {
+            container: Arc::clone(self.0.container()),
+            find: |v, key| v.get(key).is_some(),
+        })
     }
     fn contents(&self) -> Map {
         let version = self.0.container().acquire();
@@ -446,20 +445,8 @@ impl RcuCopy {
     }
 }
 
-struct RcuReader(Arc<Container<Recycled<Map>>>);
-
-impl Reader for RcuReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
-        let version = self.0.acquire();
-        let found = black_box(version.get(key)).is_some();
-        busy(hold);
-        drop(version);
-        found
-    }
-}
-
 impl System for RcuCopy {
-    type Reader = RcuReader;
+    type Reader = PsReader<Recycled<Map>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.ops.extend(batch.into_iter().map(Op::into_map_op));
         let ops = &self.ops;
@@ -474,8 +461,11 @@ impl System for RcuCopy {
     fn lookup(&self, key: &str) -> bool {
         black_box(self.container.acquire().get(key)).is_some()
     }
-    fn reader(&self) -> Option<RcuReader> {
-        Some(RcuReader(Arc::clone(&self.container)))
+    fn reader(&self) -> Option<Self::Reader> {
+        Some(PsReader {
+            container: Arc::clone(&self.container),
+            find: |v, key| v.get(key).is_some(),
+        })
     }
     fn contents(&self) -> Map {
         Map::clone(&self.container.acquire())
