@@ -56,6 +56,7 @@ use super::budget::{IdleBudget, SlotOnUnwind};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
+use super::wait::Wait;
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::{hazard, registry};
 
@@ -500,18 +501,20 @@ impl<T> Shared<T> {
     /// For a pool with a live bound: takes an idle object from some depot (the calling
     /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
-    /// may bring one back) and looks again, then waits for one if `wait`, else returns
-    /// `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
+    /// may bring one back) and looks again, then waits for one as `wait` allows, else
+    /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
     /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
     /// look. Runs no user code under the lock (a reclamation's returns run outside it).
     pub(super) fn take_or_acquire_permit(
         &self,
         own: Option<&PoolLocal<T>>,
-        wait: bool,
+        wait: Wait,
     ) -> Result<Option<NodePtr<PoolNode<T>>>, ()> {
         let mut waiting = self.waiters.lock();
         // Whether to reclaim before the next wait: once per look.
         let mut reclaim = true;
+        // Waits so far: a loom deadline passes after the first (`sync::Deadline`).
+        let mut waits = 0;
         loop {
             for generation in [Generation::Primary, Generation::Victim] {
                 let others = self
@@ -538,9 +541,11 @@ impl<T> Shared<T> {
                 reclaim = false;
                 continue;
             }
-            if !wait {
+            // A timed getter gives up only here, after a look: one that was notified looks
+            // before it can give up, so no wake-up is lost on it (see `wait.rs`).
+            let Some(left) = wait.left(waits) else {
                 return Err(());
-            }
+            };
             // Timed while versions wait on the retired list (no guard drop will notify),
             // and as a backstop otherwise (a version retired after the look above).
             let timeout = if hazard::has_pending() {
@@ -548,8 +553,11 @@ impl<T> Shared<T> {
             } else {
                 IDLE_POLL
             };
-            waiting = self.returned.wait_for(&self.waiters, waiting, timeout);
+            waiting = self
+                .returned
+                .wait_for(&self.waiters, waiting, timeout.min(left));
             reclaim = true;
+            waits += 1;
         }
     }
 }
