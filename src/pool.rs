@@ -45,6 +45,8 @@ mod pooled;
 mod shared;
 pub(crate) mod version;
 mod wait;
+#[cfg(all(feature = "async", not(loom)))]
+mod wait_async;
 
 pub use self::budget::SLOT_BATCH;
 pub use self::builder::{PoolBuilder, DEFAULT_MAX_IDLE};

@@ -101,6 +101,10 @@ pub(crate) struct Shared<T> {
     waiters: Mutex<()>,
     /// Notified when an object comes back to a depot or a permit is freed.
     returned: Condvar,
+    /// The awaitable getters waiting at the live bound (`wait_async.rs`), notified with
+    /// `returned`.
+    #[cfg(all(feature = "async", not(loom)))]
+    pub(super) async_waiters: super::wait_async::AsyncWaiters,
     /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
     handles: AtomicUsize,
     /// Set once the last handle is gone.
@@ -157,6 +161,8 @@ impl<T> Shared<T> {
             live: AtomicUsize::new(0),
             waiters: Mutex::new(()),
             returned: Condvar::new(),
+            #[cfg(all(feature = "async", not(loom)))]
+            async_waiters: super::wait_async::AsyncWaiters::new(),
             handles: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
             created: AtomicU64::new(0),
@@ -495,6 +501,10 @@ impl<T> Shared<T> {
             // the woken thread a block on the lock we hold.
             drop(self.waiters.lock());
             self.returned.notify_one();
+            // After the unlock, as for `returned`: an awaitable getter that registered before
+            // our lock is notified (see `wait_async.rs`).
+            #[cfg(all(feature = "async", not(loom)))]
+            self.async_waiters.notify_one();
         }
     }
 
@@ -568,7 +578,7 @@ pub(super) const RECLAIM_POLL: Duration = Duration::from_micros(500);
 
 /// How often a getter waiting at the live bound looks again when no version is retired:
 /// a backstop for a version retired after its last look.
-const IDLE_POLL: Duration = Duration::from_millis(20);
+pub(super) const IDLE_POLL: Duration = Duration::from_millis(20);
 
 /// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.

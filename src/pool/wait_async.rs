@@ -1,0 +1,278 @@
+//! Awaitable gets at the live bound (feature `async`): [`Pool::get_async`] and
+//! [`Pool::get_owned_async`], and what they wait on ([`AsyncWaiters`]); the container's are
+//! in `container/wait.rs`.
+//!
+//! # Synchronization
+//!
+//! An awaitable getter cannot block its thread on `returned` (the condition variable that
+//! blocking getters wait on). It registers on the pool's [`AsyncWaiters`] instead: it counts
+//! itself in `count`, inserts a listener in `event` (an event-listener `Event`, whose list is
+//! intrusive: the listener lives in the future), then looks as [`Pool::try_get`] does, under
+//! `waiters` (reclaiming once if versions are retired), and, if that finds nothing, awaits
+//! the listener. [`Shared::wake`] (after every return to a depot and every freed permit)
+//! locks and unlocks `waiters`, then, if `count` is not zero, notifies one more listener.
+//!
+//! No wake-up is lost: if the getter's look locked `waiters` after the notifier did, it sees
+//! the change; otherwise its count and its listener came before its unlock of `waiters`,
+//! which came before the notifier's lock, so the notifier reads a non-zero count and its
+//! notification (under the event's lock) finds the listener. The notifier's `count` load
+//! and the notification are ordered after the change by that lock, so both are `Relaxed`
+//! (the notification without event-listener's `SeqCst` fence). Each notification is
+//! *additional* (one more listener, not "at least one"): each stands for one object or
+//! permit, and two returns must wake two getters.
+//!
+//! # Cancellation
+//!
+//! A getter holds nothing between polls but its listener and its count: no permit, no
+//! object (a look that finds one returns it at once). Dropping the future drops the
+//! listener, and event-listener hands a notification it had received but not yet taken to
+//! the next listener; the count goes down with it.
+//!
+//! # Reclamation while waiting
+//!
+//! A guard's drop is a store that wakes nobody, so a version retired while a getter waits
+//! comes back only at a reclamation. A blocking getter polls for it (every 0.5 ms while
+//! versions are retired); an awaitable one has no timer without a runtime. So the crate
+//! keeps one thread of its own, `poolswap-reclaim`, started at the first awaitable wait in
+//! the process: while any awaitable getter waits, it reclaims every [`RECLAIM_POLL`] while
+//! versions are retired and looks every [`IDLE_POLL`] otherwise (the blocking getter's
+//! schedule); a version it frees comes back through `return_to`, whose `wake` notifies the
+//! getter. While no awaitable getter waits, it sleeps (parked, no timer). Also, each wake-up
+//! of a getter reclaims before it looks, as a blocking getter does.
+
+use std::fmt;
+
+use event_listener::{Event, IntoNotification};
+
+use super::shared::{IDLE_POLL, RECLAIM_POLL};
+use super::{OwnedPooled, Pool, Pooled};
+use crate::hazard;
+use crate::sync::{AtomicUsize, Ordering};
+
+/// The awaitable getters waiting at one pool's live bound.
+pub(crate) struct AsyncWaiters {
+    /// Their listeners. Its shared state is allocated at the first wait, once.
+    event: Event,
+    /// Getters registered on `event` (or about to be): zero lets `notify_one` skip the
+    /// event's lock, so a pool nobody awaits pays one load per wake-up.
+    count: AtomicUsize,
+}
+
+impl AsyncWaiters {
+    pub(super) fn new() -> AsyncWaiters {
+        AsyncWaiters {
+            event: Event::new(),
+            count: AtomicUsize::new(0),
+        }
+    }
+
+    /// Notifies one more waiting getter, if any; call from [`Shared::wake`], after its lock
+    /// and unlock of `waiters` (see the module docs).
+    ///
+    /// [`Shared::wake`]: super::shared::Shared::wake
+    pub(super) fn notify_one(&self) {
+        // Relaxed: `wake`'s lock of `waiters` orders this after any getter's registration
+        // whose look missed the change (module docs).
+        if self.count.load(Ordering::Relaxed) != 0 {
+            // `relaxed()`: no fence, for the same reason; `additional()`: one notification
+            // per object or permit (module docs).
+            self.event.notify(1.additional().relaxed());
+        }
+    }
+}
+
+impl fmt::Debug for AsyncWaiters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncWaiters")
+            // Relaxed: a reading for display.
+            .field("count", &self.count.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A getter's registration while it waits: in its pool's count and with the reclaiming
+/// thread. Dropped with the future, or when it returns.
+struct Waiting<'a>(&'a AsyncWaiters);
+
+impl<'a> Waiting<'a> {
+    fn new(waiters: &'a AsyncWaiters) -> Waiting<'a> {
+        // Relaxed: the getter's next look locks `waiters`, which orders this before any
+        // notifier that the look misses (module docs).
+        waiters.count.fetch_add(1, Ordering::Relaxed);
+        reclaimer::enter();
+        Waiting(waiters)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        reclaimer::leave();
+        // Relaxed: a stale non-zero costs a notifier one needless notification.
+        self.0.count.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl<T> Pool<T> {
+    /// [`get`](Pool::get) that awaits at the [`max_live`](crate::PoolBuilder::max_live)
+    /// bound instead of blocking the thread: the future is ready with an object as soon as
+    /// one comes back, is dropped, or can be built. Without a bound, or below it, it is ready
+    /// at its first poll, with what `get` returns. Needs the `async` feature; works under any
+    /// executor (tokio, smol, async-std, `block_on`): it needs no timer and no reactor.
+    ///
+    /// While it waits, retired container versions come back to the pool by the
+    /// reclamation that each wake-up runs (as a blocking `get` does), and by the crate's
+    /// `poolswap-reclaim` thread, started at the first wait in the process, which reclaims
+    /// every 0.5 ms while versions are retired and any awaitable getter waits (a guard's
+    /// drop wakes nobody). That thread is the one background thread the crate ever starts;
+    /// it sleeps while no getter awaits.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: between polls the future holds no object and no permit, only its place
+    /// in the pool's waiter list; dropping it removes that place and, if a returned object
+    /// had already woken it, wakes the next waiter in its stead. Waiters are woken in the
+    /// order they started waiting.
+    ///
+    /// # Costs
+    ///
+    /// As [`try_get`](Pool::try_get) when an object is at hand. At the bound: two atomic
+    /// read-modify-writes to register, a lock of the waiter list to insert the listener
+    /// (and one to remove it), one `try_get` look per wake-up (a lock per depot, and a
+    /// reclamation if versions are retired), and no allocation at steady state (the pool's
+    /// waiter list is allocated at its first wait; the reclaiming thread once per
+    /// process). A return to a pool that has awaiting getters costs one more lock (the
+    /// waiter list's) and the waker's `wake`; to one without, one atomic load.
+    ///
+    /// The future is `Send` and `Sync` when `T: Send` (as `Pool<T>` is).
+    ///
+    /// # Panics
+    ///
+    /// As [`get`](Pool::get): the factory's or the reset's panic reaches the poller; the
+    /// future then holds nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 4096], |v: &mut Vec<u8>| v.fill(0))
+    ///     .max_live(1)
+    ///     .build();
+    /// smol::block_on(async {
+    ///     let buf = pool.get_async().await; // the one object the bound allows
+    ///     let (waited, ()) = smol::future::zip(
+    ///         pool.get_async(), // at the bound: awaits the return below
+    ///         async move { drop(buf) },
+    ///     )
+    ///     .await;
+    ///     assert_eq!(waited.len(), 4096);
+    /// });
+    /// assert_eq!(pool.stats().created, 1);
+    /// ```
+    pub async fn get_async(&self) -> Pooled<'_, T> {
+        if let Some(object) = self.try_get() {
+            return object;
+        }
+        let waiters = &self.shared.async_waiters;
+        let _waiting = Waiting::new(waiters);
+        loop {
+            // On the future's own state: no allocation (event-listener's stack listener).
+            event_listener::listener!(waiters.event => listener);
+            // Registered: a return that this look misses notifies the listener (module docs).
+            if let Some(object) = self.try_get() {
+                return object;
+            }
+            listener.await;
+        }
+    }
+
+    /// [`get_async`](Pool::get_async), returning an [`OwnedPooled`] (as
+    /// [`get_owned`](Pool::get_owned) does), for a task that keeps the object across
+    /// `spawn`s; costs one atomic increment more. Cancel-safe, `Send` and `Sync` as
+    /// `get_async`. Needs the `async` feature.
+    ///
+    /// # Panics
+    ///
+    /// As [`get`](Pool::get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(String::new, String::clear).max_live(4).build();
+    /// let mut s = smol::block_on(pool.get_owned_async());
+    /// s.push_str("filled in a task");
+    /// assert_eq!(pool.stats().live, 1);
+    /// ```
+    pub async fn get_owned_async(&self) -> OwnedPooled<T> {
+        Pooled::into_owned(self.get_async().await)
+    }
+}
+
+/// The `poolswap-reclaim` thread: reclaims retired versions for awaitable getters, which
+/// cannot poll (module docs).
+mod reclaimer {
+    use std::panic::{self, AssertUnwindSafe};
+    use std::thread::{self, Thread};
+
+    use super::{hazard, IDLE_POLL, RECLAIM_POLL};
+    use crate::sync::{AtomicUsize, Ordering};
+
+    /// Awaitable getters waiting now, in every pool.
+    static WAITING: AtomicUsize = AtomicUsize::new(0);
+
+    /// The thread, once started; `None` if it could not be (the getters then rely on the
+    /// reclamations of their own wake-ups and of other threads).
+    // `OnceLock`: started once per process; this module is not built under loom, which has
+    // nothing to check in it (the thread only calls `hazard::reclaim_pending`, which is
+    // modelled).
+    #[allow(clippy::disallowed_types)]
+    static THREAD: std::sync::OnceLock<Option<Thread>> = std::sync::OnceLock::new();
+
+    /// Counts a getter that starts waiting; wakes the thread (starting it the first time)
+    /// if it was the only one.
+    pub(super) fn enter() {
+        // Relaxed: `unpark` synchronizes with the thread's `park` (a token that `park`
+        // consumes), so the thread reads the count after this increment.
+        if WAITING.fetch_add(1, Ordering::Relaxed) == 0 {
+            if let Some(thread) = THREAD.get_or_init(start) {
+                thread.unpark();
+            }
+        }
+    }
+
+    /// Counts a getter that stops waiting.
+    pub(super) fn leave() {
+        // Relaxed: a stale non-zero costs the thread one more look.
+        WAITING.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn start() -> Option<Thread> {
+        thread::Builder::new()
+            .name("poolswap-reclaim".into())
+            .spawn(run)
+            .ok()
+            .map(|handle| handle.thread().clone())
+    }
+
+    fn run() {
+        loop {
+            // Relaxed: see `enter`. A stale zero is followed by the token of the `unpark`
+            // that came after the increment, so `park` returns at once.
+            if WAITING.load(Ordering::Relaxed) == 0 {
+                thread::park();
+                continue;
+            }
+            // The objects of a version whose pool is full or closed are dropped here: a
+            // destructor's panic must not end the thread (the reclamation drops the rest
+            // of its batch before it resumes the panic).
+            let _ = panic::catch_unwind(AssertUnwindSafe(hazard::reclaim_pending));
+            thread::park_timeout(if hazard::has_pending() {
+                RECLAIM_POLL
+            } else {
+                IDLE_POLL
+            });
+        }
+    }
+}
