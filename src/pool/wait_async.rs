@@ -21,6 +21,15 @@
 //! *additional* (one more listener, not "at least one"): each stands for one object or
 //! permit, and two returns must wake two getters.
 //!
+//! A woken getter looks first and takes its notification after (`Listener::discard` when the
+//! look found an object, a poll of the listener when it did not): event-listener wakes a
+//! listener while it holds its list's lock, which the notification's taking needs, and the
+//! look needs only the pool's locks. A getter that takes an object discards the notification
+//! rather than pass it on: each notification stands for one object or permit, and if the
+//! one it received stood for another object than the one it took, the getter that
+//! object's own notification reached finds this one. A look that finds nothing after a
+//! notification registers a new listener and looks again before it waits.
+//!
 //! # Cancellation
 //!
 //! A getter holds nothing between polls but its listener and its count: no permit, no
@@ -41,8 +50,11 @@
 //! of a getter reclaims before it looks, as a blocking getter does.
 
 use std::fmt;
+use std::future::{self, Future};
+use std::pin::Pin;
+use std::task::Poll;
 
-use event_listener::{Event, IntoNotification};
+use event_listener::{Event, IntoNotification, Listener};
 
 use super::shared::{IDLE_POLL, RECLAIM_POLL};
 use super::{OwnedPooled, Pool, Pooled};
@@ -179,10 +191,32 @@ impl<T> Pool<T> {
             // On the future's own state: no allocation (event-listener's stack listener).
             event_listener::listener!(waiters.event => listener);
             // Registered: a return that this look misses notifies the listener (module docs).
-            if let Some(object) = self.try_get() {
+            let mut found = self.try_get();
+            if found.is_none() {
+                let mut woken = false;
+                found = future::poll_fn(|cx| {
+                    // Woken (or polled again): look first, and take the notification after.
+                    // The notifier wakes us while it holds the waiter list's lock, and the
+                    // look needs only the pool's: looking first spares a block on the list.
+                    if woken {
+                        if let Some(object) = self.try_get() {
+                            return Poll::Ready(Some(object));
+                        }
+                    }
+                    woken = true;
+                    // Ready: notified, and the look above (or the one before the wait) found
+                    // nothing, another getter having been first: register and look again.
+                    Pin::new(&mut listener).poll(cx).map(|()| None)
+                })
+                .await;
+            }
+            if let Some(object) = found {
+                // Takes the notification, if one came: it stood for the object this getter
+                // took (or for another, which the getter it went to finds, see the module
+                // docs); passing it on would wake a getter for nothing.
+                listener.discard();
                 return object;
             }
-            listener.await;
         }
     }
 
