@@ -10,7 +10,8 @@
 //! | `pooled` | the checked-out objects (`Pooled`, `OwnedPooled`) and `Publishable` | yes |
 //! | `version` | the container's handle on a version, and the retired list's release | yes |
 //! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
-//! | `wait` | waits at the live bound with a deadline (`get_timeout`) and, with the `async` feature, awaitable ones | yes |
+//! | `wait` | waits at the live bound with a deadline (`get_timeout`) | yes |
+//! | `wait_async` | awaitable waits at the live bound (`get_async`, feature `async`), the `poolswap-reclaim` thread | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
@@ -400,7 +401,9 @@ impl<T> Pool<T> {
     /// Never waits for other threads' objects, unless the pool has a
     /// [`max_live`](PoolBuilder::max_live) bound: then, when every object the bound allows
     /// exists and none is idle, it waits until one comes back or is dropped, on any thread
-    /// (see [`try_get`](Pool::try_get) for a `get` that does not wait).
+    /// (see [`try_get`](Pool::try_get) for a `get` that does not wait,
+    /// [`get_timeout`](Pool::get_timeout) for one with a deadline, and `get_async`, with the
+    /// `async` feature, for one that awaits).
     ///
     /// # Deadlocks
     ///
