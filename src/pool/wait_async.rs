@@ -53,8 +53,11 @@
 //! the process: while any awaitable getter waits, it reclaims every [`RECLAIM_POLL`] while
 //! versions are retired and looks every [`IDLE_POLL`] otherwise (the blocking getter's
 //! schedule); a version it frees comes back through `return_to`, whose `wake` notifies the
-//! getter. While no awaitable getter waits, it sleeps (parked, no timer). Also, each wake-up
-//! of a getter reclaims before it looks, as a blocking getter does.
+//! getter. A second after the last awaitable getter stopped waiting, it parks with no
+//! timer; until then it keeps that schedule, so that getters waiting one after another do
+//! not each pay a syscall to wake it (a getter wakes it only if it is parked, or if versions
+//! are retired as it starts waiting). Also, each wake-up of a getter reclaims before it
+//! looks, as a blocking getter does.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -376,12 +379,23 @@ impl<T> Pool<T> {
 mod reclaimer {
     use std::panic::{self, AssertUnwindSafe};
     use std::thread::{self, Thread};
+    use std::time::{Duration, Instant};
 
     use super::{hazard, IDLE_POLL, RECLAIM_POLL};
-    use crate::sync::{AtomicUsize, Ordering};
+    use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
     /// Awaitable getters waiting now, in every pool.
     static WAITING: AtomicUsize = AtomicUsize::new(0);
+
+    /// Whether the thread is parked without a timeout (or about to be), or not started:
+    /// only then does a getter that starts waiting need to wake (or start) it. Otherwise it
+    /// is looking on its own schedule, and the getter's registration makes no syscall.
+    static PARKED: AtomicBool = AtomicBool::new(true);
+
+    /// How long the thread keeps looking on its schedule after the last getter stopped
+    /// waiting, before it parks for good: so that getters waiting one after another (a
+    /// writer that waits at each update) do not each pay an unpark.
+    const LINGER: Duration = Duration::from_secs(1);
 
     /// The thread, once started; `None` if it could not be (the getters then rely on the
     /// reclamations of their own wake-ups and of other threads).
@@ -392,12 +406,20 @@ mod reclaimer {
     static THREAD: std::sync::OnceLock<Option<Thread>> = std::sync::OnceLock::new();
 
     /// Counts a getter that starts waiting; wakes the thread (starting it the first time)
-    /// if it was the only one.
+    /// if it is parked for good, or if versions are retired now (so that it reclaims at
+    /// once rather than at its next look).
     pub(super) fn enter() {
-        // Relaxed: `unpark` synchronizes with the thread's `park` (a token that `park`
-        // consumes), so the thread reads the count after this increment.
-        if WAITING.fetch_add(1, Ordering::Relaxed) == 0 {
+        // SeqCst, with `PARKED`'s SeqCst accesses here and in `run`: of this increment and
+        // the thread's store of `true`, each side reads the other's, or one of them does
+        // (the store-load pattern): the thread does not park while a getter waits unseen.
+        let first = WAITING.fetch_add(1, Ordering::SeqCst) == 0;
+        if !first && !hazard::has_pending() {
+            return;
+        }
+        // SeqCst: see above.
+        if PARKED.load(Ordering::SeqCst) || hazard::has_pending() {
             if let Some(thread) = THREAD.get_or_init(start) {
+                // A token if the thread is not parked yet: its `park` returns at once.
                 thread.unpark();
             }
         }
@@ -418,12 +440,28 @@ mod reclaimer {
     }
 
     fn run() {
+        // Relaxed: as after a park below.
+        PARKED.store(false, Ordering::Relaxed);
+        let mut idle_since: Option<Instant> = None;
         loop {
-            // Relaxed: see `enter`. A stale zero is followed by the token of the `unpark`
-            // that came after the increment, so `park` returns at once.
+            // Relaxed: a stale zero only makes the thread look once more, or reach the
+            // SeqCst check below.
             if WAITING.load(Ordering::Relaxed) == 0 {
-                thread::park();
-                continue;
+                let since = *idle_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= LINGER {
+                    // SeqCst: see `enter`.
+                    PARKED.store(true, Ordering::SeqCst);
+                    if WAITING.load(Ordering::SeqCst) == 0 {
+                        thread::park();
+                    }
+                    // Relaxed: only this thread sets it; getters that read a stale `true`
+                    // make one needless unpark.
+                    PARKED.store(false, Ordering::Relaxed);
+                    idle_since = None;
+                    continue;
+                }
+            } else {
+                idle_since = None;
             }
             // The objects of a version whose pool is full or closed are dropped here: a
             // destructor's panic must not end the thread (the reclamation drops the rest
