@@ -253,7 +253,7 @@ impl<T> Pool<T> {
     /// `poolswap-reclaim` thread, started at the first wait in the process, which reclaims
     /// every 0.5 ms while versions are retired and any awaitable getter waits (a guard's
     /// drop wakes nobody). That thread is the one background thread the crate ever starts;
-    /// it sleeps while no getter awaits.
+    /// it parks (no timer) a second after the last getter stopped waiting.
     ///
     /// # Cancel safety
     ///
