@@ -334,3 +334,62 @@ fn tokio_cancelled_waiters_lose_no_wake_up_under_load() {
     assert_eq!(pool.stats().live, log.alive() as u64);
     let _ = cancelled; // how many timed out depends on the machine
 }
+
+/// Writer tasks update a container at its pool's bound while reader tasks hold guards
+/// across suspensions and drop them (stores that wake nobody): every writer's
+/// `get_new_async` completes (the reclaiming thread and the wake-ups' reclamations bring
+/// the old versions back), readers always see a whole version, and the bound holds.
+#[test]
+fn tokio_writers_and_readers_of_a_bounded_container_make_progress() {
+    let _serial = serial();
+    const MAX: usize = 3;
+    let log = Log::new();
+    let pool = bounded(&log, MAX);
+    let container = Arc::new(Container::new(&pool, pool.get()));
+    let updates = scaled(300, 5);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (c, stop) = (container.clone(), stop.clone());
+                tokio::spawn(async move {
+                    while !stop.load(SeqCst) {
+                        let guard = c.acquire();
+                        let seen = guard.value;
+                        tokio::task::yield_now().await; // held across a suspension
+                        assert_eq!(guard.value, seen, "a version changed under its reader");
+                        drop(guard);
+                    }
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let c = container.clone();
+                tokio::spawn(async move {
+                    for i in 0..updates {
+                        let mut next = c.get_new_async().await;
+                        next.value = (w * updates + i + 1) as u64;
+                        c.update(next);
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            tokio::time::timeout(NEVER, writer)
+                .await
+                .expect("a writer was never woken")
+                .unwrap();
+        }
+        stop.store(true, SeqCst);
+        for reader in readers {
+            reader.await.unwrap();
+        }
+    });
+    assert!(log.peak_alive() <= MAX, "{} existed", log.peak_alive());
+}
