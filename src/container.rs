@@ -19,6 +19,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 mod cache;
 mod guard;
 mod raw;
+mod wait;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};

@@ -276,11 +276,13 @@ pub fn barrier_mode() -> BarrierMode {
 /// never the pool's return path, a `reset` or a `T::drop`. Retired versions go back at a
 /// *reclamation*, which runs on a writer's side: when an update leaves
 /// [`RECLAIM_THRESHOLD`] versions retired, when a pool getter (`get`, `get_new`,
-/// `try_get`, a waiting `get` at `max_live`) finds nothing idle, when a container is
-/// dropped, and here. A version's return path (and its `T::drop`, if its pool drops it)
+/// `try_get`, a waiting `get` or `get_timeout` at `max_live`, and each wake-up of a
+/// `get_async` with the `async` feature) finds nothing idle, when a container is dropped,
+/// every 0.5 ms on the `poolswap-reclaim` thread while a `get_async` waits and versions are
+/// retired, and here. A version's return path (and its `T::drop`, if its pool drops it)
 /// runs on the thread that reclaims. Call this to choose that thread (or start a
 /// [`Reclaimer`], a background thread that does it as versions retire, for versions whose
-/// reset or drop takes long), or to have the versions back in their pools
+/// drop takes long), or to have the versions back in their pools
 /// before counting them or before a process goes idle. A version that another thread's
 /// reclamation took off the list at the same moment comes back when that one finishes,
 /// not before this call returns; and a version whose object holds a guard on an older

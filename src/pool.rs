@@ -10,6 +10,8 @@
 //! | `pooled` | the checked-out objects (`Pooled`, `OwnedPooled`) and `Publishable` | yes |
 //! | `version` | the container's handle on a version, and the retired list's release | yes |
 //! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
+//! | `wait` | waits at the live bound with a deadline (`get_timeout`) | yes |
+//! | `wait_async` | awaitable waits at the live bound (`get_async`, feature `async`), the `poolswap-reclaim` thread | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
@@ -43,6 +45,9 @@ mod node;
 mod pooled;
 mod shared;
 pub(crate) mod version;
+mod wait;
+#[cfg(all(feature = "async", not(loom)))]
+mod wait_async;
 
 pub use self::budget::SLOT_BATCH;
 pub use self::builder::{PoolBuilder, DEFAULT_MAX_IDLE};
@@ -50,6 +55,7 @@ use self::depot::NodePtr;
 pub use self::local::MAGAZINE_SIZE;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{Discard, PoolLocal, PoolNode, Shared};
+use self::wait::Wait;
 use crate::arena::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
@@ -395,7 +401,9 @@ impl<T> Pool<T> {
     /// Never waits for other threads' objects, unless the pool has a
     /// [`max_live`](PoolBuilder::max_live) bound: then, when every object the bound allows
     /// exists and none is idle, it waits until one comes back or is dropped, on any thread
-    /// (see [`try_get`](Pool::try_get) for a `get` that does not wait).
+    /// (see [`try_get`](Pool::try_get) for a `get` that does not wait,
+    /// [`get_timeout`](Pool::get_timeout) for one with a deadline, and `get_async`, with the
+    /// `async` feature, for one that awaits).
     ///
     /// # Deadlocks
     ///
@@ -445,7 +453,7 @@ impl<T> Pool<T> {
         let local = Shared::local(&self.shared);
         if shared.max_live.is_some() {
             return self
-                .get_bounded(local, true)
+                .get_bounded(local, Wait::Forever)
                 .expect("a waiting get returns an object");
         }
         if let Some(local) = local {
@@ -480,10 +488,11 @@ impl<T> Pool<T> {
         Pooled::check_out(shared.node_for(value), self)
     }
 
-    /// `get` and `try_get` in a pool with a live bound: an idle object from any thread's
-    /// depot (this thread's first), else a new one if the bound allows, else (if `wait`)
-    /// waits until an object comes back or one is dropped. `None` only if not `wait`.
-    fn get_bounded(&self, local: Option<&PoolLocal<T>>, wait: bool) -> Option<Pooled<'_, T>> {
+    /// `get`, `try_get` and `get_timeout` in a pool with a live bound: an idle object from
+    /// any thread's depot (this thread's first), else a new one if the bound allows, else
+    /// waits as `wait` allows until an object comes back or one is dropped; `None` when
+    /// `wait` gives up.
+    fn get_bounded(&self, local: Option<&PoolLocal<T>>, wait: Wait) -> Option<Pooled<'_, T>> {
         let shared = &*self.shared;
         if let Some(local) = local {
             // SAFETY: `Shared::local` returns the calling thread's own `Local`.
@@ -535,7 +544,7 @@ impl<T> Pool<T> {
             return Some(self.get());
         }
         let local = Shared::local(&self.shared);
-        self.get_bounded(local, false)
+        self.get_bounded(local, Wait::No)
     }
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.

@@ -325,3 +325,48 @@ pub(crate) fn spin_hint() {
     #[cfg(loom)]
     loom::thread::yield_now();
 }
+
+/// When a timed waiter gives up: an [`Instant`](std::time::Instant), or, under loom, which
+/// has no clock (and whose executions must be deterministic), a deadline that passes after
+/// the waiter's first wait. A model thus sees a timed getter look, wait once (a wait under a
+/// millisecond yields, see [`Condvar::wait_for`]), look again and give up, in every
+/// interleaving.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Deadline {
+    #[cfg(not(loom))]
+    at: std::time::Instant,
+    /// Under loom: whether the deadline passes at the first look (a zero timeout).
+    #[cfg(loom)]
+    now: bool,
+}
+
+impl Deadline {
+    /// `timeout` from now; `None` if that is past what the clock can represent (a wait
+    /// without a deadline, then). One clock read (a vDSO call, no syscall, on Linux).
+    pub(crate) fn after(timeout: std::time::Duration) -> Option<Deadline> {
+        #[cfg(not(loom))]
+        return std::time::Instant::now()
+            .checked_add(timeout)
+            .map(|at| Deadline { at });
+        #[cfg(loom)]
+        return Some(Deadline {
+            now: timeout.is_zero(),
+        });
+    }
+
+    /// How long a waiter that has waited `waits` times may still sleep: `None` once the
+    /// deadline has passed. One clock read (none under loom).
+    pub(crate) fn left(self, waits: u32) -> Option<std::time::Duration> {
+        #[cfg(not(loom))]
+        {
+            let _ = waits;
+            self.at
+                .checked_duration_since(std::time::Instant::now())
+                .filter(|left| !left.is_zero())
+        }
+        #[cfg(loom)]
+        {
+            (!self.now && waits == 0).then_some(std::time::Duration::from_micros(1))
+        }
+    }
+}

@@ -837,3 +837,74 @@ fn background_reclaimer_vs_retire() {
         counts.assert_all_dropped();
     });
 }
+
+/// A pool of `Obj` that allows one object to exist, checking in its factory that no second
+/// one does; `max_idle` 8.
+fn one_object_pool(counts: &Arc<Counts>) -> Pool<Obj> {
+    let c = counts.clone();
+    Pool::builder(
+        move || {
+            let now = c.made.fetch_add(1, SeqCst) + 1 - c.dropped.load(SeqCst);
+            assert!(now <= 1, "{now} objects exist under max_live(1)");
+            Obj {
+                value: 0,
+                counts: c.clone(),
+            }
+        },
+        |o: &mut Obj| o.value = 0,
+    )
+    .max_live(1)
+    .build()
+}
+
+/// A `get_timeout` at the bound races the return of the only object on another thread. Loom
+/// has no clock: there the deadline passes after one wait (`sync::Deadline`), so the timed
+/// getter looks, waits once, looks again and gives up. Either it gets the object or it
+/// gives up leaving no permit taken: the object is then idle, and a `try_get` finds it.
+#[test]
+fn timed_get_vs_return() {
+    loom::model(|| {
+        let counts = Arc::new(Counts::default());
+        let pool = Arc::new(one_object_pool(&counts));
+        let mut held = pool.get_owned();
+        held.value = 1;
+        let returner = thread::spawn(move || drop(held));
+        let got = pool.get_timeout(std::time::Duration::from_millis(10));
+        if let Some(obj) = &got {
+            assert_eq!(obj.value, 0, "handed out without a reset");
+        }
+        let gave_up = got.is_none();
+        drop(got);
+        returner.join().unwrap();
+        assert!(pool.stats().live <= 1);
+        if gave_up {
+            assert!(pool.try_get().is_some(), "a timed getter kept a permit");
+        }
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+/// A timed getter and a blocking one wait at the bound while a third thread returns the
+/// only object: whatever the timed one does (takes it, or gives up), the blocking one must
+/// be woken in every interleaving (loom reports a deadlock otherwise: its backstop wait
+/// waits for a notification only under loom).
+#[test]
+fn timed_get_vs_blocking_get_vs_return() {
+    bounded(2, || {
+        let counts = Arc::new(Counts::default());
+        let pool = Arc::new(one_object_pool(&counts));
+        let held = pool.get_owned();
+        let returner = thread::spawn(move || drop(held));
+        let blocking = {
+            let pool = pool.clone();
+            thread::spawn(move || drop(pool.get()))
+        };
+        drop(pool.get_timeout(std::time::Duration::from_millis(10)));
+        returner.join().unwrap();
+        blocking.join().unwrap();
+        assert!(pool.stats().live <= 1);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}

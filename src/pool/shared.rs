@@ -56,6 +56,7 @@ use super::budget::{IdleBudget, SlotOnUnwind};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
+use super::wait::Wait;
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::{hazard, registry};
 
@@ -100,6 +101,10 @@ pub(crate) struct Shared<T> {
     waiters: Mutex<()>,
     /// Notified when an object comes back to a depot or a permit is freed.
     returned: Condvar,
+    /// The awaitable getters waiting at the live bound (`wait_async.rs`), notified with
+    /// `returned`.
+    #[cfg(all(feature = "async", not(loom)))]
+    pub(super) async_waiters: super::wait_async::AsyncWaiters,
     /// `Pool` handles. When it reaches zero the pool closes (see the module docs).
     handles: AtomicUsize,
     /// Set once the last handle is gone.
@@ -156,6 +161,8 @@ impl<T> Shared<T> {
             live: AtomicUsize::new(0),
             waiters: Mutex::new(()),
             returned: Condvar::new(),
+            #[cfg(all(feature = "async", not(loom)))]
+            async_waiters: super::wait_async::AsyncWaiters::new(),
             handles: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
             created: AtomicU64::new(0),
@@ -494,24 +501,30 @@ impl<T> Shared<T> {
             // the woken thread a block on the lock we hold.
             drop(self.waiters.lock());
             self.returned.notify_one();
+            // After the unlock, as for `returned`: an awaitable getter that registered before
+            // our lock is notified (see `wait_async.rs`).
+            #[cfg(all(feature = "async", not(loom)))]
+            self.async_waiters.notify_one();
         }
     }
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
     /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
-    /// may bring one back) and looks again, then waits for one if `wait`, else returns
-    /// `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
+    /// may bring one back) and looks again, then waits for one as `wait` allows, else
+    /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
     /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
     /// look. Runs no user code under the lock (a reclamation's returns run outside it).
     pub(super) fn take_or_acquire_permit(
         &self,
         own: Option<&PoolLocal<T>>,
-        wait: bool,
+        wait: Wait,
     ) -> Result<Option<NodePtr<PoolNode<T>>>, ()> {
         let mut waiting = self.waiters.lock();
         // Whether to reclaim before the next wait: once per look.
         let mut reclaim = true;
+        // Waits so far: a loom deadline passes after the first (`sync::Deadline`).
+        let mut waits = 0;
         loop {
             for generation in [Generation::Primary, Generation::Victim] {
                 let others = self
@@ -538,9 +551,11 @@ impl<T> Shared<T> {
                 reclaim = false;
                 continue;
             }
-            if !wait {
+            // A timed getter gives up only here, after a look: one that was notified looks
+            // before it can give up, so no wake-up is lost on it (see `wait.rs`).
+            let Some(left) = wait.left(waits) else {
                 return Err(());
-            }
+            };
             // Timed while versions wait on the retired list (no guard drop will notify),
             // and as a backstop otherwise (a version retired after the look above).
             let timeout = if hazard::has_pending() {
@@ -548,8 +563,11 @@ impl<T> Shared<T> {
             } else {
                 IDLE_POLL
             };
-            waiting = self.returned.wait_for(&self.waiters, waiting, timeout);
+            waiting = self
+                .returned
+                .wait_for(&self.waiters, waiting, timeout.min(left));
             reclaim = true;
+            waits += 1;
         }
     }
 }
@@ -560,7 +578,7 @@ pub(super) const RECLAIM_POLL: Duration = Duration::from_micros(500);
 
 /// How often a getter waiting at the live bound looks again when no version is retired:
 /// a backstop for a version retired after its last look.
-const IDLE_POLL: Duration = Duration::from_millis(20);
+pub(super) const IDLE_POLL: Duration = Duration::from_millis(20);
 
 /// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.

@@ -21,6 +21,7 @@ mod reset;
 mod stats;
 mod threads;
 mod trim;
+mod wait;
 
 #[path = "../support/serial.rs"]
 mod serial;
