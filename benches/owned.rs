@@ -401,8 +401,9 @@ fn owned(c: &mut Criterion) {
     }
     let recycling = Recycling::new();
     bench(c, "poolswap-recycled", &recycling);
-    // Whether renewal had started (it frees a buffer after 5,000 to 6,000 reuses of its
-    // free-list slot, and each version's slots are reused once per refill of it).
+    // Whether renewal had started (a free-list slot's budget is 5,000 to 6,000 reuses, and
+    // each version's slots are reused once per refill of it; a spent budget renews only a
+    // buffer much larger than its last use, none in this table).
     eprintln!(
         "owned/poolswap-recycled: the current version's arena: {:?}",
         Recycled::arena(&recycling.routes.acquire()).stats()
