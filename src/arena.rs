@@ -144,7 +144,8 @@
 //!   times. A value is *oversized* when it holds more than 4 × the bytes its last use
 //!   needed ([`Recycle::used_bytes`], read when it was recycled) + 256 bytes. A take from
 //!   the slot spends one reuse, or for an oversized value its waste ratio, `retained / (4
-//!   × used + 256)`, at most 64. Once the budget is spent, the next oversized value taken
+//!   × used + 256)`, at most 64 (but one if its last use needed 0 bytes, which is also
+//!   what a type that does not report its use says). Once the budget is spent, the next oversized value taken
 //!   from the slot is *renewed*: dropped (freed), a fresh `T::default()` handed out in its
 //!   place and a new budget drawn; values that fit their use pass. A 64 KiB buffer grown by
 //!   a giant build and then used for a few bytes is renewed after 79 to 94 takes of its
@@ -330,11 +331,14 @@ impl Arena {
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().renew_after(32..=32);
-    /// arena.recycle(String::with_capacity(4096)); // empty: its last use needed 0 bytes
+    /// let mut arena = Arena::new().renew_after(30..=30);
+    /// let mut s = String::with_capacity(4096);
+    /// s.push('x'); // a use of 1 byte
+    /// arena.recycle(s);
     /// for _ in 0..2 {
-    ///     let s: String = arena.take(); // 4096 / 256: each take spends 16 reuses...
+    ///     let mut s: String = arena.take(); // 4096 / (4 × 1 + 256): spends 15 reuses...
     ///     assert_eq!(s.capacity(), 4096);
+    ///     s.push('y');
     ///     arena.recycle(s);
     /// }
     /// let s: String = arena.take(); // ...then renewed: freed, and a fresh one instead

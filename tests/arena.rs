@@ -301,17 +301,20 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
 fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     let _serial = serial();
     const BIG: usize = 1 << 20;
-    // Budgets of 256 reuses; a buffer that holds far more than its last use needed (it is
-    // recycled empty) spends 64 per take, the most, so it serves 4 takes.
+    // Budgets of 256 reuses; a buffer that holds far more than its last use needed (1 MiB
+    // for 1 byte) spends 64 per take, the most, so it serves 4 takes.
     let mut arena = Arena::new().renew_after(256..=256);
     // Bytes asked for, not live bytes: the harness's threads may free memory meanwhile
     // (the previous test's leftovers), which would lower a live-bytes reading.
     let asked = Snapshot::now();
-    arena.recycle(String::with_capacity(BIG));
+    let mut big = String::with_capacity(BIG);
+    big.push('x');
+    arena.recycle(big);
     assert!(Snapshot::since(asked).bytes >= BIG as u64);
     for reuse in 0..4 {
-        let s: String = arena.take();
+        let mut s: String = arena.take();
         assert_eq!(s.capacity(), BIG, "reuse {reuse} should get the big buffer");
+        s.push('x');
         arena.recycle(s);
     }
     let before = counting_alloc::live_bytes();
@@ -338,11 +341,12 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     }
     assert_eq!(arena.stats().renewed, 0);
 
-    // Budgets are drawn from the range, and differ between slots: 20..=32 reuses, 4 a take
-    // (1024 bytes for a use of 0: 1024 / 256), serve 5 to 8 takes.
+    // Budgets are drawn from the range, and differ between slots: an oversized buffer
+    // recycled empty (its last use needed 0 bytes: no ratio) spends 1 a take, and is
+    // renewed once per budget.
     let lives: Vec<u32> = (0..40)
         .map(|_| {
-            let mut arena = Arena::new().renew_after(20..=32);
+            let mut arena = Arena::new().renew_after(5..=8);
             arena.recycle(String::with_capacity(1024));
             let mut reuses = 0;
             loop {

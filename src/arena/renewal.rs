@@ -63,9 +63,11 @@ impl Renewal {
     /// Reuses a take of a value that holds `retained` bytes after its last use needed
     /// `used` spends from its slot's budget: its waste ratio `retained / (4 × used + 256)`,
     /// at least 1 and at most [`MAX_SPEND`]. The more a value wastes, the sooner it is
-    /// renewed; one that fits its use spends 1.
+    /// renewed; one that fits its use spends 1. So does one whose last use needed 0 bytes:
+    /// an empty value, or one of a type that does not report its use (the default
+    /// [`Recycle::used_bytes`](super::Recycle::used_bytes)), renewed once per budget.
     pub(super) fn spend(retained: usize, used: u32) -> u32 {
-        if used == u32::MAX {
+        if used == 0 || used == u32::MAX {
             return 1;
         }
         let needed = (used as usize)
@@ -130,9 +132,10 @@ mod tests {
         assert!(r.oversized(64 << 10, 4));
         assert!(!r.oversized(usize::MAX, u32::MAX)); // saturated: kept
         assert_eq!(Renewal::spend(16, 7), 1);
-        assert_eq!(Renewal::spend(4096, 0), 16);
+        assert_eq!(Renewal::spend(4096, 0), 1); // no use reported: once per budget
+        assert_eq!(Renewal::spend(4096, 1), 15);
         assert_eq!(Renewal::spend(64 << 10, 4), 64);
-        assert_eq!(Renewal::spend(usize::MAX, 0), 64);
+        assert_eq!(Renewal::spend(usize::MAX, 1), 64);
         assert_eq!(Renewal::spend(usize::MAX, u32::MAX), 1);
         let mut r = Renewal::new(1, None);
         r.cycle = 5;
