@@ -143,12 +143,13 @@
 //!   pseudorandom number generators", OOPSLA 2014), so that slots come due at different
 //!   times. A value is *oversized* when it holds more than 4 × the bytes its last use
 //!   needed ([`Recycle::used_bytes`], read when it was recycled) + 256 bytes. A take from
-//!   the slot spends one reuse, or for an oversized value its waste ratio, `retained / (4
-//!   × used + 256)`, at most 64 (but one if its last use needed 0 bytes, which is also
-//!   what a type that does not report its use says). Once the budget is spent, the next oversized value taken
+//!   the slot spends one reuse, or `retained / (16 × used + 1,024)` reuses (at most 64)
+//!   when that is more: only a value that wastes a lot spends its budget faster (one whose
+//!   last use needed 0 bytes spends one: that is also what a type that does not report its
+//!   use says). Once the budget is spent, the next oversized value taken
 //!   from the slot is *renewed*: dropped (freed), a fresh `T::default()` handed out in its
 //!   place and a new budget drawn; values that fit their use pass. A 64 KiB buffer grown by
-//!   a giant build and then used for a few bytes is renewed after 79 to 94 takes of its
+//!   a giant build and then used for a few bytes is renewed after 80 to 100 takes of its
 //!   slot; a buffer that fits its uses is kept, so renewal costs nothing at steady state.
 //!   Budgets belong to slots, not to buffers (std's types carry no counter); a value
 //!   released or evicted takes its slot's budget along, so the values above keep theirs.
@@ -315,9 +316,9 @@ impl Arena {
     /// Sets the range reuse budgets are drawn from (both ends included), for the slots
     /// whose budget is drawn from now on; see
     /// [renewal](self#renewal-and-release-the-memory-safeguards). A take spends one reuse,
-    /// or, from a value that holds more than 4 × its last use's bytes + 256, that ratio (at
-    /// most 64); once the budget is spent, the next such oversized value taken from the slot
-    /// is renewed.
+    /// or `retained / (16 × used + 1,024)` (at most 64) from a value that wastes more; once
+    /// the budget is spent, the next *oversized* value (more than 4 × its last use's bytes
+    /// + 256) taken from the slot is renewed.
     ///
     /// Smaller budgets free oversized buffers sooner, at one allocation per renewal when
     /// the fresh value is filled; a buffer that fits its uses costs nothing either way.
@@ -331,19 +332,19 @@ impl Arena {
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().renew_after(30..=30);
-    /// let mut s = String::with_capacity(4096);
+    /// let mut arena = Arena::new().renew_after(126..=126);
+    /// let mut s = String::with_capacity(64 << 10);
     /// s.push('x'); // a use of 1 byte
     /// arena.recycle(s);
     /// for _ in 0..2 {
-    ///     let mut s: String = arena.take(); // 4096 / (4 × 1 + 256): spends 15 reuses...
-    ///     assert_eq!(s.capacity(), 4096);
+    ///     let mut s: String = arena.take(); // 65536 / (16 × 1 + 1024): spends 63...
+    ///     assert_eq!(s.capacity(), 64 << 10);
     ///     s.push('y');
     ///     arena.recycle(s);
     /// }
     /// let s: String = arena.take(); // ...then renewed: freed, and a fresh one instead
     /// assert_eq!(s.capacity(), 0);
-    /// assert_eq!((arena.stats().renewed, arena.stats().renewed_bytes), (1, 4096));
+    /// assert_eq!((arena.stats().renewed, arena.stats().renewed_bytes), (1, 64 << 10));
     ///
     /// // A buffer that fits its use is kept when its budget is spent.
     /// let mut arena = Arena::new().renew_after(2..=2);

@@ -423,10 +423,10 @@ fn string_bytes(list: &[String]) -> usize {
 #[test]
 fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     let _serial = serial();
-    // Under Miri: a smaller burst, 300 builds, and budgets of 500 to 600 reuses (a 4 KiB
-    // buffer used for a few bytes spends 15 a take), so the same drain fits in the run.
+    // Under Miri: a smaller burst, 300 builds, and budgets of 150 to 200 reuses (a 4 KiB
+    // buffer used for a few bytes spends 3 a take), so the same drain fits in the run.
     let (burst, size, builds, arena) = if cfg!(miri) {
-        (20, 4 << 10, 300, Arena::new().renew_after(500..=600))
+        (20, 4 << 10, 300, Arena::new().renew_after(150..=200))
     } else {
         (1_000, 64 << 10, 1_000, Arena::new())
     };

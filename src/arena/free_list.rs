@@ -253,14 +253,14 @@ mod tests {
     /// moves down into its slot; the moved value keeps the budget it was spending.
     #[test]
     fn budgets_move_down_with_their_values() {
-        // 1 KiB used for 1 byte: 1024 / (4 + 256) spends 3 reuses a take.
+        // 4 KiB used for 1 byte: 4096 / (16 + 1024) spends 3 reuses a take.
         let used = |mut s: String| {
             s.push('x');
             s
         };
         let mut arena = Arena::new().renew_after(6..=6).release_idle_after(1);
-        arena.recycle(used(String::with_capacity(1024))); // slot 0: will go idle
-        arena.recycle(used(String::with_capacity(1024))); // slot 1: in use
+        arena.recycle(used(String::with_capacity(4096))); // slot 0: will go idle
+        arena.recycle(used(String::with_capacity(4096))); // slot 1: in use
         let s: String = arena.take(); // slot 1: 6 -> 3
         arena.recycle(used(s));
         arena.renew_idle();
@@ -276,16 +276,16 @@ mod tests {
         assert_eq!(arena.stats().renewed, 1);
 
         // Eviction under `max_spare_bytes` moves budgets down the same way.
-        let mut arena = Arena::new().renew_after(6..=6).max_spare_bytes(2048);
-        arena.recycle(used(String::with_capacity(1024))); // slot 0: evicted below
-        arena.recycle(used(String::with_capacity(1024))); // slot 1
+        let mut arena = Arena::new().renew_after(6..=6).max_spare_bytes(8192);
+        arena.recycle(used(String::with_capacity(4096))); // slot 0: evicted below
+        arena.recycle(used(String::with_capacity(4096))); // slot 1
         let s: String = arena.take(); // slot 1: 6 -> 3
         arena.recycle(used(s));
         arena.renew_idle();
         let s: String = arena.take(); // slot 1: 3 -> 0
         arena.recycle(used(s)); // a new stamp: slot 0's value is the older one
         arena.renew_idle();
-        arena.recycle(used(String::with_capacity(1024))); // evicts slot 0's; slot 1's moves down
+        arena.recycle(used(String::with_capacity(4096))); // evicts slot 0's; slot 1's moves down
         assert_eq!(arena.stats().over_limit, 1);
         let _: String = arena.take(); // the newest, on top, in slot 1 now
         let s: String = arena.take(); // slot 0, with the spent budget: renewed

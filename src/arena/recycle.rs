@@ -103,8 +103,9 @@ pub trait Recycle: Send + Sync + 'static {
     /// `Vec`'s length × element size), measured the same way as
     /// [`retained_bytes`](Recycle::retained_bytes); [`Arena::recycle`] reads it just before
     /// it clears the value. Renewal compares the two: a spare value that holds more than
-    /// 4 × what its last use needed + 256 bytes is *oversized*, spends its slot's reuse
-    /// budget faster (by that ratio, up to 64 times) and is renewed once it is spent (see
+    /// 4 × what its last use needed + 256 bytes is *oversized* and is renewed once its
+    /// slot's reuse budget is spent; one that holds more than 16 × its use + 1 KiB spends
+    /// that budget faster, up to 64 reuses a take (see
     /// [renewal](crate::arena#renewal-and-release-the-memory-safeguards)).
     ///
     /// The default, 0, says nothing about the use: such a value counts as oversized when it

@@ -13,10 +13,16 @@ pub const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 /// see [`Arena::release_idle_after`](super::Arena::release_idle_after).
 pub const DEFAULT_IDLE_CYCLES: u32 = 100;
 
-/// The most reuses one take spends: a take of an oversized value spends its waste ratio
-/// (see [`Renewal::spend`]), up to this, so a buffer grown by one giant build and then used
-/// for a few bytes is renewed after 79 to 94 takes of its slot under the default budgets.
+/// The most reuses one take spends (see [`Renewal::spend`]): a 64 KiB buffer grown by one
+/// giant build and then used for a few bytes spends 60 to 63, and is renewed after 80 to
+/// 100 takes of its slot under the default budgets.
 const MAX_SPEND: u32 = 64;
+/// A take spends `retained / (SPEND_FACTOR × used + SPEND_SLACK)` reuses (at least 1): only
+/// a value that holds more than 16 times its use and 1 KiB more spends its budget faster
+/// than one a take, so mild waste (a buffer that holds 1 KiB strings one time and short
+/// ones the next) is renewed no more often than once per budget.
+const SPEND_FACTOR: usize = 16;
+const SPEND_SLACK: usize = 1024;
 /// A value is *oversized* when it holds more than this many times the bytes its last use
 /// needed...
 const OVERSIZED_FACTOR: usize = 4;
@@ -61,18 +67,18 @@ impl Renewal {
     }
 
     /// Reuses a take of a value that holds `retained` bytes after its last use needed
-    /// `used` spends from its slot's budget: its waste ratio `retained / (4 × used + 256)`,
-    /// at least 1 and at most [`MAX_SPEND`]. The more a value wastes, the sooner it is
-    /// renewed; one that fits its use spends 1. So does one whose last use needed 0 bytes:
-    /// an empty value, or one of a type that does not report its use (the default
-    /// [`Recycle::used_bytes`](super::Recycle::used_bytes)), renewed once per budget.
+    /// `used` spends from its slot's budget: `retained / (16 × used + 1,024)`, at least 1
+    /// and at most [`MAX_SPEND`]. The more a value wastes, the sooner it is renewed; one
+    /// that fits its use, or wastes less than that, spends 1. So does one whose last use
+    /// needed 0 bytes: an empty value, or one of a type that does not report its use (the
+    /// default [`Recycle::used_bytes`](super::Recycle::used_bytes)), renewed once per budget.
     pub(super) fn spend(retained: usize, used: u32) -> u32 {
         if used == 0 || used == u32::MAX {
             return 1;
         }
         let needed = (used as usize)
-            .saturating_mul(OVERSIZED_FACTOR)
-            .saturating_add(OVERSIZED_SLACK);
+            .saturating_mul(SPEND_FACTOR)
+            .saturating_add(SPEND_SLACK);
         u32::try_from(retained / needed).map_or(MAX_SPEND, |r| r.clamp(1, MAX_SPEND))
     }
 
@@ -133,8 +139,10 @@ mod tests {
         assert!(!r.oversized(usize::MAX, u32::MAX)); // saturated: kept
         assert_eq!(Renewal::spend(16, 7), 1);
         assert_eq!(Renewal::spend(4096, 0), 1); // no use reported: once per budget
-        assert_eq!(Renewal::spend(4096, 1), 15);
-        assert_eq!(Renewal::spend(64 << 10, 4), 64);
+        assert_eq!(Renewal::spend(4096, 1), 3);
+        assert_eq!(Renewal::spend(1024, 10), 1); // mild waste: once per budget
+        assert_eq!(Renewal::spend(64 << 10, 4), 60);
+        assert_eq!(Renewal::spend(64 << 10, 1), 63);
         assert_eq!(Renewal::spend(usize::MAX, 1), 64);
         assert_eq!(Renewal::spend(usize::MAX, u32::MAX), 1);
         let mut r = Renewal::new(1, None);
