@@ -19,7 +19,7 @@ use std::sync::atomic::{
 use std::sync::OnceLock;
 use std::thread;
 
-use poolswap::arena::{Arena, Recycle};
+use poolswap::arena::{Arena, Recycle, DEFAULT_IDLE_CYCLES};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "support/counting_alloc.rs"]
@@ -423,10 +423,12 @@ fn string_bytes(list: &[String]) -> usize {
 #[test]
 fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     let _serial = serial();
-    // Under Miri: a smaller burst, 300 builds, and budgets of 150 to 200 reuses (a 4 KiB
-    // buffer used for a few bytes spends 3 a take), so the same drain fits in the run.
+    // Under Miri: a smaller burst, 100 builds, idle values released after 20 and budgets
+    // of 40 to 50 reuses (a 4 KiB buffer used for a few bytes spends 3 a take), so the
+    // same drain fits in the run.
     let (burst, size, builds, arena) = if cfg!(miri) {
-        (20, 4 << 10, 300, Arena::new().renew_after(150..=200))
+        let arena = Arena::new().renew_after(40..=50).release_idle_after(20);
+        (20, 4 << 10, 100, arena)
     } else {
         (1_000, 64 << 10, 1_000, Arena::new())
     };
@@ -506,22 +508,30 @@ fn max_spare_bytes_bounds_the_total() {
     none.recycle(String::with_capacity(1));
     assert_eq!(none.stats().over_limit, 1);
 
-    // A burst, then builds that fit under the limit (8 strings of about 1,000 bytes, each
-    // in a 4 KiB buffer of the burst: not oversized, so never renewed): the limit holds
-    // after every clear, the burst's other buffers go, and the builds allocate nothing.
-    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().max_spare_bytes(LIMIT));
-    r.extend((0..64).map(|_| String::with_capacity(4096)));
-    let words: Vec<String> = (0..8).map(|i| "x".repeat(1_000 + i)).collect();
+    // A burst, then builds that fit under the limit (8 strings of about a quarter of a
+    // burst buffer each: not oversized, so never renewed): the limit holds after every
+    // clear, the burst's other buffers go, and the builds allocate nothing. Under Miri:
+    // 1 KiB buffers, and idle values released after 5 cycles instead of 100.
+    let (cap, idle, builds, measured) = if cfg!(miri) {
+        (1024, 5, 12, 10)
+    } else {
+        (4096, DEFAULT_IDLE_CYCLES, 200, 500)
+    };
+    let arena = Arena::new()
+        .max_spare_bytes(16 * cap)
+        .release_idle_after(idle);
+    let mut r = Recycled::with_arena(Vec::<String>::new(), arena);
+    r.extend((0..64).map(|_| String::with_capacity(cap)));
+    let words: Vec<String> = (0..8).map(|i| "x".repeat(cap / 4 + i)).collect();
     let rebuild = |r: &mut Recycled<Vec<String>>| {
         r.clear();
         let stats = Recycled::arena(r).stats();
-        assert!(stats.spare_bytes <= LIMIT, "{stats:?}");
+        assert!(stats.spare_bytes <= 16 * cap, "{stats:?}");
         let (list, arena) = Recycled::parts_mut(r);
         for w in &words {
             list.push(arena.string_from(w));
         }
     };
-    let (builds, measured) = if cfg!(miri) { (110, 10) } else { (200, 500) };
     for _ in 0..builds {
         rebuild(&mut r);
     }
@@ -532,7 +542,7 @@ fn max_spare_bytes_bounds_the_total() {
     let allocs = Snapshot::since(before).allocs;
     r.clear();
     let stats = Recycled::arena(&r).stats();
-    assert_eq!((stats.spare, stats.spare_bytes), (8, 8 * 4096), "{stats:?}");
+    assert_eq!((stats.spare, stats.spare_bytes), (8, 8 * cap), "{stats:?}");
     assert!(
         allocs <= measured / 100,
         "{allocs} allocations in {measured} builds"
@@ -543,12 +553,12 @@ fn max_spare_bytes_bounds_the_total() {
 /// from text, alternating between two versions) over 24,000 rebuilds of one arena, so each
 /// free-list slot is reused 24,000 times, four budgets past the renewal onset (5,000 to
 /// 6,000 reuses): at most 0.05 allocations per rebuild. Under Miri the table and the run
-/// are small, and the budgets (10 to 15 reuses) are passed the same way.
+/// are small, and the budgets (5 to 8 reuses) are passed the same way.
 #[test]
 fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     let _serial = serial();
     let (routes, rebuilds, arena) = if cfg!(miri) {
-        (4, 60, Arena::new().renew_after(10..=15))
+        (4, 40, Arena::new().renew_after(5..=8))
     } else {
         (50, 24_000, Arena::new())
     };
@@ -563,7 +573,7 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
         let (map, arena) = Recycled::parts_mut(table);
         refill(map, arena, &texts[v % 2]);
     };
-    let warm_up = 20;
+    let warm_up = if cfg!(miri) { 10 } else { 20 };
     for v in 0..warm_up {
         rebuild(&mut table, v);
     }
