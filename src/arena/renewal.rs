@@ -9,8 +9,18 @@ use std::ops::RangeInclusive;
 /// [`Arena::renew_after`](super::Arena::renew_after).
 pub const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 
-/// The default number of whole cycles a spare value may go unused before it is released;
-/// see [`Arena::release_idle_after`](super::Arena::release_idle_after).
+/// The default number of whole cycles (builds) a spare value may go unused before it is
+/// released; see [`Arena::release_idle_after`](super::Arena::release_idle_after).
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::arena::{Arena, DEFAULT_IDLE_CYCLES};
+///
+/// // A workload whose big build comes back every 500 builds keeps its buffers for it.
+/// let arena = Arena::new().release_idle_after(10 * DEFAULT_IDLE_CYCLES);
+/// assert!(format!("{arena:?}").contains("idle_cycles: Some(1000)"));
+/// ```
 pub const DEFAULT_IDLE_CYCLES: u32 = 100;
 
 /// The most reuses one take spends (see [`Renewal::spend`]): a 64 KiB buffer grown by one
