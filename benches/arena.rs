@@ -37,10 +37,8 @@
 //! ARENA_SERIES=12000 cargo bench --bench arena   # the arena's long run instead
 //! ```
 //!
-//! With `ARENA_SERIES=<ops>` set, criterion does not run: the `arena` variant runs `<ops>`
-//! ops, past the renewal onset (a free-list slot's budget is 5,000 to 6,000 reuses, one a
-//! build), and every 1,000 ops prints the allocations per op in those 1,000 and the
-//! arena's stats.
+//! `ARENA_SERIES=<ops>`: no criterion; `<ops>` ops of the `arena` variant, past the renewal
+//! onset (5,000 to 6,000 builds), printing allocations per op every 1,000 ops.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -815,7 +813,7 @@ fn check(m: &Message) {
     assert_eq!(server.replica_counters.len(), CHILDREN);
 }
 
-/// `ARENA_SERIES=<ops>`: the `arena` variant's long run, every 1,000 ops.
+/// `ARENA_SERIES=<ops>`: the `arena` variant's long run.
 fn arena_series(ops: u64) {
     const STEP: u64 = 1_000;
     let mut r = Recycled::new(Message::default());
