@@ -36,9 +36,6 @@
 //! cargo bench --bench arena -- --test   # smoke run
 //! ARENA_SERIES=12000 cargo bench --bench arena   # the arena's long run instead
 //! ```
-//!
-//! `ARENA_SERIES=<ops>`: no criterion; `<ops>` ops of the `arena` variant, past the renewal
-//! onset (5,000 to 6,000 builds), printing allocations per op every 1,000 ops.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -813,7 +810,8 @@ fn check(m: &Message) {
     assert_eq!(server.replica_counters.len(), CHILDREN);
 }
 
-/// `ARENA_SERIES=<ops>`: the `arena` variant's long run.
+/// `ARENA_SERIES=<ops>` (criterion does not run then): `<ops>` ops of the `arena` variant,
+/// past the renewal onset (5,000 to 6,000 builds), printing allocations per op every 1,000.
 fn arena_series(ops: u64) {
     const STEP: u64 = 1_000;
     let mut r = Recycled::new(Message::default());
