@@ -34,6 +34,7 @@
 //! ```text
 //! cargo bench --bench arena
 //! cargo bench --bench arena -- --test   # smoke run
+//! ARENA_SERIES=12000 cargo bench --bench arena   # the arena's long run instead
 //! ```
 
 use std::collections::hash_map::RandomState;
@@ -809,7 +810,40 @@ fn check(m: &Message) {
     assert_eq!(server.replica_counters.len(), CHILDREN);
 }
 
+/// `ARENA_SERIES=<ops>` (criterion does not run then): `<ops>` ops of the `arena` variant,
+/// past the renewal onset (5,000 to 6,000 builds), printing allocations per op every 1,000.
+fn arena_series(ops: u64) {
+    const STEP: u64 = 1_000;
+    let mut r = Recycled::new(Message::default());
+    eprintln!("ops\tallocs/op\tspare\tspare bytes\trenewed");
+    let mut done = 0;
+    while done < ops {
+        let before = Snapshot::now();
+        for _ in 0..STEP {
+            r.clear();
+            let (m, arena) = Recycled::parts_mut(&mut r);
+            build(arena, &mut Rng(SEED), m);
+            black_box(&*r);
+        }
+        done += STEP;
+        let a = Snapshot::since(before);
+        let stats = Recycled::arena(&r).stats();
+        eprintln!(
+            "{done}\t{:.3}\t{}\t{}\t{}",
+            a.allocs as f64 / STEP as f64,
+            stats.spare,
+            stats.spare_bytes,
+            stats.renewed
+        );
+    }
+    check(&r);
+}
+
 fn message(c: &mut Criterion) {
+    if let Ok(ops) = std::env::var("ARENA_SERIES") {
+        arena_series(ops.parse().expect("ARENA_SERIES=<ops>"));
+        return;
+    }
     run(c, "fresh", || {
         let mut m = Message::default();
         build(&mut Fresh, &mut Rng(SEED), &mut m);

@@ -26,7 +26,20 @@
 //! ```text
 //! cargo bench --bench owned
 //! cargo bench --bench owned -- --test   # smoke run: each variant once
+//! OWNED_SERIES=24000 cargo bench --bench owned   # the renewal series instead (below)
 //! ```
+//!
+//! With `OWNED_SERIES=<updates>` set, criterion does not run; the bench prints two series
+//! instead, to see what the arena's renewal and idle release do in the long run:
+//!
+//! 1. *Long run*: the `poolswap-recycled` variant, readers running, for `<updates>` updates
+//!    (past the renewal onset: a free-list slot's budget is 5,000 to 6,000 reuses by
+//!    default); every 2,000 updates, the allocations per update in those 2,000 (process-wide)
+//!    and the current version's arena stats.
+//! 2. *Burst then drain* (issue 20's case): one `Recycled<Vec<String>>` built once with
+//!    1,000 × 64 KiB strings, then `<updates>` builds of 4 short strings; at chosen update
+//!    counts, the bytes its arena keeps spare after a build, against the bytes the build's
+//!    own buffers hold (*live*).
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -307,13 +320,90 @@ fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: &S) {
     );
 }
 
+/// Updates between two rows of the long-run series.
+const SERIES_STEP: u64 = 2_000;
+
+/// `OWNED_SERIES=<updates>`: the number of updates of the series, if asked for.
+fn series_updates() -> Option<u64> {
+    let v = std::env::var("OWNED_SERIES").ok()?;
+    Some(v.parse().expect("OWNED_SERIES=<updates>"))
+}
+
+/// The long-run series: allocations per update and the current version's arena, every
+/// [`SERIES_STEP`] updates, readers running.
+fn long_run_series(updates: u64) {
+    let strategy = Recycling::new();
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        for t in 0..READERS {
+            let (strategy, stop) = (&strategy, &stop);
+            s.spawn(move || reader(strategy, t, stop));
+        }
+        eprintln!("long run: {ROUTES} routes x 3 backends, {READERS} readers");
+        eprintln!("updates\tallocs/update\tspare\tspare bytes\trenewed\tversions built");
+        let mut done = 0u64;
+        while done < updates {
+            let before = Snapshot::now();
+            for _ in 0..SERIES_STEP {
+                done += 1;
+                strategy.update(&texts()[(done % 2) as usize]);
+            }
+            let a = Snapshot::since(before);
+            let stats = Recycled::arena(&strategy.routes.acquire()).stats();
+            eprintln!(
+                "{done}\t{:.4}\t{}\t{}\t{}\t{}",
+                a.allocs as f64 / SERIES_STEP as f64,
+                stats.spare,
+                stats.spare_bytes,
+                stats.renewed,
+                strategy.built()
+            );
+        }
+        stop.store(true, Relaxed);
+    });
+}
+
+/// The burst-then-drain series: one 1,000 x 64 KiB build, then `updates` builds of 4 short
+/// strings; the spare bytes after chosen builds.
+fn burst_series(updates: u64) {
+    let mut r = Recycled::new(Vec::<String>::new());
+    r.extend((0..1_000).map(|_| String::with_capacity(64 << 10)));
+    eprintln!("burst: 1,000 x 64 KiB strings once, then builds of 4 short strings");
+    eprintln!("updates\tspare\tspare bytes\tlive bytes\trenewed");
+    let rows = [
+        0u64, 100, 200, 500, 1_000, 2_000, 5_000, 6_000, 10_000, 15_000, 20_000, 40_000, 80_000,
+    ];
+    for n in 1..=updates {
+        r.clear();
+        let (list, arena) = Recycled::parts_mut(&mut r);
+        for i in 0..4 {
+            list.push(arena.string_from(["a", "bb", "ccc", "dddd"][i]));
+        }
+        if rows.contains(&n) || n == updates {
+            let stats = Recycled::arena(&r).stats();
+            let live: usize = r.capacity() * std::mem::size_of::<String>()
+                + r.iter().map(String::capacity).sum::<usize>();
+            eprintln!(
+                "{n}\t{}\t{}\t{live}\t{}",
+                stats.spare, stats.spare_bytes, stats.renewed
+            );
+        }
+    }
+}
+
 fn owned(c: &mut Criterion) {
     texts();
     keys(); // made before anything is counted
+    if let Some(updates) = series_updates() {
+        long_run_series(updates);
+        burst_series(updates);
+        return;
+    }
     let recycling = Recycling::new();
     bench(c, "poolswap-recycled", &recycling);
-    // Whether renewal had started (it frees a buffer after 5,000 to 6,000 reuses of its
-    // free-list slot, and each version's slots are reused once per refill of it).
+    // Whether renewal had started (a free-list slot's budget is 5,000 to 6,000 reuses, and
+    // each version's slots are reused once per refill of it; a spent budget renews only a
+    // buffer much larger than its last use, none in this table).
     eprintln!(
         "owned/poolswap-recycled: the current version's arena: {:?}",
         Recycled::arena(&recycling.routes.acquire()).stats()

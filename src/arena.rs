@@ -113,37 +113,53 @@
 //! - Filling a taken buffer allocates only if it needs more capacity than the buffer has:
 //!   buffers wander between uses (a `String` that held a short key may be handed out for a
 //!   long value), so each grows until it fits the longest use it meets, then stops.
-//! - Renewal (below) frees a buffer now and then, and the fresh value that replaces it
-//!   allocates when it is filled: in the long run, about *(spare buffers used per cycle) /
-//!   (mean reuse budget)* renewals per cycle, each costing one allocation or a few. For a
-//!   1,000 × 3 `HashMap<String, Vec<String>>` (5,000 buffers) and the default budget that
-//!   is ~0.9 renewals per update; `tests/arena.rs` measures about 1.1 allocations per
-//!   renewal. No slot renews its buffer before it has served 5,000 reuses.
-//!   [`Arena::never_renew`] turns it off.
+//! - Renewal and release (below) free buffers the builds no longer need; a build that
+//!   needs one again allocates it. A buffer that fits its uses is never renewed, so a
+//!   steady workload allocates nothing in the long run either: `tests/arena.rs` rebuilds a
+//!   50-route table from text 24,000 times (each buffer reused 24,000 times, four budgets
+//!   past the renewal onset) and allows at most 0.05 allocations per rebuild (it counts 0).
 //!
 //! No lock and no atomic operation anywhere: an arena is used through `&mut`.
 //!
-//! # Renewal: the memory safeguard
+//! # Renewal and release: the memory safeguards
 //!
 //! Reuse ratchets memory up: a buffer keeps the capacity of the largest thing it ever
-//! held. protopool's README warns of this and replaces each pooled value with a new one
-//! after a random 5,000 to 6,000 uses, so that values are replaced at different times.
-//! Here every slot of a free list carries a *reuse budget*, drawn uniformly from
-//! [`DEFAULT_REUSES`] (or the range given to [`Arena::renew_after`]) by a per-arena
-//! splitmix64 generator (Steele,
-//! Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014). Each
-//! [`take`](Arena::take) from a slot spends one reuse; a take from a slot with no budget
-//! left *renews* it: drops the buffer there (frees it), draws a new budget, and returns a
-//! fresh `T::default()`. Budgets belong to slots, not to buffers, because std's types carry no
-//! counter: a buffer's expected life is one budget, but one buffer may outlive it when it
-//! wanders between slots.
+//! held, and a free list keeps as many buffers as the largest build ever gave back.
+//! protopool's README warns of this and replaces each pooled value with a new one after a
+//! random 5,000 to 6,000 uses. Here three mechanisms bound it, each counted in
+//! [`ArenaStats`]:
 //!
-//! Spare buffers no take reached during a whole cycle (between two calls of
-//! [`Arena::renew_idle`], which [`Recycled::clear`] calls) spend one reuse too, so a burst
-//! that filled the free lists once drains away in about one budget of cycles.
+//! - **Idle values are released.** A *cycle* runs from one [`Arena::renew_idle`] to the
+//!   next ([`Recycled::clear`] calls it once per reset, so a cycle is one build of that
+//!   version). A spare value that no take reached for [`DEFAULT_IDLE_CYCLES`] (100) whole
+//!   cycles is dropped when the cycle ends: after a burst, the spare values that smaller
+//!   builds leave untouched are freed 100 cycles later, all of them. Each value carries the
+//!   cycle it came in, so this does not depend on where it sits in its free list. The cost:
+//!   a build that needs them again after that allocates them again.
+//!   [`Arena::release_idle_after`] sets the number of cycles.
+//! - **Oversized values are renewed.** Every slot of a free list carries a *reuse budget*,
+//!   drawn uniformly from [`DEFAULT_REUSES`] (or the range given to [`Arena::renew_after`])
+//!   by a per-arena splitmix64 generator (Steele, Lea and Flood, "Fast splittable
+//!   pseudorandom number generators", OOPSLA 2014), so that slots come due at different
+//!   times. A value is *oversized* when it holds more than 4 × the bytes its last use
+//!   needed ([`Recycle::used_bytes`], read when it was recycled) + 256 bytes. A take from
+//!   the slot spends one reuse, or `retained / (16 × used + 1,024)` reuses (at most 64)
+//!   when that is more: only a value that wastes a lot spends its budget faster (one whose
+//!   last use needed 0 bytes spends one: that is also what a type that does not report its
+//!   use says). Once the budget is spent, the next oversized value taken
+//!   from the slot is *renewed*: dropped (freed), a fresh `T::default()` handed out in its
+//!   place and a new budget drawn; values that fit their use pass. A 64 KiB buffer grown by
+//!   a giant build and then used for a few bytes is renewed after 80 to 100 takes of its
+//!   slot; a buffer that fits its uses is kept, so renewal costs nothing at steady state.
+//!   Budgets belong to slots, not to buffers (std's types carry no counter); a value
+//!   released or evicted takes its slot's budget along, so the values above keep theirs.
+//! - **Caps.** [`Arena::max_retained_bytes`] drops on the spot any value that would keep
+//!   more than that many bytes; [`Arena::max_spare_bytes`] bounds the bytes of all spare
+//!   values together; [`Arena::trim`] frees every spare buffer now.
 //!
-//! For a hard bound, [`Arena::max_retained_bytes`] drops on the spot any value that would
-//! keep more than that many bytes, and [`Arena::trim`] frees every spare buffer now.
+//! `tests/arena.rs` checks the bounds: after a build of 1,000 × 64 KiB strings, builds of 4
+//! short ones keep at most 1.25 × their own bytes spare within 1,000 builds (the README has
+//! the series by build count); a total limit holds after every recycle.
 //!
 //! # Against bumpalo and protopool
 //!
@@ -205,13 +221,15 @@ mod free_list;
 mod recycle;
 mod recycled;
 mod renewal;
+mod stats;
 
 pub use self::copy::RecycleCopy;
-use self::free_list::{find, find_or_add, Entry, Taken};
+use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
 pub use self::recycle::Recycle;
 pub use self::recycled::Recycled;
 use self::renewal::Renewal;
-pub use self::renewal::DEFAULT_REUSES;
+pub use self::renewal::{DEFAULT_IDLE_CYCLES, DEFAULT_REUSES};
+pub use self::stats::ArenaStats;
 
 /// Free lists of spare values, one per type, with staggered renewal; see the
 /// [module docs](self).
@@ -250,55 +268,23 @@ pub struct Arena {
     renewal: Renewal,
     /// Values that would keep more bytes than this are dropped instead of kept.
     max_retained_bytes: usize,
-    /// Cumulative counters.
+    /// The spare values together keep at most this many bytes.
+    max_spare_bytes: usize,
+    /// The sum of the free lists' bytes, kept beside them so that a recycle checks
+    /// `max_spare_bytes` without a walk.
+    spare_bytes: usize,
+    /// Cumulative counters (see [`ArenaStats`]).
     reused: u64,
     fresh: u64,
-    renewed: u64,
-    over_cap: u64,
-}
-
-/// Counters of one [`Arena`]; see [`Arena::stats`].
-///
-/// `spare` and `spare_bytes` are readings of the moment; the rest count since the arena
-/// was made.
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::arena::Arena;
-///
-/// let mut arena = Arena::new();
-/// arena.recycle(String::with_capacity(10));
-/// let _: String = arena.take();
-/// let _: String = arena.take();
-/// let stats = arena.stats();
-/// assert_eq!((stats.reused, stats.fresh, stats.spare), (1, 1, 0));
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ArenaStats {
-    /// Spare values in all free lists now.
-    pub spare: usize,
-    /// Bytes those spare values hold, as their [`Recycle::retained_bytes`] say.
-    pub spare_bytes: usize,
-    /// Takes served with a spare value.
-    pub reused: u64,
-    /// Takes that returned `T::default()` because the free list was empty.
-    pub fresh: u64,
-    /// Spare values renewed: dropped because their slot's reuse budget ran out (a take
-    /// from that slot then returns `T::default()`, counted here, not in `fresh`).
-    pub renewed: u64,
-    /// Values dropped instead of kept because they held more than
-    /// [`max_retained_bytes`](Arena::max_retained_bytes).
-    pub over_cap: u64,
-    /// The same count as [`renewed`](ArenaStats::renewed), under its old name.
-    #[deprecated(since = "0.1.0", note = "renamed to `renewed`")]
-    pub retired: u64,
+    renewed: Dropped,
+    released_idle: Dropped,
+    over_cap: Dropped,
+    over_limit: Dropped,
 }
 
 impl Arena {
-    /// Makes an empty arena with reuse budgets drawn from [`DEFAULT_REUSES`] and no cap on
-    /// retained bytes.
+    /// Makes an empty arena with reuse budgets drawn from [`DEFAULT_REUSES`], idle values
+    /// released after [`DEFAULT_IDLE_CYCLES`], and no cap on retained bytes.
     ///
     /// Allocates nothing; seeds its generator from std's `RandomState`, so arenas made one
     /// after another draw different budgets.
@@ -316,15 +302,26 @@ impl Arena {
             lists: Vec::new(),
             renewal: Renewal::new(h.finish(), Some(DEFAULT_REUSES)),
             max_retained_bytes: usize::MAX,
+            max_spare_bytes: usize::MAX,
+            spare_bytes: 0,
             reused: 0,
             fresh: 0,
-            renewed: 0,
-            over_cap: 0,
+            renewed: Dropped::default(),
+            released_idle: Dropped::default(),
+            over_cap: Dropped::default(),
+            over_limit: Dropped::default(),
         }
     }
 
     /// Sets the range reuse budgets are drawn from (both ends included), for the slots
-    /// whose budget is drawn from now on; see [renewal](self#renewal-the-memory-safeguard).
+    /// whose budget is drawn from now on; see
+    /// [renewal](self#renewal-and-release-the-memory-safeguards). A take spends one reuse,
+    /// or `retained / (16 × used + 1,024)` (at most 64) from a value that wastes more; once
+    /// the budget is spent, the next *oversized* value (more than 4 × its last use's bytes
+    /// + 256) taken from the slot is renewed.
+    ///
+    /// Smaller budgets free oversized buffers sooner, at one allocation per renewal when
+    /// the fresh value is filled; a buffer that fits its uses costs nothing either way.
     ///
     /// # Panics
     ///
@@ -335,16 +332,30 @@ impl Arena {
     /// ```
     /// use poolswap::arena::Arena;
     ///
-    /// let mut arena = Arena::new().renew_after(2..=2);
-    /// arena.recycle(String::with_capacity(32));
+    /// let mut arena = Arena::new().renew_after(126..=126);
+    /// let mut s = String::with_capacity(64 << 10);
+    /// s.push('x'); // a use of 1 byte
+    /// arena.recycle(s);
     /// for _ in 0..2 {
-    ///     let s: String = arena.take(); // reused twice...
-    ///     assert_eq!(s.capacity(), 32);
+    ///     let mut s: String = arena.take(); // 65536 / (16 × 1 + 1024): spends 63...
+    ///     assert_eq!(s.capacity(), 64 << 10);
+    ///     s.push('y');
     ///     arena.recycle(s);
     /// }
     /// let s: String = arena.take(); // ...then renewed: freed, and a fresh one instead
     /// assert_eq!(s.capacity(), 0);
-    /// assert_eq!(arena.stats().renewed, 1);
+    /// assert_eq!((arena.stats().renewed, arena.stats().renewed_bytes), (1, 64 << 10));
+    ///
+    /// // A buffer that fits its use is kept when its budget is spent.
+    /// let mut arena = Arena::new().renew_after(2..=2);
+    /// arena.recycle(String::with_capacity(4096));
+    /// for _ in 0..10 {
+    ///     let mut s: String = arena.take();
+    ///     assert_eq!(s.capacity(), 4096);
+    ///     s.push_str(&"x".repeat(4000));
+    ///     arena.recycle(s);
+    /// }
+    /// assert_eq!(arena.stats().renewed, 0);
     /// ```
     pub fn renew_after(mut self, reuses: RangeInclusive<u32>) -> Arena {
         assert!(
@@ -355,8 +366,9 @@ impl Arena {
         self
     }
 
-    /// Turns renewal off: spare buffers are reused until [`trim`](Arena::trim), the
-    /// [`max_retained_bytes`](Arena::max_retained_bytes) cap or the arena's drop frees them.
+    /// Turns renewal off: oversized spare buffers are reused until their release when idle
+    /// ([`release_idle_after`](Arena::release_idle_after)), [`trim`](Arena::trim), the caps
+    /// or the arena's drop frees them.
     ///
     /// # Examples
     ///
@@ -376,9 +388,98 @@ impl Arena {
         self
     }
 
+    /// Releases (drops) a spare value that no [`take`](Arena::take) reached for `cycles`
+    /// whole cycles, a cycle being the time between two calls of
+    /// [`renew_idle`](Arena::renew_idle) (one build, under [`Recycled::clear`]); the
+    /// default is [`DEFAULT_IDLE_CYCLES`]. See
+    /// [release](self#renewal-and-release-the-memory-safeguards).
+    ///
+    /// Costs: fewer cycles free a burst's leftovers sooner, and make a build that needs
+    /// them again after that many cycles allocate them again (one allocation per value,
+    /// or a few for one that grows while it is filled). `renew_idle` looks at each spare
+    /// value once per cycle either way.
+    ///
+    /// # Panics
+    ///
+    /// If `cycles` is 0 (a value put in a cycle would be dropped at its end, unused).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::arena::Arena;
+    ///
+    /// let mut arena = Arena::new().release_idle_after(2);
+    /// arena.recycle(String::with_capacity(64)); // a build left one buffer nobody takes
+    /// arena.renew_idle(); // the cycle in which it came...
+    /// arena.renew_idle(); // ...one whole idle cycle...
+    /// assert_eq!(arena.spare_len::<String>(), 1);
+    /// arena.renew_idle(); // ...and two: released
+    /// assert_eq!(arena.spare_len::<String>(), 0);
+    /// assert_eq!(arena.stats().released_idle_bytes, 64);
+    /// ```
+    pub fn release_idle_after(mut self, cycles: u32) -> Arena {
+        assert!(cycles > 0, "Arena::release_idle_after: 0 cycles");
+        self.renewal.idle_cycles = Some(cycles);
+        self
+    }
+
+    /// Never releases a spare value for being idle: a burst's leftovers stay until renewal,
+    /// [`trim`](Arena::trim), the caps or the arena's drop frees them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::arena::Arena;
+    ///
+    /// let mut arena = Arena::new().never_release_idle();
+    /// arena.recycle(String::with_capacity(64));
+    /// for _ in 0..1_000 {
+    ///     arena.renew_idle();
+    /// }
+    /// assert_eq!(arena.spare_len::<String>(), 1);
+    /// ```
+    pub fn never_release_idle(mut self) -> Arena {
+        self.renewal.idle_cycles = None;
+        self
+    }
+
+    /// Bounds the bytes of all spare values together (their
+    /// [`retained_bytes`](Recycle::retained_bytes), `spare_bytes` in [`stats`](Arena::stats)):
+    /// a [`recycle`](Arena::recycle) that would go over first evicts spare values recycled in
+    /// earlier cycles, the longest unused first, and drops the value it was given if that
+    /// does not make room. Values recycled in the cycle under way (the version just
+    /// cleared) are never evicted for a later one, so a build that fits the limit reuses
+    /// all its buffers.
+    ///
+    /// Costs: a build whose own buffers hold more than `bytes` allocates the excess on
+    /// every build (one allocation per value dropped, as without an arena); evicting costs
+    /// one step per value evicted. Without a limit (the default) the spare bytes are bounded
+    /// only by idle release and renewal.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::arena::Arena;
+    ///
+    /// let mut arena = Arena::new().max_spare_bytes(1 << 20);
+    /// for _ in 0..100 {
+    ///     arena.recycle(String::with_capacity(64 << 10)); // a burst of 6.4 MiB
+    /// }
+    /// let stats = arena.stats();
+    /// assert!(stats.spare_bytes <= 1 << 20);
+    /// assert_eq!((stats.spare, stats.over_limit), (16, 84));
+    /// ```
+    pub fn max_spare_bytes(mut self, bytes: usize) -> Arena {
+        self.max_spare_bytes = bytes;
+        self
+    }
+
     /// Caps what one spare value may keep: a value whose
     /// [`retained_bytes`](Recycle::retained_bytes) exceed `bytes` is dropped when it is
-    /// recycled instead of going to a free list.
+    /// recycled instead of going to a free list ([`max_spare_bytes`](Arena::max_spare_bytes)
+    /// bounds them all together).
+    ///
+    /// Costs: a build that needs a value that large allocates it every time.
     ///
     /// # Examples
     ///
@@ -423,7 +524,8 @@ impl Arena {
             return T::default();
         };
         match list.take(&mut self.renewal) {
-            Taken::Spare(value) => {
+            Taken::Spare(value, bytes) => {
+                self.spare_bytes -= bytes;
                 self.reused += 1;
                 value
             }
@@ -431,8 +533,9 @@ impl Arena {
                 self.fresh += 1;
                 T::default()
             }
-            Taken::Renewed => {
-                self.renewed += 1;
+            Taken::Renewed(bytes) => {
+                self.spare_bytes -= bytes;
+                self.renewed.add(bytes);
                 T::default()
             }
         }
@@ -494,8 +597,10 @@ impl Arena {
     /// Clears `value` into this arena and keeps it in the free list of `T`: its nested
     /// values go to their own free lists (by [`Recycle::recycle_into`]), and the value
     /// itself is kept if it still holds memory (its [`retained_bytes`](Recycle::retained_bytes)
-    /// are not 0) and no more than [`max_retained_bytes`](Arena::max_retained_bytes);
-    /// otherwise it is dropped.
+    /// are not 0), no more than [`max_retained_bytes`](Arena::max_retained_bytes), and
+    /// room is left or made under [`max_spare_bytes`](Arena::max_spare_bytes); otherwise
+    /// it is dropped. Its [`used_bytes`](Recycle::used_bytes), read before it is cleared,
+    /// are kept with it for renewal.
     ///
     /// Taking the value by move is what makes reuse safe: nothing can use it after this.
     /// Allocates only while a free list grows: the first value of a type allocates that
@@ -514,47 +619,83 @@ impl Arena {
         if T::PLAIN {
             return;
         }
+        let used = value.used_bytes();
         value.recycle_into(self);
         let bytes = value.retained_bytes();
         if bytes == 0 {
             return;
         }
         if bytes > self.max_retained_bytes {
-            self.over_cap += 1;
+            self.over_cap.add(bytes);
+            return;
+        }
+        if bytes > self.spare_room() && !self.make_room(bytes) {
+            self.over_limit.add(bytes);
             return;
         }
         // Always `Some`: see `find_or_add`.
         if let Some(list) = find_or_add::<T>(&mut self.lists) {
-            list.put(value, bytes, &mut self.renewal);
+            list.put(value, used, bytes, &mut self.renewal);
+            self.spare_bytes += bytes;
         }
     }
 
-    /// Ends a cycle: every spare value that no [`take`](Arena::take) reached since the last
-    /// call spends one reuse from its slot's budget, and those out of budget are dropped.
-    /// [`Recycled::clear`] calls it once per reset; call it once per build when you use an
-    /// arena by hand.
+    /// Bytes that may still be added under `max_spare_bytes` (0 if a limit set on an arena
+    /// already fuller than it is exceeded).
+    fn spare_room(&self) -> usize {
+        self.max_spare_bytes.saturating_sub(self.spare_bytes)
+    }
+
+    /// Evicts spare values of earlier cycles until `bytes` more fit under
+    /// `max_spare_bytes`; returns whether they do.
+    #[cold]
+    fn make_room(&mut self, bytes: usize) -> bool {
+        if bytes > self.max_spare_bytes {
+            return false;
+        }
+        for e in &mut self.lists {
+            let need = (self.spare_bytes + bytes) - self.max_spare_bytes;
+            let evicted = e.list.evict_idle(need, &self.renewal);
+            self.spare_bytes -= evicted.bytes;
+            self.over_limit.values += evicted.values;
+            self.over_limit.bytes += evicted.bytes;
+            if self.spare_bytes + bytes <= self.max_spare_bytes {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Ends a cycle: every spare value that no [`take`](Arena::take) reached for
+    /// [`release_idle_after`](Arena::release_idle_after) whole cycles is released
+    /// (dropped). [`Recycled::clear`] calls it once per reset; call it once per build when
+    /// you use an arena by hand.
     ///
-    /// Costs one step per idle spare value; allocates nothing. Does nothing but reset the
-    /// marks under [`never_renew`](Arena::never_renew).
+    /// Costs one step per spare value; allocates nothing. Under
+    /// [`never_release_idle`](Arena::never_release_idle) it only counts the cycle.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::arena::{Arena, DEFAULT_IDLE_CYCLES};
     ///
-    /// let mut arena = Arena::new().renew_after(3..=3);
+    /// let mut arena = Arena::new();
     /// arena.recycle(String::with_capacity(8)); // a burst left one buffer nobody takes
-    /// for _ in 0..4 {
-    ///     arena.renew_idle(); // the cycle in which it came plus three idle ones...
+    /// for _ in 0..DEFAULT_IDLE_CYCLES {
+    ///     arena.renew_idle(); // the cycle in which it came, then idle ones...
     /// }
     /// assert_eq!(arena.spare_len::<String>(), 1);
-    /// arena.renew_idle(); // ...and its budget is spent: freed
+    /// arena.renew_idle(); // ...until it was idle DEFAULT_IDLE_CYCLES whole cycles
     /// assert_eq!(arena.spare_len::<String>(), 0);
     /// ```
     pub fn renew_idle(&mut self) {
         for e in &mut self.lists {
-            self.renewed += e.list.renew_idle(&mut self.renewal);
+            let released = e.list.release_idle(&self.renewal);
+            self.spare_bytes -= released.bytes;
+            self.released_idle.values += released.values;
+            self.released_idle.bytes += released.bytes;
         }
+        self.renewal.cycle = self.renewal.cycle.wrapping_add(1);
     }
 
     /// Drops every spare value now, freeing their memory; the arena stays usable and its
@@ -570,6 +711,7 @@ impl Arena {
     /// ```
     pub fn trim(&mut self) {
         self.lists = Vec::new();
+        self.spare_bytes = 0;
     }
 
     /// How many spare values of type `T` the arena holds.
@@ -591,6 +733,8 @@ impl Arena {
     }
 
     /// Reads the arena's counters: a walk over its free lists (one per type), no allocation.
+    /// The bytes released by renewal, by idle release and by the caps are in
+    /// [`ArenaStats`] too.
     ///
     /// # Examples
     ///
@@ -603,17 +747,27 @@ impl Arena {
         // The deprecated `retired` is filled in for those who still read it.
         #[allow(deprecated)]
         let mut stats = ArenaStats {
+            spare_bytes: self.spare_bytes,
             reused: self.reused,
             fresh: self.fresh,
-            renewed: self.renewed,
-            retired: self.renewed,
-            over_cap: self.over_cap,
+            renewed: self.renewed.values,
+            renewed_bytes: self.renewed.bytes,
+            retired: self.renewed.values,
+            released_idle: self.released_idle.values,
+            released_idle_bytes: self.released_idle.bytes,
+            over_cap: self.over_cap.values,
+            over_cap_bytes: self.over_cap.bytes,
+            over_limit: self.over_limit.values,
+            over_limit_bytes: self.over_limit.bytes,
             ..ArenaStats::default()
         };
         for e in &self.lists {
             stats.spare += e.list.len();
-            stats.spare_bytes += e.list.bytes();
         }
+        debug_assert_eq!(
+            self.spare_bytes,
+            self.lists.iter().map(|e| e.list.bytes()).sum::<usize>()
+        );
         stats
     }
 }
@@ -666,8 +820,11 @@ impl fmt::Debug for Arena {
         }
         f.debug_struct("Arena")
             .field("spare", &Lists(&self.lists))
+            .field("spare_bytes", &self.spare_bytes)
             .field("reuses", &self.renewal.reuses)
+            .field("idle_cycles", &self.renewal.idle_cycles)
             .field("max_retained_bytes", &self.max_retained_bytes)
+            .field("max_spare_bytes", &self.max_spare_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -692,12 +849,14 @@ mod tests {
     fn former_names_forward_to_the_renewal_settings() {
         let mut arena = Arena::new().retire_after(1..=1);
         assert_eq!(arena.renewal.reuses, Some(1..=1));
-        arena.recycle(String::with_capacity(8));
-        for _ in 0..3 {
-            arena.retire_idle(); // one cycle to come in, one to spend the budget, one to drop
-        }
+        arena.recycle(String::with_capacity(1024)); // empty: oversized for its last use
+        let s: String = arena.take(); // spends the budget
+        arena.recycle(s);
+        let _: String = arena.take(); // renewed
         let stats = arena.stats();
         assert_eq!((stats.renewed, stats.retired, stats.spare), (1, 1, 0));
+        arena.retire_idle();
+        assert_eq!(arena.renewal.cycle, 1);
         assert_eq!(Arena::new().never_retire().renewal.reuses, None);
     }
 }

@@ -134,10 +134,10 @@
 //! - What a version owns: a reset that calls `clear()` keeps a collection's table but drops
 //!   its `String`s and `Vec`s, so the refill allocates them again (one allocation each).
 //!   With [`Recycled`] they wait in its arena and the refill takes them back: 0 allocations
-//!   per update, except that each spare buffer is renewed (freed) after a random 5,000 to
-//!   6,000 reuses ([`arena::DEFAULT_REUSES`], protopool's safeguard against one giant build
-//!   pinning memory), which costs about one allocation per 5,500 buffers reused;
-//!   [`Arena::never_renew`] turns that off.
+//!   per update, in the long run too. The arena frees what the builds stopped using (spare
+//!   buffers idle for [`arena::DEFAULT_IDLE_CYCLES`] builds, and buffers much larger than
+//!   their use once their slot's budget of [`arena::DEFAULT_REUSES`] is spent), and a
+//!   build that needs them again allocates them again.
 //! - A read-copy-update of a `Recycled` map with [`Recycled::copy_from`] and a reset that
 //!   keeps the contents allocates only for what changed.
 //!

@@ -1,5 +1,6 @@
 //! The free lists: the spare values of one type on a stack, each slot with its reuse
-//! budget, behind a type-erased entry per type.
+//! budget, each value with the cycle it came in and the bytes its last use needed, behind
+//! a type-erased entry per type.
 
 use std::any::{Any, TypeId};
 
@@ -37,6 +38,20 @@ pub(super) fn find_or_add<T: Recycle>(lists: &mut Vec<Entry>) -> Option<&mut Fre
     lists[i].list.as_any_mut().downcast_mut::<FreeList<T>>()
 }
 
+/// Values and bytes a free list dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Dropped {
+    pub(super) values: u64,
+    pub(super) bytes: usize,
+}
+
+impl Dropped {
+    pub(super) fn add(&mut self, bytes: usize) {
+        self.values += 1;
+        self.bytes += bytes;
+    }
+}
+
 /// What a free list does without knowing its type.
 pub(super) trait Spare: Send + Sync {
     /// For the downcast to `FreeList<T>` (trait upcasting needs Rust 1.86).
@@ -44,21 +59,37 @@ pub(super) trait Spare: Send + Sync {
     fn type_name(&self) -> &'static str;
     fn len(&self) -> usize;
     fn bytes(&self) -> usize;
-    /// [`Arena::renew_idle`](super::Arena::renew_idle) for this list; returns how many
-    /// values it dropped.
-    fn renew_idle(&mut self, renewal: &mut Renewal) -> u64;
+    /// [`Arena::renew_idle`](super::Arena::renew_idle) for this list, at the end of cycle
+    /// `renewal.cycle`: drops the values no take reached for `renewal.idle_cycles` cycles.
+    fn release_idle(&mut self, renewal: &Renewal) -> Dropped;
+    /// Drops values put before the current cycle, from the bottom of the stack (the
+    /// longest unused first), until `need` bytes are freed or none is left.
+    fn evict_idle(&mut self, need: usize, renewal: &Renewal) -> Dropped;
+}
+
+/// A spare value and what the list knows about it.
+struct Kept<T> {
+    value: T,
+    /// The cycle ([`Renewal::cycle`]) in which it was put: a take removes it, so this is
+    /// also the last cycle it was used in.
+    stamp: u32,
+    /// [`Recycle::used_bytes`] just before it was cleared: what its last use needed
+    /// (saturated at `u32::MAX`).
+    used: u32,
 }
 
 /// The spare values of one type: a stack, with a reuse budget per slot.
 ///
-/// Invariants: `budgets.len() >= spare.len()` (a slot keeps its budget while empty);
-/// `bytes` is the sum of the spare values' `retained_bytes`; `low` is the fewest values the
-/// stack held since the last `renew_idle` (slots below it were not taken from).
+/// Invariants: `budgets.len() >= spare.len()` (a slot keeps its budget while empty, and a
+/// value released or evicted takes its slot's budget with it, so that the values above
+/// keep theirs); `bytes` is the sum of the spare values' `retained_bytes`. A budget at 0
+/// stays at 0 until an oversized value is taken from its slot. The stamps grow from the
+/// bottom to the top but for the few swaps of [`fit_top`](FreeList::fit_top), so the
+/// values at the bottom are the ones unused longest.
 pub(super) struct FreeList<T> {
-    spare: Vec<T>,
+    spare: Vec<Kept<T>>,
     budgets: Vec<u32>,
     bytes: usize,
-    low: usize,
 }
 
 impl<T> Default for FreeList<T> {
@@ -67,16 +98,17 @@ impl<T> Default for FreeList<T> {
             spare: Vec::new(),
             budgets: Vec::new(),
             bytes: 0,
-            low: 0,
         }
     }
 }
 
-/// What [`FreeList::take`] found.
+/// What [`FreeList::take`] found; the `usize` are the value's retained bytes, which the
+/// list no longer counts.
 pub(super) enum Taken<T> {
-    Spare(T),
+    Spare(T, usize),
     Empty,
-    Renewed,
+    /// Its slot's budget was spent and it held more than its last use needed: dropped.
+    Renewed(usize),
 }
 
 /// How many spare values, from the top, [`Arena::take_fitting`](super::Arena::take_fitting) looks at.
@@ -90,34 +122,40 @@ impl<T: Recycle> FreeList<T> {
         let window = len.saturating_sub(FIT_WINDOW)..len;
         if let Some(i) = window
             .rev()
-            .find(|&i| self.spare[i].retained_bytes() >= bytes)
+            .find(|&i| self.spare[i].value.retained_bytes() >= bytes)
         {
             self.spare.swap(i, len - 1);
         }
     }
 
     pub(super) fn take(&mut self, renewal: &mut Renewal) -> Taken<T> {
-        let Some(value) = self.spare.pop() else {
+        let Some(kept) = self.spare.pop() else {
             return Taken::Empty;
         };
-        let slot = self.spare.len();
-        self.low = self.low.min(slot);
-        self.bytes -= value.retained_bytes();
+        let bytes = kept.value.retained_bytes();
+        self.bytes -= bytes;
         if renewal.reuses.is_some() {
-            let budget = &mut self.budgets[slot];
-            if *budget == 0 {
+            let budget = &mut self.budgets[self.spare.len()];
+            if *budget > 0 {
+                *budget = budget.saturating_sub(Renewal::spend(bytes, kept.used));
+            } else if renewal.oversized(bytes, kept.used) {
+                // A spent budget waits for the next oversized value taken from its slot
+                // (one that fits its use passes): one renewal per budget at most.
                 *budget = renewal.draw();
-                drop(value);
-                return Taken::Renewed;
+                drop(kept);
+                return Taken::Renewed(bytes);
             }
-            *budget -= 1;
         }
-        Taken::Spare(value)
+        Taken::Spare(kept.value, bytes)
     }
 
-    pub(super) fn put(&mut self, value: T, bytes: usize, renewal: &mut Renewal) {
+    pub(super) fn put(&mut self, value: T, used: usize, bytes: usize, renewal: &mut Renewal) {
         let slot = self.spare.len();
-        self.spare.push(value);
+        self.spare.push(Kept {
+            value,
+            stamp: renewal.cycle,
+            used: u32::try_from(used).unwrap_or(u32::MAX),
+        });
         if self.budgets.len() == slot {
             self.budgets.push(renewal.draw());
         }
@@ -138,24 +176,48 @@ impl<T: Recycle> Spare for FreeList<T> {
     fn bytes(&self) -> usize {
         self.bytes
     }
-    fn renew_idle(&mut self, renewal: &mut Renewal) -> u64 {
-        let mut dropped = 0;
-        if renewal.reuses.is_some() {
-            // Downwards: `swap_remove(i)` brings the top value (one that was taken from,
-            // or put this cycle) into slot `i`, and slot `i` is not visited again.
-            for i in (0..self.low.min(self.spare.len())).rev() {
-                let budget = &mut self.budgets[i];
-                if *budget == 0 {
-                    *budget = renewal.draw();
-                    let value = self.spare.swap_remove(i);
-                    self.bytes -= value.retained_bytes();
-                    dropped += 1;
-                } else {
-                    *budget -= 1;
-                }
+    fn release_idle(&mut self, renewal: &Renewal) -> Dropped {
+        let mut dropped = Dropped::default();
+        if renewal.idle_cycles.is_none() {
+            return dropped;
+        }
+        // One pass that moves the values kept down over those released, in order, each
+        // with its slot's budget: a budget stays with the value it was being spent by
+        // (values put this cycle are never idle long enough: `idle_cycles >= 1`).
+        let len = self.spare.len();
+        let mut kept = 0;
+        for i in 0..len {
+            if renewal.idle_for(self.spare[i].stamp) {
+                dropped.add(self.spare[i].value.retained_bytes());
+            } else {
+                self.spare.swap(kept, i);
+                self.budgets.swap(kept, i);
+                kept += 1;
             }
         }
-        self.low = self.spare.len();
+        if kept < len {
+            self.spare.truncate(kept);
+            self.budgets.drain(kept..len);
+            self.bytes -= dropped.bytes;
+        }
+        dropped
+    }
+    fn evict_idle(&mut self, need: usize, renewal: &Renewal) -> Dropped {
+        let mut dropped = Dropped::default();
+        let n = self
+            .spare
+            .iter()
+            .take_while(|k| {
+                let evict = dropped.bytes < need && k.stamp != renewal.cycle;
+                if evict {
+                    dropped.add(k.value.retained_bytes());
+                }
+                evict
+            })
+            .count();
+        self.spare.drain(..n);
+        self.budgets.drain(..n); // the budgets move down with their values
+        self.bytes -= dropped.bytes;
         dropped
     }
 }
@@ -165,23 +227,69 @@ mod tests {
     use crate::arena::Arena;
 
     #[test]
-    fn bytes_and_low_mark_are_kept_exact() {
-        let mut arena = Arena::new().renew_after(1..=1);
+    fn bytes_and_stamps_are_kept_exact() {
+        let mut arena = Arena::new().release_idle_after(2);
         arena.recycle(String::with_capacity(10));
         arena.recycle(String::with_capacity(20));
         assert_eq!(arena.stats().spare_bytes, 30);
-        let s: String = arena.take(); // slot 1: budget 1 -> 0
+        let s: String = arena.take();
         assert_eq!(s.capacity(), 20);
         assert_eq!(arena.stats().spare_bytes, 10);
-        // The first cycle of a list ages nothing: its values were put in it.
+        // The cycle in which it came, then one whole idle cycle: kept.
         arena.renew_idle();
-        // Slot 0 idle for a whole cycle: budget 1 -> 0; the next idle cycle renews it.
         arena.renew_idle();
-        assert_eq!(arena.spare_len::<String>(), 1);
-        assert_eq!(arena.stats().spare_bytes, 10);
+        arena.recycle(s); // a new stamp: used in this cycle
+        assert_eq!(arena.spare_len::<String>(), 2);
+        arena.renew_idle(); // the 10-byte one has been idle two whole cycles
+        let stats = arena.stats();
+        assert_eq!((stats.spare, stats.spare_bytes), (1, 20));
+        assert_eq!((stats.released_idle, stats.released_idle_bytes), (1, 10));
         arena.renew_idle();
-        assert_eq!(arena.spare_len::<String>(), 0);
+        arena.renew_idle();
         assert_eq!(arena.stats().spare_bytes, 0);
+    }
+
+    /// Issue 20's cause: a released value's slot budget must not pass to the value that
+    /// moves down into its slot; the moved value keeps the budget it was spending.
+    #[test]
+    fn budgets_move_down_with_their_values() {
+        // 4 KiB used for 1 byte: 4096 / (16 + 1024) spends 3 reuses a take.
+        let used = |mut s: String| {
+            s.push('x');
+            s
+        };
+        let mut arena = Arena::new().renew_after(6..=6).release_idle_after(1);
+        arena.recycle(used(String::with_capacity(4096))); // slot 0: will go idle
+        arena.recycle(used(String::with_capacity(4096))); // slot 1: in use
+        let s: String = arena.take(); // slot 1: 6 -> 3
+        arena.recycle(used(s));
+        arena.renew_idle();
+        let s: String = arena.take(); // slot 1: 3 -> 0
+        arena.recycle(used(s));
+        arena.renew_idle(); // slot 0's value released; slot 1's moves down with its 0
+        assert_eq!(
+            (arena.stats().released_idle, arena.spare_len::<String>()),
+            (1, 1)
+        );
+        let s: String = arena.take(); // its spent budget renews it
+        assert_eq!(s.capacity(), 0);
+        assert_eq!(arena.stats().renewed, 1);
+
+        // Eviction under `max_spare_bytes` moves budgets down the same way.
+        let mut arena = Arena::new().renew_after(6..=6).max_spare_bytes(8192);
+        arena.recycle(used(String::with_capacity(4096))); // slot 0: evicted below
+        arena.recycle(used(String::with_capacity(4096))); // slot 1
+        let s: String = arena.take(); // slot 1: 6 -> 3
+        arena.recycle(used(s));
+        arena.renew_idle();
+        let s: String = arena.take(); // slot 1: 3 -> 0
+        arena.recycle(used(s)); // a new stamp: slot 0's value is the older one
+        arena.renew_idle();
+        arena.recycle(used(String::with_capacity(4096))); // evicts slot 0's; slot 1's moves down
+        assert_eq!(arena.stats().over_limit, 1);
+        let _: String = arena.take(); // the newest, on top, in slot 1 now
+        let s: String = arena.take(); // slot 0, with the spent budget: renewed
+        assert_eq!(s.capacity(), 0);
         assert_eq!(arena.stats().renewed, 1);
     }
 }

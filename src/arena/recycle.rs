@@ -98,10 +98,37 @@ pub trait Recycle: Send + Sync + 'static {
     fn retained_bytes(&self) -> usize {
         0
     }
+
+    /// Bytes of the value's own buffers that its content uses now (a `String`'s length, a
+    /// `Vec`'s length × element size), measured the same way as
+    /// [`retained_bytes`](Recycle::retained_bytes); [`Arena::recycle`] reads it just before
+    /// it clears the value. Renewal compares the two: a spare value that holds more than
+    /// 4 × what its last use needed + 256 bytes is *oversized* and is renewed once its
+    /// slot's reuse budget is spent; one that holds more than 16 × its use + 1 KiB spends
+    /// that budget faster, up to 64 reuses a take (see
+    /// [renewal](crate::arena#renewal-and-release-the-memory-safeguards)).
+    ///
+    /// The default, 0, says nothing about the use: such a value counts as oversized when it
+    /// retains more than 256 bytes, and is renewed once per budget, as every value was
+    /// before this method existed. Override it to have buffers that fit their use kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::arena::Recycle;
+    ///
+    /// let mut s = String::with_capacity(64);
+    /// s.push_str("hello");
+    /// assert_eq!((s.used_bytes(), s.retained_bytes()), (5, 64));
+    /// assert_eq!(vec![1u32, 2].used_bytes(), 8);
+    /// ```
+    fn used_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Implements [`Recycle`] for a struct by recycling each listed
-/// field in place; its retained bytes are the fields' sum.
+/// field in place; its retained and used bytes are the fields' sums.
 ///
 /// List every field: one left out keeps its value when the struct is recycled, and a
 /// struct taken from an arena would not come back cleared.
@@ -135,6 +162,9 @@ macro_rules! impl_recycle {
             }
             fn retained_bytes(&self) -> usize {
                 0 $( + $crate::arena::Recycle::retained_bytes(&self.$field) )*
+            }
+            fn used_bytes(&self) -> usize {
+                0 $( + $crate::arena::Recycle::used_bytes(&self.$field) )*
             }
         }
     };
@@ -193,6 +223,9 @@ impl Recycle for String {
     fn retained_bytes(&self) -> usize {
         self.capacity()
     }
+    fn used_bytes(&self) -> usize {
+        self.len()
+    }
 }
 
 /// Keeps its buffer; its elements are [recycled](Arena::recycle) one by one (or simply
@@ -211,6 +244,9 @@ impl<T: Recycle> Recycle for Vec<T> {
     fn retained_bytes(&self) -> usize {
         self.capacity() * mem::size_of::<T>()
     }
+    fn used_bytes(&self) -> usize {
+        self.len() * mem::size_of::<T>()
+    }
 }
 
 /// Like `Vec<T>`.
@@ -226,6 +262,9 @@ impl<T: Recycle> Recycle for VecDeque<T> {
     }
     fn retained_bytes(&self) -> usize {
         self.capacity() * mem::size_of::<T>()
+    }
+    fn used_bytes(&self) -> usize {
+        self.len() * mem::size_of::<T>()
     }
 }
 
@@ -250,6 +289,9 @@ where
     fn retained_bytes(&self) -> usize {
         self.capacity() * (mem::size_of::<(K, V)>() + 1)
     }
+    fn used_bytes(&self) -> usize {
+        self.len() * (mem::size_of::<(K, V)>() + 1)
+    }
 }
 
 /// Keeps its table; its elements are [recycled](Arena::recycle). Retained bytes as for
@@ -271,6 +313,9 @@ where
     fn retained_bytes(&self) -> usize {
         self.capacity() * (mem::size_of::<T>() + 1)
     }
+    fn used_bytes(&self) -> usize {
+        self.len() * (mem::size_of::<T>() + 1)
+    }
 }
 
 /// Becomes `None`; the content is [recycled](Arena::recycle) into its own free list.
@@ -291,6 +336,9 @@ impl<T: Recycle> Recycle for Box<T> {
     fn retained_bytes(&self) -> usize {
         mem::size_of::<T>() + (**self).retained_bytes()
     }
+    fn used_bytes(&self) -> usize {
+        mem::size_of::<T>() + (**self).used_bytes()
+    }
 }
 
 /// Each element recycled in place.
@@ -304,6 +352,9 @@ impl<T: Recycle, const N: usize> Recycle for [T; N] {
     fn retained_bytes(&self) -> usize {
         self.iter().map(T::retained_bytes).sum()
     }
+    fn used_bytes(&self) -> usize {
+        self.iter().map(T::used_bytes).sum()
+    }
 }
 
 macro_rules! tuple {
@@ -316,6 +367,9 @@ macro_rules! tuple {
             }
             fn retained_bytes(&self) -> usize {
                 0 $( + self.$i.retained_bytes() )+
+            }
+            fn used_bytes(&self) -> usize {
+                0 $( + self.$i.used_bytes() )+
             }
         }
     };

@@ -155,9 +155,9 @@ impl<T> Recycled<T> {
 
 impl<T: Recycle> Recycled<T> {
     /// Clears the value into its arena: the value keeps its own buffers (a map its table),
-    /// and what it owns goes to the arena's free lists for the next refill. Then ends the
-    /// arena's cycle ([`Arena::renew_idle`]), so spare buffers the last refill did not need
-    /// age toward renewal.
+    /// and what it owns goes to the arena's free lists for the next refill. First it ends
+    /// the arena's cycle ([`Arena::renew_idle`]): spare values that no refill took for
+    /// [`release_idle_after`](Arena::release_idle_after) cycles are released.
     ///
     /// Allocates only while a free list grows: at steady state, never.
     ///
