@@ -13,7 +13,8 @@
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
-//! | `budget` | the idle bound's shared budget | no |
+//! | `decay` | decay by itself: the period, the clock, the ticks; `spawn_trimmer` | no (but `spawn_trimmer`) |
+//! | `budget` | the idle bound's shared budget, fixed or adapting to demand | no |
 //!
 //! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
 //! atomic read-modify-write; threads whose magazine and depot are empty steal from other
@@ -37,6 +38,7 @@ use std::fmt;
 
 mod budget;
 mod builder;
+mod decay;
 mod depot;
 mod local;
 mod node;
@@ -46,10 +48,9 @@ pub(crate) mod version;
 
 pub use self::budget::SLOT_BATCH;
 pub use self::builder::{PoolBuilder, DEFAULT_MAX_IDLE};
-use self::depot::NodePtr;
 pub use self::local::MAGAZINE_SIZE;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
-use self::shared::{Discard, PoolLocal, PoolNode, Shared};
+use self::shared::{Discard, PoolLocal, Shared};
 use crate::arena::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
@@ -137,8 +138,19 @@ pub struct PoolStats {
     pub discarded: u64,
     /// Objects dropped on their way back because the pool already held `max_idle`.
     pub dropped_over_cap: u64,
-    /// Objects dropped by [`Pool::trim`] and [`Pool::clear`].
+    /// Objects dropped by [`Pool::trim`] and [`Pool::clear`] (and by the thread of
+    /// [`Pool::spawn_trimmer`]).
     pub trimmed: u64,
+    /// Objects dropped by decay ticks (see [`PoolBuilder::decay`]).
+    pub decayed: u64,
+    /// Bytes of the objects counted in `dropped_over_cap`, as the size function given to
+    /// [`PoolBuilder::weigh`] measured them when they were dropped; `None` if the pool has
+    /// no size function (it does not know its objects' sizes).
+    pub dropped_over_cap_bytes: Option<u64>,
+    /// Bytes of the objects counted in `trimmed`; `None` without a size function.
+    pub trimmed_bytes: Option<u64>,
+    /// Bytes of the objects counted in `decayed`; `None` without a size function.
+    pub decayed_bytes: Option<u64>,
     /// Objects of this pool that exist now: idle, checked out, published in containers,
     /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
     /// the bound's own count: at most `max_live`, except for objects taken in by
@@ -318,6 +330,12 @@ impl<T> Pool<T> {
         stats.discarded = read(&shared.discarded);
         stats.dropped_over_cap = read(&shared.dropped_over_cap);
         stats.trimmed = read(&shared.trimmed);
+        stats.decayed = read(&shared.decayed);
+        if shared.weighs() {
+            stats.dropped_over_cap_bytes = Some(read(&shared.dropped_over_cap_bytes));
+            stats.trimmed_bytes = Some(read(&shared.trimmed_bytes));
+            stats.decayed_bytes = Some(read(&shared.decayed_bytes));
+        }
         stats.live = shared.live();
         stats
     }
@@ -428,7 +446,10 @@ impl<T> Pool<T> {
             // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
             if let Some(node) = unsafe { local.pop(&shared.budget) } {
                 if shared.reset(&node) {
-                    local.count_hit();
+                    // No clock here: one hit in `POLL_EVERY` looks whether decay is due.
+                    if local.count_hit() % decay::POLL_EVERY == 0 {
+                        Shared::poll_decay_cold(&self.shared);
+                    }
                     return Pooled::check_out(node, self);
                 }
             }
@@ -442,6 +463,7 @@ impl<T> Pool<T> {
     #[inline(never)]
     fn get_slow(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
+        Shared::poll_decay(&self.shared);
         let local = Shared::local(&self.shared);
         if shared.max_live.is_some() {
             return self
@@ -477,6 +499,8 @@ impl<T> Pool<T> {
         // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
+        // Nothing was idle: what is live now is the working set (the adaptive idle bound).
+        shared.budget.note_demand(shared.live_now());
         Pooled::check_out(shared.node_for(value), self)
     }
 
@@ -635,10 +659,7 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 0);
     /// ```
     pub fn trim(&self) {
-        self.shed(PoolLocal::pop_victim);
-        for local in self.shared.locals.iter() {
-            local.age();
-        }
+        Shared::trim(&self.shared, true, Discard::Trim);
     }
 
     /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain, the
@@ -659,29 +680,7 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 1);
     /// ```
     pub fn clear(&self) {
-        self.shed(PoolLocal::pop_any);
-    }
-
-    /// `trim` and `clear`: moves the calling thread's magazine to its depot, then drops
-    /// idle objects that `pop` takes from each depot while more than `min_idle` are idle.
-    fn shed(&self, pop: fn(&PoolLocal<T>) -> Option<NodePtr<PoolNode<T>>>) {
-        let shared = &*self.shared;
-        if let Some(local) = Shared::local(&self.shared) {
-            // SAFETY: the calling thread's own `Local`.
-            unsafe { local.flush(&shared.budget) };
-        }
-        for local in shared.locals.iter() {
-            // Counted once per thread's share, not once per object: a walk of every
-            // `Local`. Each object dropped lowers it by one.
-            let excess = shared.idle_now().saturating_sub(shared.min_idle);
-            for _ in 0..excess {
-                let Some(node) = pop(local) else {
-                    break;
-                };
-                shared.budget.unreserve(1);
-                shared.discard(node, Discard::Trim);
-            }
-        }
+        Shared::shed(&self.shared, true, PoolLocal::pop_any, Discard::Trim);
     }
 
     /// Builds objects with the factory until `n` are idle in the pool (or the idle bound, or
