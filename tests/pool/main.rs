@@ -15,6 +15,7 @@
 #[path = "../support/tracked.rs"]
 mod tracked;
 
+mod decay;
 mod idle_bound;
 mod max_live;
 mod reset;
