@@ -54,7 +54,8 @@ fn one_slow_operation(p: &Pool<Tracked>) {
 /// objects are out at once than `DEFAULT_MAX_IDLE`; the adaptive bound keeps them, so after
 /// the first batches the producer gets every object from the pool: no object is dropped
 /// over the bound, the factory runs about as often as the working set is large, and the
-/// measured half of the run makes at most one factory call per 1,000 gets.
+/// second half of the run makes at most one factory call per 1,000 gets (before the
+/// adaptive bound: 0.055 per get in `benches/pool.rs`'s `pool-pipeline`).
 #[test]
 fn a_pipeline_larger_than_the_default_bound_stops_building() {
     let _serial = serial();
@@ -92,12 +93,16 @@ fn a_pipeline_larger_than_the_default_bound_stops_building() {
     // cannot take (at most a magazine per thread, of both threads).
     let most = working_set + 2 * MAGAZINE_SIZE as u64;
     assert!(s.created <= most, "{} made, at most {most}: {s:?}", s.created);
-    let gets = (batches / 2 * batch) as u64;
-    let misses = s.misses - warm.misses;
-    assert!(
-        misses * 1000 <= gets.max(1000),
-        "{misses} factory calls in {gets} gets after warm-up: {s:?}"
-    );
+    // The rate, over enough gets for it to mean something (not Miri's few hundred, where
+    // the working set may still be growing in the second half).
+    if !cfg!(miri) {
+        let gets = (batches / 2 * batch) as u64;
+        let misses = s.misses - warm.misses;
+        assert!(
+            misses * 1000 <= gets,
+            "{misses} factory calls in {gets} gets after warm-up: {s:?}"
+        );
+    }
     assert_eq!(s.idle + s.dropped_over_cap + s.discarded, s.created, "{s:?}");
 }
 
