@@ -172,35 +172,36 @@ fn pipeline<G: Send>(
     put: impl Fn(G) + Sync,
 ) {
     let mut tally = Tally::default();
-    c.benchmark_group("pool-pipeline").bench_function(name, |b| {
-        b.iter_custom(|ops| {
-            let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
-            let rx = Mutex::new(rx);
-            let worker = |t: usize, _: u64, start: &Barrier| {
-                if t == 0 {
-                    start.wait();
-                    let mut left = ops as usize;
-                    while left > 0 {
-                        let n = left.min(BATCH);
-                        let mut batch = Vec::with_capacity(BATCH);
-                        batch.extend((0..n).map(|_| get()));
-                        tx.send(batch).expect("receiver alive");
-                        left -= n;
+    c.benchmark_group("pool-pipeline")
+        .bench_function(name, |b| {
+            b.iter_custom(|ops| {
+                let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
+                let rx = Mutex::new(rx);
+                let worker = |t: usize, _: u64, start: &Barrier| {
+                    if t == 0 {
+                        start.wait();
+                        let mut left = ops as usize;
+                        while left > 0 {
+                            let n = left.min(BATCH);
+                            let mut batch = Vec::with_capacity(BATCH);
+                            batch.extend((0..n).map(|_| get()));
+                            tx.send(batch).expect("receiver alive");
+                            left -= n;
+                        }
+                    } else {
+                        let rx = rx.lock().unwrap();
+                        start.wait();
+                        let mut left = ops as usize;
+                        while left > 0 {
+                            let batch = rx.recv().expect("sender alive");
+                            left -= batch.len();
+                            batch.into_iter().for_each(&put);
+                        }
                     }
-                } else {
-                    let rx = rx.lock().unwrap();
-                    start.wait();
-                    let mut left = ops as usize;
-                    while left > 0 {
-                        let batch = rx.recv().expect("sender alive");
-                        left -= batch.len();
-                        batch.into_iter().for_each(&put);
-                    }
-                }
-            };
-            support::parallel(ops, 2, &mut tally, worker, support::idle)
+                };
+                support::parallel(ops, 2, &mut tally, worker, support::idle)
+            });
         });
-    });
     tally.extra = factory.calls();
     support::record("pool", "pool-pipeline", name, "", &tally, Some("factory"));
 }

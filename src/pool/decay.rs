@@ -127,7 +127,11 @@ impl Decay {
         self.last
             .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
             .ok()?;
-        Some(if now - last >= 2 { Tick::Drop } else { Tick::Age })
+        Some(if now - last >= 2 {
+            Tick::Drop
+        } else {
+            Tick::Age
+        })
     }
 }
 
@@ -215,10 +219,9 @@ impl<T: Send + 'static> Pool<T> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    use std::sync::Arc;
-
     use super::*;
+    use crate::sync::Arc;
+    use Ordering::Relaxed;
 
     #[test]
     fn ticks_follow_the_grid_and_one_thread_runs_each() {

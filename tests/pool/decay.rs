@@ -92,7 +92,11 @@ fn a_pipeline_larger_than_the_default_bound_stops_building() {
     // Besides the working set, objects idle in the consumer's magazine, which the producer
     // cannot take (at most a magazine per thread, of both threads).
     let most = working_set + 2 * MAGAZINE_SIZE as u64;
-    assert!(s.created <= most, "{} made, at most {most}: {s:?}", s.created);
+    assert!(
+        s.created <= most,
+        "{} made, at most {most}: {s:?}",
+        s.created
+    );
     // The rate, over enough gets for it to mean something (not Miri's few hundred, where
     // the working set may still be growing in the second half).
     if !cfg!(miri) {
@@ -103,7 +107,11 @@ fn a_pipeline_larger_than_the_default_bound_stops_building() {
             "{misses} factory calls in {gets} gets after warm-up: {s:?}"
         );
     }
-    assert_eq!(s.idle + s.dropped_over_cap + s.discarded, s.created, "{s:?}");
+    assert_eq!(
+        s.idle + s.dropped_over_cap + s.discarded,
+        s.created,
+        "{s:?}"
+    );
 }
 
 /// A burst of 100,000 objects (1,000 under Miri) is kept whole by the adaptive bound, then
@@ -117,7 +125,9 @@ fn a_burst_decays_to_min_idle_within_two_periods_and_one_operation() {
     let min_idle = 5;
     let log = Log::new();
     let clock = Clock::default();
-    let p = clock.decaying(tracked_builder(&log).min_idle(min_idle)).build();
+    let p = clock
+        .decaying(tracked_builder(&log).min_idle(min_idle))
+        .build();
     burst_on_another_thread(&p, n);
     let s = p.stats();
     assert_eq!((s.idle, s.dropped_over_cap), (n as u64, 0), "kept: {s:?}");
@@ -128,14 +138,22 @@ fn a_burst_decays_to_min_idle_within_two_periods_and_one_operation() {
     clock.advance(1);
     one_slow_operation(&p);
     let s = p.stats();
-    assert_eq!((s.decayed, s.idle), (0, n as u64), "one period: marked only: {s:?}");
+    assert_eq!(
+        (s.decayed, s.idle),
+        (0, n as u64),
+        "one period: marked only: {s:?}"
+    );
     clock.advance(1);
     one_slow_operation(&p);
     let s = p.stats();
     assert_eq!(s.idle, min_idle as u64, "{s:?}");
     assert_eq!(s.decayed, (n - min_idle) as u64, "{s:?}");
     assert_eq!(log.dropped(), s.decayed, "really dropped");
-    assert_eq!(p.max_idle(), DEFAULT_MAX_IDLE, "the bound followed demand down");
+    assert_eq!(
+        p.max_idle(),
+        DEFAULT_MAX_IDLE,
+        "the bound followed demand down"
+    );
     assert_eq!(s.trimmed, 0, "decay is counted apart from trim");
 }
 
@@ -174,7 +192,10 @@ fn a_thread_that_only_hits_its_magazine_drives_decay() {
     }
     let s = p.stats();
     // All but the object the tick's own `get` had taken, which it then gave back.
-    assert_eq!(s.idle, 1, "the magazine of the thread running the tick too: {s:?}");
+    assert_eq!(
+        s.idle, 1,
+        "the magazine of the thread running the tick too: {s:?}"
+    );
     assert_eq!(s.decayed, n as u64 - 1, "{s:?}");
 }
 
@@ -232,7 +253,11 @@ fn stats_count_bytes_when_the_pool_can_weigh_its_objects() {
     clock.advance(2);
     on_a_thread(1); // its slow path runs the tick: the 2 decay
     let s = p.stats();
-    assert_eq!((s.dropped_over_cap, s.trimmed, s.decayed), (2, 3, 2), "{s:?}");
+    assert_eq!(
+        (s.dropped_over_cap, s.trimmed, s.decayed),
+        (2, 3, 2),
+        "{s:?}"
+    );
     assert_eq!(s.dropped_over_cap_bytes, Some(200), "{s:?}");
     assert_eq!(s.trimmed_bytes, Some(300), "{s:?}");
     assert_eq!(s.decayed_bytes, Some(200), "{s:?}");
@@ -241,7 +266,10 @@ fn stats_count_bytes_when_the_pool_can_weigh_its_objects() {
     drop(p.get());
     let s = p.stats();
     assert_eq!(s.dropped_over_cap, 1);
-    assert_eq!(s.dropped_over_cap_bytes, None, "no size function: bytes unknown");
+    assert_eq!(
+        s.dropped_over_cap_bytes, None,
+        "no size function: bytes unknown"
+    );
 }
 
 /// A pool nobody touches shrinks with `spawn_trimmer`; the trimmer exits once the pool's
