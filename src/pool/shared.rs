@@ -489,13 +489,6 @@ impl<T> Shared<T> {
         }
     }
 
-    /// `poll_decay`, out of line: for the hit path's occasional look.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn poll_decay_cold(this: &Arc<Shared<T>>) {
-        Shared::poll_decay(this);
-    }
-
     /// A decay tick (see `decay.rs`).
     #[cold]
     fn tick(this: &Arc<Shared<T>>, tick: Tick) {
