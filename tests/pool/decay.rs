@@ -294,3 +294,25 @@ fn a_trimmer_shrinks_a_pool_nobody_touches_and_exits_with_it() {
     trimmer.join().unwrap();
     assert_eq!(log.dropped(), log.made());
 }
+
+/// Without decay, `trim` lowers the adaptive bound: a burst raises it (the burst is kept
+/// whole), two trims drop the burst and bring the bound back to its floor, and a set
+/// `max_idle` never moves.
+#[test]
+fn trim_brings_the_adaptive_bound_back_down() {
+    let _serial = serial();
+    let n = scaled(1_000, 300);
+    let log = Log::new();
+    let p = tracked_builder(&log).build();
+    burst_on_another_thread(&p, n);
+    assert!(p.max_idle() >= n, "{:?}", p.stats());
+    assert_eq!(p.stats().idle, n as u64);
+    p.trim();
+    p.trim();
+    assert_eq!((p.stats().idle, p.stats().trimmed), (0, n as u64));
+    assert_eq!(p.max_idle(), DEFAULT_MAX_IDLE);
+
+    let fixed = tracked_builder(&log).max_idle(10).build();
+    burst_on_another_thread(&fixed, n);
+    assert_eq!((fixed.max_idle(), fixed.stats().idle), (10, 10));
+}
