@@ -440,8 +440,8 @@ impl<T> Pool<T> {
     /// assert_eq!(*n, 1);
     /// ```
     // `always`: the hit path is a few loads and stores, and the occasional decay look (a
-    // test and a cold call) tipped LLVM's heuristics out of inlining it (4.4 ns against
-    // 2.5 ns per get + drop in a loop, 2-core VM, 2026-11-25).
+    // test and a cold call) tipped LLVM's heuristics out of inlining it into a caller's
+    // loop, which then paid a call per `get`.
     #[inline(always)]
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get(&self) -> Pooled<'_, T> {
