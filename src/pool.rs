@@ -93,6 +93,9 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///   read-modify-write on the idle budget.
 /// - The first use of a pool on a thread allocates that thread's magazine and depot
 ///   (once), and an entry in the thread's registry (one allocation).
+/// - With [`decay`](PoolBuilder::decay): one clock read per slow path above and per 256
+///   hits on a thread (the hit path itself only tests its hit count); a due tick drops
+///   objects on the thread that finds it due.
 /// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
 /// - With a [`max_live`](PoolBuilder::max_live) bound, `get` and the return of an object
 ///   take locks instead (see there), and `get` may wait.
@@ -358,7 +361,10 @@ impl<T> Pool<T> {
         self.shared.max_live
     }
 
-    /// The most idle objects this pool keeps.
+    /// The most idle objects this pool keeps now: the bound set with
+    /// [`PoolBuilder::max_idle`], or else the adaptive bound's value at this moment (at
+    /// least [`DEFAULT_MAX_IDLE`]; it rises with the objects live at a miss and falls at
+    /// `trim` and decay ticks).
     ///
     /// # Examples
     ///
@@ -651,7 +657,10 @@ impl<T> Pool<T> {
     /// An object is thus freed by the second `trim` after it was last put back, unless a
     /// `get` took it in between; `get` takes fresh objects before victims, so a steady
     /// user keeps its working set and a `trim` causes no burst of factory calls. Call it
-    /// from a timer (every few seconds, say) to let a pool shrink after a burst.
+    /// from a timer (every few seconds, say) to let a pool shrink after a burst, or let the
+    /// pool do it ([`PoolBuilder::decay`], [`Pool::spawn_trimmer`]). Without a set
+    /// [`max_idle`](PoolBuilder::max_idle), it also lowers the adaptive idle bound to the
+    /// objects live after it.
     ///
     /// Objects in the magazines of *other* live threads (at most [`MAGAZINE_SIZE`] per
     /// thread) are not reached: they are in use by those threads' next operations, and move
