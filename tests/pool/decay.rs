@@ -316,3 +316,38 @@ fn trim_brings_the_adaptive_bound_back_down() {
     burst_on_another_thread(&fixed, n);
     assert_eq!((fixed.max_idle(), fixed.stats().idle), (10, 10));
 }
+
+/// Issue 20's target for hidden objects: 256 threads that each touched the pool once and
+/// then idle, alive, hide at most 2 x the available cores from `trim` and decay. Not met:
+/// each idle thread's magazine keeps its object (63 hidden on the 2-core VM, 2026-11-25,
+/// `cargo test --test pool idle_threads_hide -- --ignored`: the other threads' objects were
+/// dropped at the idle bound, whose slots the idle threads hold spare), and reaching a
+/// magazine needs a handshake with its owner's lock-free hit path, which costs that path
+/// instructions.
+#[test]
+#[ignore = "issue 20 item 2 (hidden objects bounded by cores) is not done: each live idle \
+            thread's magazine stays out of trim's and decay's reach"]
+fn idle_threads_hide_at_most_two_objects_per_core() {
+    let _serial = serial();
+    let threads = scaled(256, 8);
+    let log = Log::new();
+    let clock = Clock::default();
+    let p = clock.decaying(tracked_builder(&log)).build();
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let hidden = crate::with_parked_threads(
+        threads,
+        |_| drop(p.get()),
+        || {
+            clock.advance(2);
+            one_slow_operation(&p);
+            p.trim();
+            p.trim();
+            // What is still idle is what neither reached, less the slow operation's own.
+            p.stats().idle.saturating_sub(1)
+        },
+    );
+    assert!(
+        hidden <= 2 * cores as u64,
+        "{hidden} objects hidden from trim and decay by {threads} idle threads ({cores} cores)"
+    );
+}
