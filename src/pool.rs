@@ -158,7 +158,7 @@ pub struct PoolStats {
     /// Objects of this pool that exist now: idle, checked out, published in containers,
     /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
     /// the bound's own count: at most `max_live`, except for objects taken in by
-    /// [`Pool::adopt`]. Without one, `created` less the three counts of dropped objects.
+    /// [`Pool::adopt`]. Without one, `created` less the four counts of dropped objects.
     pub live: u64,
 }
 
