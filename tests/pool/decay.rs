@@ -155,6 +155,7 @@ fn a_burst_decays_to_min_idle_within_two_periods_and_one_operation() {
         "the bound followed demand down"
     );
     assert_eq!(s.trimmed, 0, "decay is counted apart from trim");
+    crate::assert_accounted(&p, &log, 0);
 }
 
 /// A pool quiet for two periods or more drops its whole burst at the first slow-path
@@ -171,6 +172,7 @@ fn a_quiet_pool_drops_its_burst_at_the_first_operation() {
     let s = p.stats();
     // The tick runs before the operation's own `get`, which then builds the one idle now.
     assert_eq!((s.idle, s.decayed, s.created), (1, 300, 301), "{s:?}");
+    crate::assert_accounted(&p, &log, 0);
 }
 
 /// A thread that only hits its magazine still drives decay, at one `get` in 256 hits: the
