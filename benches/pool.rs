@@ -14,6 +14,12 @@
 //!   thread receives and drops it. This is the hot-swap pattern: the last reader, on any
 //!   thread, returns what the writer's thread takes. Time per op is wall time / buffers
 //!   handed off; the channel's cost is in every figure, `fresh-vec` included.
+//! - `pool-pipeline`: a long-lived producer thread gets buffers in batches of 64 (a `Vec`
+//!   per batch) and sends each batch through a channel bounded at 4 batches to a long-lived
+//!   consumer thread that drops them: a reader thread that fills buffers and a worker that
+//!   consumes them. Up to ~400 buffers are out at once, more than `DEFAULT_MAX_IDLE`, so a
+//!   pool must keep what its working set needs (opool is given room for it: its capacity
+//!   is fixed at construction). The batch's own `Vec` is 1/64 = 0.0156 allocations per op.
 //!
 //! Peers (criterion function names): `poolswap` (`Pool::get`, drop), `fresh-vec`
 //! (`Vec::with_capacity`, free), `object-pool` (`pull`, drop), `lockfree-object-pool`
@@ -31,6 +37,7 @@
 //! cargo bench --bench pool
 //! cargo bench --bench pool -- --test         # smoke run
 //! cargo bench --bench pool -- pool-handoff   # one group
+//! cargo bench --bench pool -- pool-pipeline  # the producer/consumer pipeline
 //! ```
 
 use std::hint::black_box;
@@ -145,6 +152,60 @@ fn handoff<G: Send>(
     support::record("pool", "pool-handoff", name, "", &tally, Some("factory"));
 }
 
+/// Batches the pipeline's producer sends at most ahead of its consumer (the channel's
+/// bound): with the batch being filled and the one being dropped, up to
+/// `(PIPELINE_DEPTH + 2) * BATCH` buffers are out at once, more than `DEFAULT_MAX_IDLE`.
+const PIPELINE_DEPTH: usize = 4;
+/// Buffers per batch in the pipeline.
+const BATCH: usize = 64;
+
+/// Runs one pipeline benchmark: thread 0 gets `BATCH` buffers into a `Vec` (one allocation
+/// per batch: 1/64 = 0.0156 allocations per buffer) and sends the batch through a channel
+/// bounded at `PIPELINE_DEPTH` batches; thread 1 receives each batch and calls `put` on
+/// every buffer. Both threads live for the whole batch of criterion iterations, as a
+/// reader thread and a worker thread of a service do. Time per op is wall time / buffers.
+fn pipeline<G: Send>(
+    c: &mut Criterion,
+    name: &str,
+    factory: &Factory,
+    get: impl Fn() -> G + Sync,
+    put: impl Fn(G) + Sync,
+) {
+    let mut tally = Tally::default();
+    c.benchmark_group("pool-pipeline")
+        .bench_function(name, |b| {
+            b.iter_custom(|ops| {
+                let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
+                let rx = Mutex::new(rx);
+                let worker = |t: usize, _: u64, start: &Barrier| {
+                    if t == 0 {
+                        start.wait();
+                        let mut left = ops as usize;
+                        while left > 0 {
+                            let n = left.min(BATCH);
+                            let mut batch = Vec::with_capacity(BATCH);
+                            batch.extend((0..n).map(|_| get()));
+                            tx.send(batch).expect("receiver alive");
+                            left -= n;
+                        }
+                    } else {
+                        let rx = rx.lock().unwrap();
+                        start.wait();
+                        let mut left = ops as usize;
+                        while left > 0 {
+                            let batch = rx.recv().expect("sender alive");
+                            left -= batch.len();
+                            batch.into_iter().for_each(&put);
+                        }
+                    }
+                };
+                support::parallel(ops, 2, &mut tally, worker, support::idle)
+            });
+        });
+    tally.extra = factory.calls();
+    support::record("pool", "pool-pipeline", name, "", &tally, Some("factory"));
+}
+
 fn pool_local(c: &mut Criterion) {
     let f = Factory::default();
     let g = f.clone();
@@ -250,9 +311,51 @@ fn pool_handoff(c: &mut Criterion) {
     handoff(c, "sharded-slab", &f, get, put);
 }
 
+fn pool_pipeline(c: &mut Criterion) {
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = poolswap::Pool::new(move || g.make(), clear);
+    pipeline(c, "poolswap", &f, || pool.get(), drop);
+
+    let f = Factory::default();
+    pipeline(c, "fresh-vec", &f, || f.make(), drop);
+
+    let f = Factory::default();
+    let pool = object_pool::Pool::new(0, Vec::new);
+    let get = || {
+        let mut v = pool.pull(|| f.make());
+        v.clear();
+        v
+    };
+    pipeline(c, "object-pool", &f, get, drop);
+
+    let f = Factory::default();
+    let g = f.clone();
+    let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
+    pipeline(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
+
+    let f = Factory::default();
+    let pool = opool::Pool::new((PIPELINE_DEPTH + 3) * BATCH, f.clone());
+    pipeline(c, "opool", &f, || pool.get(), drop);
+
+    let f = Factory::default();
+    let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
+    let get = || {
+        let mut v = Arc::clone(&pool).create_owned().expect("slab has room");
+        ensure_capacity(&mut v, &f);
+        v
+    };
+    let put = |v: sharded_slab::pool::OwnedRefMut<Vec<u8>>| {
+        let key = v.key();
+        drop(v);
+        pool.clear(key);
+    };
+    pipeline(c, "sharded-slab", &f, get, put);
+}
+
 criterion_group! {
     name = benches;
     config = support::criterion();
-    targets = pool_local, pool_dead, pool_handoff
+    targets = pool_local, pool_dead, pool_handoff, pool_pipeline
 }
 criterion_main!(benches);

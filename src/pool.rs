@@ -15,7 +15,8 @@
 //! | `node` | the type-stable node and its lifecycle | yes |
 //! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
-//! | `budget` | the idle bound's shared budget | no |
+//! | `decay` | decay by itself: the period, the clock, the ticks; `spawn_trimmer` | no (but `spawn_trimmer`) |
+//! | `budget` | the idle bound's shared budget, fixed or adapting to demand | no |
 //!
 //! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
 //! atomic read-modify-write; threads whose magazine and depot are empty steal from other
@@ -39,6 +40,7 @@ use std::fmt;
 
 mod budget;
 mod builder;
+mod decay;
 mod depot;
 mod local;
 mod node;
@@ -97,6 +99,9 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///   read-modify-write on the idle budget.
 /// - The first use of a pool on a thread allocates that thread's magazine and depot
 ///   (once), and an entry in the thread's registry (one allocation).
+/// - With [`decay`](PoolBuilder::decay): one clock read per slow path above and per 256
+///   hits on a thread (the hit path itself only tests its hit count); a due tick drops
+///   objects on the thread that finds it due.
 /// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
 /// - With a [`max_live`](PoolBuilder::max_live) bound, `get` and the return of an object
 ///   take locks instead (see there), and `get` may wait.
@@ -143,12 +148,23 @@ pub struct PoolStats {
     pub discarded: u64,
     /// Objects dropped on their way back because the pool already held `max_idle`.
     pub dropped_over_cap: u64,
-    /// Objects dropped by [`Pool::trim`] and [`Pool::clear`].
+    /// Objects dropped by [`Pool::trim`] and [`Pool::clear`] (and by the thread of
+    /// [`Pool::spawn_trimmer`]).
     pub trimmed: u64,
+    /// Objects dropped by decay ticks (see [`PoolBuilder::decay`]).
+    pub decayed: u64,
+    /// Bytes of the objects counted in `dropped_over_cap`, as the size function given to
+    /// [`PoolBuilder::weigh`] measured them when they were dropped; `None` if the pool has
+    /// no size function (it does not know its objects' sizes).
+    pub dropped_over_cap_bytes: Option<u64>,
+    /// Bytes of the objects counted in `trimmed`; `None` without a size function.
+    pub trimmed_bytes: Option<u64>,
+    /// Bytes of the objects counted in `decayed`; `None` without a size function.
+    pub decayed_bytes: Option<u64>,
     /// Objects of this pool that exist now: idle, checked out, published in containers,
     /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
     /// the bound's own count: at most `max_live`, except for objects taken in by
-    /// [`Pool::adopt`]. Without one, `created` less the three counts of dropped objects.
+    /// [`Pool::adopt`]. Without one, `created` less the four counts of dropped objects.
     pub live: u64,
 }
 
@@ -324,6 +340,12 @@ impl<T> Pool<T> {
         stats.discarded = read(&shared.discarded);
         stats.dropped_over_cap = read(&shared.dropped_over_cap);
         stats.trimmed = read(&shared.trimmed);
+        stats.decayed = read(&shared.decayed);
+        if shared.weighs() {
+            stats.dropped_over_cap_bytes = Some(read(&shared.dropped_over_cap_bytes));
+            stats.trimmed_bytes = Some(read(&shared.trimmed_bytes));
+            stats.decayed_bytes = Some(read(&shared.decayed_bytes));
+        }
         stats.live = shared.live();
         stats
     }
@@ -345,7 +367,10 @@ impl<T> Pool<T> {
         self.shared.max_live
     }
 
-    /// The most idle objects this pool keeps.
+    /// The most idle objects this pool keeps now: the bound set with
+    /// [`PoolBuilder::max_idle`], or else the adaptive bound's value at this moment (at
+    /// least [`DEFAULT_MAX_IDLE`]; it rises with the objects live at a miss and falls at
+    /// `trim` and decay ticks).
     ///
     /// # Examples
     ///
@@ -428,7 +453,10 @@ impl<T> Pool<T> {
     /// *n += 1;
     /// assert_eq!(*n, 1);
     /// ```
-    #[inline]
+    // `always`: the hit path is a few loads and stores, and the occasional decay look (a
+    // test and a cold call) tipped LLVM's heuristics out of inlining it into a caller's
+    // loop, which then paid a call per `get`.
+    #[inline(always)]
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
@@ -436,12 +464,27 @@ impl<T> Pool<T> {
             // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
             if let Some(node) = unsafe { local.pop(&shared.budget) } {
                 if shared.reset(&node) {
-                    local.count_hit();
+                    // No clock here: one hit in `POLL_EVERY` looks whether decay is due.
+                    if local.count_hit() % decay::POLL_EVERY == 0 {
+                        return self.hit_and_poll_decay(node);
+                    }
                     return Pooled::check_out(node, self);
                 }
             }
         }
         self.get_slow()
+    }
+
+    /// The end of `get`'s hit path once in `POLL_EVERY` hits: hands out `node` and runs a
+    /// decay tick if one is due. Out of line, so that `get` stays small enough to inline.
+    /// The tick runs after the check-out: a destructor that panics in it puts the object
+    /// back as the guard unwinds.
+    #[cold]
+    #[inline(never)]
+    fn hit_and_poll_decay(&self, node: NodePtr<PoolNode<T>>) -> Pooled<'_, T> {
+        let pooled = Pooled::check_out(node, self);
+        Shared::poll_decay(&self.shared);
+        pooled
     }
 
     /// `get` past the calling thread's magazine: its depot, other threads' depots, and at
@@ -450,6 +493,7 @@ impl<T> Pool<T> {
     #[inline(never)]
     fn get_slow(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
+        Shared::poll_decay(&self.shared);
         let local = Shared::local(&self.shared);
         if shared.max_live.is_some() {
             return self
@@ -485,6 +529,8 @@ impl<T> Pool<T> {
         // Counted once the factory has returned: one that panics built nothing.
         // Relaxed: statistics.
         shared.misses.fetch_add(1, Ordering::Relaxed);
+        // Nothing was idle: what is live now is the working set (the adaptive idle bound).
+        shared.budget.note_demand(shared.live_now());
         Pooled::check_out(shared.node_for(value), self)
     }
 
@@ -620,7 +666,10 @@ impl<T> Pool<T> {
     /// An object is thus freed by the second `trim` after it was last put back, unless a
     /// `get` took it in between; `get` takes fresh objects before victims, so a steady
     /// user keeps its working set and a `trim` causes no burst of factory calls. Call it
-    /// from a timer (every few seconds, say) to let a pool shrink after a burst.
+    /// from a timer (every few seconds, say) to let a pool shrink after a burst, or let the
+    /// pool do it ([`PoolBuilder::decay`], [`Pool::spawn_trimmer`]). Without a set
+    /// [`max_idle`](PoolBuilder::max_idle), it also lowers the adaptive idle bound to the
+    /// objects live after it.
     ///
     /// Objects in the magazines of *other* live threads (at most [`MAGAZINE_SIZE`] per
     /// thread) are not reached: they are in use by those threads' next operations, and move
@@ -644,10 +693,7 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 0);
     /// ```
     pub fn trim(&self) {
-        self.shed(PoolLocal::pop_victim);
-        for local in self.shared.locals.iter() {
-            local.age();
-        }
+        Shared::trim(&self.shared, true, Discard::Trim);
     }
 
     /// Drops idle objects until at most [`min_idle`](PoolBuilder::min_idle) remain, the
@@ -668,29 +714,7 @@ impl<T> Pool<T> {
     /// assert_eq!(pool.stats().idle, 1);
     /// ```
     pub fn clear(&self) {
-        self.shed(PoolLocal::pop_any);
-    }
-
-    /// `trim` and `clear`: moves the calling thread's magazine to its depot, then drops
-    /// idle objects that `pop` takes from each depot while more than `min_idle` are idle.
-    fn shed(&self, pop: fn(&PoolLocal<T>) -> Option<NodePtr<PoolNode<T>>>) {
-        let shared = &*self.shared;
-        if let Some(local) = Shared::local(&self.shared) {
-            // SAFETY: the calling thread's own `Local`.
-            unsafe { local.flush(&shared.budget) };
-        }
-        for local in shared.locals.iter() {
-            // Counted once per thread's share, not once per object: a walk of every
-            // `Local`. Each object dropped lowers it by one.
-            let excess = shared.idle_now().saturating_sub(shared.min_idle);
-            for _ in 0..excess {
-                let Some(node) = pop(local) else {
-                    break;
-                };
-                shared.budget.unreserve(1);
-                shared.discard(node, Discard::Trim);
-            }
-        }
+        Shared::shed(&self.shared, true, PoolLocal::pop_any, Discard::Trim);
     }
 
     /// Builds objects with the factory until `n` are idle in the pool (or the idle bound, or

@@ -125,6 +125,21 @@ mod std_types {
         pub(crate) fn ptr_eq(this: &Self, other: &Self) -> bool {
             std::sync::Arc::ptr_eq(&this.0, &other.0)
         }
+
+        /// A `Weak` on the same value (std only: loom's `Arc` has none).
+        pub(crate) fn downgrade(this: &Self) -> Weak<T> {
+            Weak(std::sync::Arc::downgrade(&this.0))
+        }
+    }
+
+    /// `std`'s `Weak`, for [`Arc::downgrade`].
+    pub(crate) struct Weak<T>(std::sync::Weak<T>);
+
+    impl<T> Weak<T> {
+        /// The `Arc` again, if the value is still alive.
+        pub(crate) fn upgrade(&self) -> Option<Arc<T>> {
+            self.0.upgrade().map(Arc)
+        }
     }
 
     impl<T> Clone for Arc<T> {

@@ -305,6 +305,63 @@ fn trim_vs_steal() {
     });
 }
 
+/// Two threads reach a slow path when a decay tick is due (the pool's clock reads two
+/// periods after the build) while they get and return objects: one thread runs the tick,
+/// which drops the idle objects in depots; the other's `get` steals or builds. Nothing is
+/// dropped twice or lost, and the adaptive idle bound's demand (raised at the misses,
+/// lowered by the tick) never makes a count inconsistent.
+#[test]
+fn decay_tick_vs_get() {
+    use std::sync::atomic::AtomicU64;
+    use std::time::Duration;
+
+    loom::model(|| {
+        let counts = Arc::new(Counts::default());
+        let c = counts.clone();
+        let now = Arc::new(AtomicU64::new(0));
+        let clock = now.clone();
+        let pool = Pool::builder(
+            move || {
+                c.made.fetch_add(1, SeqCst);
+                Obj {
+                    value: 0,
+                    counts: c.clone(),
+                }
+            },
+            |o: &mut Obj| o.value = 0,
+        )
+        .decay(Duration::from_secs(1))
+        .clock(move || Duration::from_secs(clock.load(SeqCst)))
+        .build();
+        pool.prefill(2); // two idle objects in the main thread's depot
+        now.store(2, SeqCst); // two periods later: the next tick drops them
+
+        // Two threads (a third makes the model run for hours): both magazines are empty,
+        // so both `get`s take the slow path, where the tick is due.
+        let user = {
+            let pool = pool.clone();
+            thread::spawn(move || drop(take_reset(&pool, 1)))
+        };
+        drop(take_reset(&pool, 2));
+        user.join().unwrap();
+
+        let stats = pool.stats();
+        assert!(stats.decayed <= 2, "a tick ran twice: {stats:?}");
+        assert_eq!(
+            stats.created - stats.decayed - stats.dropped_over_cap,
+            stats.live,
+            "{stats:?}"
+        );
+        assert_eq!(
+            counts.dropped.load(SeqCst) as u64,
+            stats.decayed,
+            "{stats:?}"
+        );
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
 /// Two writers publish at once while a reader reads: last writer wins, nothing is lost.
 #[test]
 fn concurrent_writers() {

@@ -2,18 +2,24 @@
 //! the pool's shared state from them.
 
 use std::fmt;
+use std::time::Duration;
 
-use super::shared::{self, Factory, Reset, Shared};
+use super::decay::{ClockFn, Decay};
+use super::shared::{self, Factory, Reset, Settings, Shared, Weigh};
 use super::Pool;
 use crate::sync::Arc;
 
-/// How many idle objects a pool keeps by default; see [`PoolBuilder::max_idle`].
+/// The least a pool built without [`PoolBuilder::max_idle`] may keep idle: the floor of its
+/// adaptive idle bound.
 ///
-/// A safety net against a burst pinning memory forever, sized for small objects shared by
-/// many threads (each thread's magazine alone may hold [`MAGAZINE_SIZE`]). For objects of
-/// megabytes, set [`max_idle`](PoolBuilder::max_idle) to the working set you expect — a
-/// container needs its current version, the one being filled, and one per reader that
-/// holds a guard across an update — and call [`Pool::trim`] from a timer.
+/// Such a pool keeps up to `max(DEFAULT_MAX_IDLE, demand + demand / 4)` idle objects, where
+/// `demand` is the most objects that were live at once when a `get` found nothing idle,
+/// since the last [`Pool::trim`] or decay tick (see [`PoolBuilder::max_idle`]). The floor is
+/// sized for small objects shared by many threads (each thread's magazine alone may hold
+/// [`MAGAZINE_SIZE`]). For objects of megabytes, set [`max_idle`](PoolBuilder::max_idle)
+/// to the working set you expect — a container needs its current version, the one being
+/// filled, and one per reader that holds a guard across an update — and let the pool decay
+/// ([`PoolBuilder::decay`]) or call [`Pool::trim`] from a timer.
 ///
 /// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
 pub const DEFAULT_MAX_IDLE: usize = 256;
@@ -36,9 +42,12 @@ pub const DEFAULT_MAX_IDLE: usize = 256;
 pub struct PoolBuilder<T> {
     factory: Box<Factory<T>>,
     reset: Box<Reset<T>>,
-    max_idle: usize,
+    max_idle: Option<usize>,
     min_idle: usize,
     max_live: Option<usize>,
+    decay: Option<Duration>,
+    clock: Option<Box<ClockFn>>,
+    weigh: Option<Box<Weigh<T>>>,
 }
 
 impl<T: Send + 'static> PoolBuilder<T> {
@@ -47,15 +56,29 @@ impl<T: Send + 'static> PoolBuilder<T> {
         PoolBuilder {
             factory,
             reset,
-            max_idle: DEFAULT_MAX_IDLE,
+            max_idle: None,
             min_idle: 0,
             max_live: None,
+            decay: None,
+            clock: None,
+            weigh: None,
         }
     }
 
-    /// The most idle objects the pool keeps, per-thread magazines included (default
-    /// [`DEFAULT_MAX_IDLE`]). An object that comes back to a full pool is dropped, on the
-    /// thread that gave it back. A bound of 0 makes a pool that never keeps anything.
+    /// The most idle objects the pool keeps, per-thread magazines included: a fixed bound.
+    /// An object that comes back to a full pool is dropped, on the thread that gave it
+    /// back. A bound of 0 makes a pool that never keeps anything.
+    ///
+    /// Without it, the bound **adapts to demand**: the pool keeps up to
+    /// `max(DEFAULT_MAX_IDLE, demand + demand / 4)` idle objects, where `demand` is the most
+    /// objects that were live at once when a `get` found nothing idle (so the working set
+    /// just seen), since the last [`Pool::trim`] or decay tick; those lower it to the
+    /// objects live after they drop theirs. So a working set larger than
+    /// [`DEFAULT_MAX_IDLE`] (a producer thread sending batches of buffers to a consumer
+    /// thread) is kept whole instead of being dropped and rebuilt, and the pool never keeps
+    /// more idle objects than a quarter over the most it once had live. A burst is kept
+    /// until a `trim` or decay drops it: build with [`decay`](Self::decay), or set this
+    /// bound, if a burst must not pin memory. [`Pool::max_idle`] reads the bound now.
     ///
     /// The bound is enforced through a shared budget handed to threads [`SLOT_BATCH`] slots
     /// at a time, so that the hit path need not touch a shared counter. It is never
@@ -78,7 +101,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// ```
     #[must_use = "a builder method returns the changed builder"]
     pub fn max_idle(mut self, n: usize) -> Self {
-        self.max_idle = n;
+        self.max_idle = Some(n);
         self
     }
 
@@ -166,6 +189,115 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self
     }
 
+    /// Makes the pool shrink by itself: every `period`, the pool runs what [`Pool::trim`]
+    /// does, from its own slow paths, so an object left idle is dropped within two periods
+    /// (down to [`min_idle`](Self::min_idle)) unless a `get` takes it first. Default: off
+    /// (the pool shrinks only when `trim` or `clear` is called).
+    ///
+    /// A *tick* runs when an operation reaches one of the pool's slow paths (a `get` that
+    /// finds its thread's magazine empty, a return that finds it full) in a later period
+    /// than the last tick, or at one `get` in 256 on each thread: the hit path reads no
+    /// clock. One period after the last tick, the tick drops the objects idle since the
+    /// tick before and demotes the rest; two periods or more after it (the pool saw no slow
+    /// path for a whole period), it drops every idle object it reaches. So objects put back
+    /// at time `t` are gone after the first such operation at or after `t + 2 * period`.
+    /// A tick also lowers the adaptive idle bound ([`max_idle`](Self::max_idle)) to what is
+    /// live after it.
+    ///
+    /// A tick reaches every depot and the calling thread's magazine, not the magazines of
+    /// other live threads (at most [`MAGAZINE_SIZE`] objects each), as for `trim`.
+    ///
+    /// **A pool nobody touches does not decay**: no operation, no tick. For a pool that may
+    /// go quiet after a burst, start [`Pool::spawn_trimmer`] (a thread that calls `trim`
+    /// every period) or call `trim` from a timer of your own.
+    ///
+    /// # Costs
+    ///
+    /// One clock read (`Instant::now`, tens of nanoseconds) per slow path and per 256
+    /// hits on a thread, and a compare-exchange per tick; a tick takes each depot's lock
+    /// and runs the dropped objects' destructors, on the thread that runs it. Nothing on
+    /// the hit path but the test of the hit count it already keeps.
+    ///
+    /// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 4096], |v: &mut Vec<u8>| v.fill(0))
+    ///     .decay(Duration::from_secs(10))
+    ///     .build();
+    /// drop(pool.get());
+    /// assert_eq!(pool.decay_period(), Some(Duration::from_secs(10)));
+    /// ```
+    #[must_use = "a builder method returns the changed builder"]
+    pub fn decay(mut self, period: Duration) -> Self {
+        self.decay = Some(period);
+        self
+    }
+
+    /// The clock [`decay`](Self::decay) reads, as the time since some fixed start; default:
+    /// monotonic time (`Instant`) since the pool was built. For tests that advance time by
+    /// hand, and for a coarse clock of your own. It should never go backwards (if it does,
+    /// ticks stop until it passes its highest reading again).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use poolswap::Pool;
+    ///
+    /// let secs = Arc::new(AtomicU64::new(0));
+    /// let now = Arc::clone(&secs);
+    /// let pool = Pool::builder(|| vec![0u8; 64], |v: &mut Vec<u8>| v.clear())
+    ///     .decay(Duration::from_secs(1))
+    ///     .clock(move || Duration::from_secs(now.load(Relaxed)))
+    ///     .build();
+    /// let burst: Vec<_> = (0..100).map(|_| pool.get()).collect();
+    /// drop(burst);
+    /// secs.store(2, Relaxed); // two periods later
+    /// // Any slow path runs the tick; here, a new thread's first `get`:
+    /// std::thread::scope(|s| s.spawn(|| drop(pool.get())).join().unwrap());
+    /// // Only this thread's magazine (another live thread's, for that one) was out of reach.
+    /// assert!(pool.stats().idle <= poolswap::MAGAZINE_SIZE as u64 + 1);
+    /// assert!(pool.stats().decayed >= 100 - poolswap::MAGAZINE_SIZE as u64);
+    /// ```
+    #[must_use = "a builder method returns the changed builder"]
+    pub fn clock(mut self, now: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
+        self.clock = Some(Box::new(now));
+        self
+    }
+
+    /// Tells the pool how to measure an object's size in bytes, so that [`PoolStats`]
+    /// counts the bytes of what the idle bound, `trim` and decay dropped (it counts objects
+    /// only otherwise, and says so with `None`). Runs on each object as it is dropped for
+    /// one of those reasons, on the thread that drops it; it should be cheap and must not
+    /// panic (an object whose size function panics is leaked, not dropped).
+    ///
+    /// [`PoolStats`]: crate::PoolStats
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| Vec::<u8>::with_capacity(4096), Vec::clear)
+    ///     .weigh(Vec::capacity)
+    ///     .build();
+    /// drop(pool.get());
+    /// pool.clear();
+    /// assert_eq!(pool.stats().trimmed_bytes, Some(4096));
+    /// ```
+    #[must_use = "a builder method returns the changed builder"]
+    pub fn weigh(mut self, size: impl Fn(&T) -> usize + Send + Sync + 'static) -> Self {
+        self.weigh = Some(Box::new(size));
+        self
+    }
+
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     ///
     /// # Examples
@@ -181,11 +313,15 @@ impl<T: Send + 'static> PoolBuilder<T> {
         Pool {
             shared: Arc::new(Shared::new(
                 shared::claim_local::<T>,
-                self.factory,
-                self.reset,
-                self.max_idle,
-                self.min_idle,
-                self.max_live,
+                Settings {
+                    factory: self.factory,
+                    reset: self.reset,
+                    max_idle: self.max_idle,
+                    min_idle: self.min_idle,
+                    max_live: self.max_live,
+                    decay: self.decay.map(|period| Decay::new(period, self.clock)),
+                    weigh: self.weigh,
+                },
             )),
         }
     }
@@ -197,6 +333,7 @@ impl<T> fmt::Debug for PoolBuilder<T> {
             .field("max_idle", &self.max_idle)
             .field("min_idle", &self.min_idle)
             .field("max_live", &self.max_live)
+            .field("decay", &self.decay)
             .finish_non_exhaustive()
     }
 }

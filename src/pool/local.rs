@@ -159,12 +159,13 @@ impl<N> Local<N> {
         r
     }
 
-    /// Counts a `get` served from idle objects. Owner only.
+    /// Counts a `get` served from idle objects, and returns the count. Owner only.
     #[inline]
-    pub(crate) fn count_hit(&self) {
+    pub(crate) fn count_hit(&self) -> u64 {
         // Relaxed load + store, not `fetch_add`: only the owner writes this counter.
-        let hits = self.owner.hits.load(Ordering::Relaxed);
-        self.owner.hits.store(hits + 1, Ordering::Relaxed);
+        let hits = self.owner.hits.load(Ordering::Relaxed) + 1;
+        self.owner.hits.store(hits, Ordering::Relaxed);
+        hits
     }
 
     /// The hit path of `get`: pops the most recently stored node, if any. Plain loads and

@@ -53,6 +53,7 @@ use std::ptr::NonNull;
 use std::time::Duration;
 
 use super::budget::{IdleBudget, SlotOnUnwind};
+use super::decay::{Decay, Tick};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
@@ -67,6 +68,19 @@ pub(super) type PoolLocal<T> = Local<PoolNode<T>>;
 
 pub(super) type Factory<T> = dyn Fn() -> T + Send + Sync;
 pub(super) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+pub(super) type Weigh<T> = dyn Fn(&T) -> usize + Send + Sync;
+
+/// A pool's settings, gathered by the builder.
+pub(super) struct Settings<T> {
+    pub(super) factory: Box<Factory<T>>,
+    pub(super) reset: Box<Reset<T>>,
+    /// A fixed idle bound, or `None` for the adaptive one.
+    pub(super) max_idle: Option<usize>,
+    pub(super) min_idle: usize,
+    pub(super) max_live: Option<usize>,
+    pub(super) decay: Option<Decay>,
+    pub(super) weigh: Option<Box<Weigh<T>>>,
+}
 
 /// Counts above this abort the process, as std's `Arc` does: leaked handles
 /// (`mem::forget` in a loop) must not wrap the count around and close a pool in use.
@@ -82,6 +96,10 @@ pub(crate) struct Shared<T> {
     pub(super) claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
     pub(super) factory: Box<Factory<T>>,
     pub(super) reset: Box<Reset<T>>,
+    /// The size in bytes of an object, for the statistics, if the builder was given one.
+    weigh: Option<Box<Weigh<T>>>,
+    /// Decay by itself, if the builder asked for it.
+    pub(super) decay: Option<Decay>,
     pub(super) locals: LocalList<PoolNode<T>>,
     /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<PoolNode<T>>>>,
@@ -116,6 +134,11 @@ pub(crate) struct Shared<T> {
     pub(super) discarded: AtomicU64,
     pub(super) dropped_over_cap: AtomicU64,
     pub(super) trimmed: AtomicU64,
+    pub(super) decayed: AtomicU64,
+    // Bytes of the objects counted above, when `weigh` is set (slow paths too).
+    pub(super) dropped_over_cap_bytes: AtomicU64,
+    pub(super) trimmed_bytes: AtomicU64,
+    pub(super) decayed_bytes: AtomicU64,
 }
 
 // SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
@@ -134,6 +157,8 @@ pub(super) enum Discard {
     OverCap,
     /// `clear` or `trim`.
     Trim,
+    /// A decay tick.
+    Decay,
     /// The pool has no handle left (counted nowhere: nobody can read the counters).
     Closed,
 }
@@ -142,22 +167,24 @@ impl<T> Shared<T> {
     /// State for a new pool with one handle.
     pub(super) fn new(
         claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
-        factory: Box<Factory<T>>,
-        reset: Box<Reset<T>>,
-        max_idle: usize,
-        min_idle: usize,
-        max_live: Option<usize>,
+        settings: Settings<T>,
     ) -> Shared<T> {
+        let budget = match settings.max_idle {
+            Some(max) => IdleBudget::new(max),
+            None => IdleBudget::adaptive(super::DEFAULT_MAX_IDLE),
+        };
         Shared {
             id: registry::next_id(),
             claim_local,
-            factory,
-            reset,
+            factory: settings.factory,
+            reset: settings.reset,
+            weigh: settings.weigh,
+            decay: settings.decay,
             locals: LocalList::new(),
             empty: Mutex::new(Vec::new()),
-            budget: IdleBudget::new(max_idle),
-            min_idle: min_idle.min(max_idle),
-            max_live,
+            min_idle: settings.min_idle.min(budget.floor()),
+            budget,
+            max_live: settings.max_live,
             live: AtomicUsize::new(0),
             waiters: Mutex::new(()),
             returned: Condvar::new(),
@@ -170,7 +197,16 @@ impl<T> Shared<T> {
             discarded: AtomicU64::new(0),
             dropped_over_cap: AtomicU64::new(0),
             trimmed: AtomicU64::new(0),
+            decayed: AtomicU64::new(0),
+            dropped_over_cap_bytes: AtomicU64::new(0),
+            trimmed_bytes: AtomicU64::new(0),
+            decayed_bytes: AtomicU64::new(0),
         }
+    }
+
+    /// Whether the statistics count bytes (the builder was given a size function).
+    pub(super) fn weighs(&self) -> bool {
+        self.weigh.is_some()
     }
 
     /// Counts one more handle; the caller holds one.
@@ -269,12 +305,21 @@ impl<T> Shared<T> {
     /// (it was published and the pool has a handle), in which case it is kept empty for
     /// reuse (type-stable memory).
     pub(super) fn discard(&self, node: NodePtr<PoolNode<T>>, why: Discard) {
-        let counter = match why {
-            Discard::Reset => Some(&self.discarded),
-            Discard::OverCap => Some(&self.dropped_over_cap),
-            Discard::Trim => Some(&self.trimmed),
-            Discard::Closed => None,
+        let (counter, bytes) = match why {
+            Discard::Reset => (Some(&self.discarded), None),
+            Discard::OverCap => (
+                Some(&self.dropped_over_cap),
+                Some(&self.dropped_over_cap_bytes),
+            ),
+            Discard::Trim => (Some(&self.trimmed), Some(&self.trimmed_bytes)),
+            Discard::Decay => (Some(&self.decayed), Some(&self.decayed_bytes)),
+            Discard::Closed => (None, None),
         };
+        if let (Some(weigh), Some(bytes)) = (&self.weigh, bytes) {
+            // SAFETY: the caller owns the node exclusively, and its object is initialised.
+            let size = weigh(unsafe { PoolNode::<T>::object(node.0) });
+            bytes.fetch_add(size as u64, Ordering::Relaxed); // Relaxed: a statistic.
+        }
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
@@ -377,6 +422,7 @@ impl<T> Shared<T> {
     #[cold]
     #[inline(never)]
     fn put_slow(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+        Shared::poll_decay(this);
         if this.max_live.is_some() {
             // Not to the magazine, where only this thread could take it: to this thread's
             // depot, where a getter waiting at the bound finds it.
@@ -396,6 +442,75 @@ impl<T> Shared<T> {
     /// Idle objects now, summed over every thread.
     pub(super) fn idle_now(&self) -> usize {
         self.locals.iter().map(Local::idle).sum()
+    }
+
+    /// `trim`, `clear` and decay: moves the calling thread's magazine to its depot (if
+    /// `own`: a trimmer thread has none of its own), then drops the idle objects that `pop`
+    /// takes from each depot while more than `min_idle` are idle, counted as `why`. Runs
+    /// the objects' destructors on the calling thread; takes each depot's lock once per
+    /// object dropped.
+    pub(super) fn shed(
+        this: &Arc<Shared<T>>,
+        own: bool,
+        pop: fn(&PoolLocal<T>) -> Option<NodePtr<PoolNode<T>>>,
+        why: Discard,
+    ) {
+        if own {
+            if let Some(local) = Shared::local(this) {
+                // SAFETY: the calling thread's own `Local`.
+                unsafe { local.flush(&this.budget) };
+            }
+        }
+        for local in this.locals.iter() {
+            // Counted once per thread's share, not once per object: a walk of every
+            // `Local`. Each object dropped lowers it by one.
+            let excess = this.idle_now().saturating_sub(this.min_idle);
+            for _ in 0..excess {
+                let Some(node) = pop(local) else {
+                    break;
+                };
+                this.budget.unreserve(1);
+                this.discard(node, why);
+            }
+        }
+    }
+
+    /// `trim`, and a decay tick one period after the last: drops the victims, demotes the
+    /// rest, and lowers the adaptive idle bound's demand to the objects now live.
+    pub(super) fn trim(this: &Arc<Shared<T>>, own: bool, why: Discard) {
+        Shared::shed(this, own, PoolLocal::pop_victim, why);
+        for local in this.locals.iter() {
+            local.age();
+        }
+        this.budget.reset_demand(this.live_now());
+    }
+
+    /// Runs a decay tick if one is due (see `decay.rs`): on the pool's slow paths. Nothing
+    /// but a branch for a pool without decay.
+    #[inline]
+    pub(super) fn poll_decay(this: &Arc<Shared<T>>) {
+        if let Some(decay) = &this.decay {
+            if let Some(tick) = decay.due() {
+                Shared::tick(this, tick);
+            }
+        }
+    }
+
+    /// A decay tick (see `decay.rs`).
+    #[cold]
+    fn tick(this: &Arc<Shared<T>>, tick: Tick) {
+        match tick {
+            Tick::Age => Shared::trim(this, true, Discard::Decay),
+            Tick::Drop => {
+                Shared::shed(this, true, PoolLocal::pop_any, Discard::Decay);
+                this.budget.reset_demand(this.live_now());
+            }
+        }
+    }
+
+    /// Objects live now (see `live`), as a count for the idle bound's demand.
+    pub(super) fn live_now(&self) -> usize {
+        usize::try_from(self.live()).unwrap_or(usize::MAX)
     }
 
     /// Builds one object with the factory for `prefill`, holding a budget slot and a permit
@@ -473,8 +588,10 @@ impl<T> Shared<T> {
             // counted without its object (the difference never goes negative, unless the
             // reads are reordered, which the saturation absorbs).
             None => {
-                let dropped =
-                    read(&self.discarded) + read(&self.dropped_over_cap) + read(&self.trimmed);
+                let dropped = read(&self.discarded)
+                    + read(&self.dropped_over_cap)
+                    + read(&self.trimmed)
+                    + read(&self.decayed);
                 read(&self.created).saturating_sub(dropped)
             }
         }

@@ -15,6 +15,7 @@
 #[path = "../support/tracked.rs"]
 mod tracked;
 
+mod decay;
 mod idle_bound;
 mod max_live;
 mod reset;
@@ -33,12 +34,12 @@ use poolswap::Pool;
 use tracked::{signal, Log, Tracked};
 
 /// Every object ever made is accounted for: checked out, idle, or dropped (and dropped for
-/// one of the three counted reasons). Exact only while no other thread uses the pool.
+/// one of the four counted reasons). Exact only while no other thread uses the pool.
 fn assert_accounted(p: &Pool<Tracked>, log: &Log, out: u64) {
     let s = p.stats();
     assert_eq!(s.created, log.made(), "{s:?}");
     assert_eq!(
-        s.dropped_over_cap + s.discarded + s.trimmed,
+        s.dropped_over_cap + s.discarded + s.trimmed + s.decayed,
         log.dropped(),
         "every drop counted once: {s:?}"
     );
