@@ -128,6 +128,15 @@ pub(crate) const SLOTS: usize = BLOCK_SLOTS * (1 + SPILL_BLOCKS);
 /// writer (one that never gets objects from the pool) leaves waiting.
 pub(crate) const RECLAIM_THRESHOLD: usize = 8;
 
+/// The most yields a pool getter that found nothing idle waits for other threads'
+/// reclamation passes to end ([`reclaim_pending`]): a pass is a heavy barrier, a scan and
+/// the returns, microseconds, unless it runs a long `T::drop`.
+#[cfg(not(loom))]
+const PASS_WAIT: u32 = 256;
+/// Under loom, one: enough for a model to take both branches.
+#[cfg(loom)]
+const PASS_WAIT: u32 = 1;
+
 /// One hazard slot: the node it protects, or null.
 pub(crate) struct Slot {
     node: AtomicPtr<()>,
@@ -236,6 +245,13 @@ struct Domain {
     pending: AtomicUsize,
     /// The background reclaimer's handshake (`reclaimer.rs`).
     wake: Wake,
+    /// Reclamation passes in flight: each holds the retired nodes it took off the list
+    /// until it has returned them. A pool getter that finds nothing idle waits for them
+    /// ([`reclaim_pending`]) rather than build an object while its own version is in one.
+    passes: AtomicUsize,
+    /// Reclamation passes ended so far: a getter that looked at its pool before a pass
+    /// ended looks again ([`reclaim_pending`]).
+    passes_ended: AtomicUsize,
 }
 
 impl Domain {
@@ -257,6 +273,8 @@ impl Domain {
             block_count: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             wake: Wake::new(),
+            passes: AtomicUsize::new(0),
+            passes_ended: AtomicUsize::new(0),
         }
     }
 }
@@ -574,13 +592,54 @@ pub(crate) fn reclaim() -> usize {
     collect(domain().state.lock())
 }
 
+/// How many reclamation passes have ended: read by a pool getter before it looks at its
+/// pool, and given to [`reclaim_pending`] after the look found nothing.
+pub(crate) fn passes_ended() -> usize {
+    // Acquire: pairs with the Release at a pass's end (see `collect`).
+    domain().passes_ended.load(Ordering::Acquire)
+}
+
 /// [`reclaim`] if any node is retired: for a pool getter that found nothing idle, before
-/// it builds an object or waits. Returns how many nodes went back to their pools.
-pub(crate) fn reclaim_pending() -> usize {
-    if !has_pending() {
-        return 0;
+/// it builds an object or waits. `looked` is [`passes_ended`] as read before the getter
+/// looked at its pool. Returns how many nodes went back to their pools, plus 1 if another
+/// thread's pass ended since `looked` (it may have returned the getter's own version):
+/// a non-zero return sends the getter to look again.
+///
+/// First waits, for at most [`PASS_WAIT`] yields, for the passes in flight on other
+/// threads (a background reclaimer's, another writer's): one may hold the getter's own
+/// retired version, which it returns when it ends. Bounded, because a pass may be this
+/// thread's own (a `T::drop` run by it that gets from a pool) or run a long `T::drop`.
+pub(crate) fn reclaim_pending(looked: usize) -> usize {
+    let mut waits = 0;
+    let mut returned = 0;
+    let mut own = 0;
+    loop {
+        // Acquire: pairs with the Release at a pass's end (see `collect`); the returns
+        // themselves are ordered by the pools' own synchronization.
+        while waits < PASS_WAIT && domain().passes.load(Ordering::Acquire) != 0 {
+            waits += 1;
+            crate::sync::yield_now();
+        }
+        if !has_pending() {
+            break;
+        }
+        let n = match pass(domain().state.lock()) {
+            Some(n) => {
+                own += 1;
+                n
+            }
+            None => 0,
+        };
+        returned += n;
+        // A pass that another thread began since the wait above may have taken the list
+        // (this one found it empty): wait for that one too.
+        if n != 0 || waits >= PASS_WAIT || domain().passes.load(Ordering::Acquire) == 0 {
+            break;
+        }
     }
-    reclaim()
+    // Passes of this thread's own (above) ended too: what they returned is in `returned`.
+    let others = passes_ended().wrapping_sub(looked) > own;
+    returned + usize::from(others)
 }
 
 /// Whether any node was retired and not yet reclaimed, as of a recent moment.
@@ -594,13 +653,21 @@ pub(crate) fn has_pending() -> bool {
 /// A reclamation pass; `state` is the domain lock, held only to take the retired list and
 /// to give back what stays on it: the heavy barrier, the scan and the claims run unlocked,
 /// so retirements and other reclamations go on meanwhile.
-fn collect(mut state: MutexGuard<'_, State>) -> usize {
+fn collect(state: MutexGuard<'_, State>) -> usize {
+    pass(state).unwrap_or(0)
+}
+
+/// [`collect`], or `None` if nothing was retired (no pass ran).
+fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
     if state.retired.is_empty() {
-        return 0;
+        return None;
     }
     // Every node taken here was retired before the heavy barrier below: this pass judges
     // those only (module docs, "Why a recycled node is never read"). Nodes retired after
     // the take wait on the list for the next pass.
+    // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it, to
+    // wait for the end (the Release below).
+    domain().passes.fetch_add(1, Ordering::Relaxed);
     let mut judged = std::mem::take(&mut state.judged);
     std::mem::swap(&mut judged, &mut state.retired);
     let mut protected = std::mem::take(&mut state.protected);
@@ -671,10 +738,14 @@ fn collect(mut state: MutexGuard<'_, State>) -> usize {
         }
     }
     keep_larger(&mut domain().state.lock().claimed, batch);
+    // Release: the pass's returns happen before a getter that sees either count change
+    // looks at its pool again.
+    domain().passes_ended.fetch_add(1, Ordering::Release);
+    domain().passes.fetch_sub(1, Ordering::Release);
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
-    released
+    Some(released)
 }
 
 /// Puts `buffer` (emptied) back in `slot` unless `slot` holds a larger one.

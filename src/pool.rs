@@ -501,9 +501,11 @@ impl<T> Pool<T> {
                 .expect("a waiting get returns an object");
         }
         if let Some(local) = local {
-            // Twice at most: the second time after a reclamation returned retired versions
-            // (the writer's own old versions, usually) to their pools.
-            loop {
+            // Again after a reclamation returned retired versions (the writer's own old
+            // versions, usually) to their pools, or after another thread's pass ended; at
+            // most 16 times, should others' passes keep returning only their own.
+            for _ in 0..16 {
+                let looked = crate::hazard::passes_ended();
                 // SAFETY: `Shared::local` returns the calling thread's own `Local`.
                 while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
                     if shared.reset(&node) {
@@ -511,7 +513,7 @@ impl<T> Pool<T> {
                         return Pooled::check_out(node, self);
                     }
                 }
-                if crate::hazard::reclaim_pending() == 0 {
+                if crate::hazard::reclaim_pending(looked) == 0 {
                     break;
                 }
             }

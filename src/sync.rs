@@ -341,6 +341,16 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// Lets other threads run, for a wait on another thread's bounded work (a reclamation
+/// pass); under loom a yield as well.
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
 /// When a timed waiter gives up: an [`Instant`](std::time::Instant), or, under loom, which
 /// has no clock (and whose executions must be deterministic), a deadline that passes after
 /// the waiter's first wait. A model thus sees a timed getter look, wait once (a wait under a
