@@ -541,9 +541,11 @@ impl Arena {
         }
     }
 
-    /// [`take`](Arena::take), preferring among the last few spare values one whose
+    /// [`take`](Arena::take), preferring among the last 8 spare values one whose
     /// [`retained_bytes`](Recycle::retained_bytes) are at least `bytes`, so that filling
-    /// it does not grow (reallocate) it. Otherwise the same as `take`.
+    /// it does not grow (reallocate) it: the topmost that retains at most half as many
+    /// again (plus 8), else the one that retains the fewest, so that a short value does not
+    /// take the buffer that a longer one taken next needs. Otherwise the same as `take`.
     ///
     /// # Examples
     ///

@@ -593,3 +593,26 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
         rebuilds - warm_up
     );
 }
+
+/// A short value takes the spare that fits it best among the last few, not the topmost
+/// that fits: a recycled map entry's key (16 bytes) and its value's strings (32 each) come
+/// back together, and the new entry's key must not take a value string, which would leave
+/// the last value string a key's buffer to grow (an allocation per insert and version).
+#[test]
+fn take_fitting_prefers_the_closest_fit_among_the_last_spares() {
+    let _serial = serial();
+    let mut arena = Arena::new();
+    arena.recycle(String::with_capacity(16)); // the key
+    for _ in 0..3 {
+        arena.recycle(String::with_capacity(32)); // the value's strings, on top
+    }
+    let key: String = arena.take_fitting(11);
+    assert_eq!(key.capacity(), 16, "the key took a value's buffer");
+    let values: Vec<String> = (0..3).map(|_| arena.take_fitting(30)).collect();
+    assert!(values.iter().all(|v| v.capacity() == 32), "{values:?}");
+    // A fit within half as much again is taken at once, from the top down.
+    arena.recycle(String::with_capacity(64));
+    arena.recycle(String::with_capacity(20));
+    let s: String = arena.take_fitting(16);
+    assert_eq!(s.capacity(), 20);
+}

@@ -72,10 +72,16 @@ fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
     out
 }
 
-/// Copies into its own buffer, which grows only if `src` is longer than its capacity.
+/// Copies into its own buffer, which grows only if `src` is longer than its capacity, and
+/// then to the next power of two at or above `src.len()` (at most twice its bytes).
 impl RecycleCopy for String {
     fn copy_from_in(&mut self, src: &Self, _: &mut Arena) {
         self.clear();
+        if self.capacity() < src.len() {
+            // It must grow: to the size class, as `Arena::string_from` does, so that it
+            // fits the next strings of about this length without growing again.
+            self.reserve_exact(src.len().checked_next_power_of_two().unwrap_or(src.len()));
+        }
         self.push_str(src);
     }
     fn copy_bytes(&self) -> usize {

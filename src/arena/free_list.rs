@@ -115,15 +115,29 @@ pub(super) enum Taken<T> {
 const FIT_WINDOW: usize = 8;
 
 impl<T: Recycle> FreeList<T> {
-    /// Moves the topmost of the last [`FIT_WINDOW`] spare values that retains at least
-    /// `bytes` to the top (the slots' budgets stay where they are).
+    /// Moves to the top a good fit among the last [`FIT_WINDOW`] spare values: the topmost
+    /// that retains at least `bytes` and at most half as many again (plus 8), or else the one
+    /// that retains the fewest bytes at least `bytes`, so that a short value does not take
+    /// the buffer a longer one taken next would need (a map's key taking its value's
+    /// string). The slots' budgets stay where they are.
     pub(super) fn fit_top(&mut self, bytes: usize) {
         let len = self.spare.len();
-        let window = len.saturating_sub(FIT_WINDOW)..len;
-        if let Some(i) = window
-            .rev()
-            .find(|&i| self.spare[i].value.retained_bytes() >= bytes)
-        {
+        let good = bytes.saturating_add(bytes / 2).saturating_add(8);
+        let mut best: Option<(usize, usize)> = None;
+        for i in (len.saturating_sub(FIT_WINDOW)..len).rev() {
+            let retained = self.spare[i].value.retained_bytes();
+            if retained < bytes {
+                continue;
+            }
+            if retained <= good {
+                best = Some((retained, i));
+                break;
+            }
+            if best.map_or(true, |(fewest, _)| retained < fewest) {
+                best = Some((retained, i));
+            }
+        }
+        if let Some((_, i)) = best {
             self.spare.swap(i, len - 1);
         }
     }
