@@ -269,88 +269,60 @@ fn pool_dead(c: &mut Criterion) {
     }
 }
 
+/// Runs `$run(c, name, &factory, get, put)` for poolswap and every peer, each with its own
+/// counting factory; `$opool_cap` is opool's fixed capacity (it must hold every buffer in
+/// flight).
+macro_rules! every_peer {
+    ($c:expr, $run:ident, $opool_cap:expr) => {{
+        let c = $c;
+        let f = Factory::default();
+        let g = f.clone();
+        let pool = poolswap::Pool::new(move || g.make(), clear);
+        $run(c, "poolswap", &f, || pool.get(), drop);
+
+        let f = Factory::default();
+        $run(c, "fresh-vec", &f, || f.make(), drop);
+
+        let f = Factory::default();
+        let pool = object_pool::Pool::new(0, Vec::new);
+        let get = || {
+            let mut v = pool.pull(|| f.make());
+            v.clear();
+            v
+        };
+        $run(c, "object-pool", &f, get, drop);
+
+        let f = Factory::default();
+        let g = f.clone();
+        let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
+        $run(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
+
+        let f = Factory::default();
+        let pool = opool::Pool::new($opool_cap, f.clone());
+        $run(c, "opool", &f, || pool.get(), drop);
+
+        let f = Factory::default();
+        let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
+        let get = || {
+            let mut v = Arc::clone(&pool).create_owned().expect("slab has room");
+            ensure_capacity(&mut v, &f);
+            v
+        };
+        let put = |v: sharded_slab::pool::OwnedRefMut<Vec<u8>>| {
+            let key = v.key();
+            drop(v);
+            pool.clear(key);
+        };
+        $run(c, "sharded-slab", &f, get, put);
+    }};
+}
+
 fn pool_handoff(c: &mut Criterion) {
-    let f = Factory::default();
-    let g = f.clone();
-    let pool = poolswap::Pool::new(move || g.make(), clear);
-    handoff(c, "poolswap", &f, || pool.get(), drop);
-
-    let f = Factory::default();
-    handoff(c, "fresh-vec", &f, || f.make(), drop);
-
-    let f = Factory::default();
-    let pool = object_pool::Pool::new(0, Vec::new);
-    let get = || {
-        let mut v = pool.pull(|| f.make());
-        v.clear();
-        v
-    };
-    handoff(c, "object-pool", &f, get, drop);
-
-    let f = Factory::default();
-    let g = f.clone();
-    let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
-    handoff(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
-
-    let f = Factory::default();
-    let pool = opool::Pool::new(IN_FLIGHT, f.clone());
-    handoff(c, "opool", &f, || pool.get(), drop);
-
-    let f = Factory::default();
-    let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
-    let get = || {
-        let mut v = Arc::clone(&pool).create_owned().expect("slab has room");
-        ensure_capacity(&mut v, &f);
-        v
-    };
-    let put = |v: sharded_slab::pool::OwnedRefMut<Vec<u8>>| {
-        let key = v.key();
-        drop(v);
-        pool.clear(key);
-    };
-    handoff(c, "sharded-slab", &f, get, put);
+    every_peer!(c, handoff, IN_FLIGHT);
 }
 
 fn pool_pipeline(c: &mut Criterion) {
-    let f = Factory::default();
-    let g = f.clone();
-    let pool = poolswap::Pool::new(move || g.make(), clear);
-    pipeline(c, "poolswap", &f, || pool.get(), drop);
-
-    let f = Factory::default();
-    pipeline(c, "fresh-vec", &f, || f.make(), drop);
-
-    let f = Factory::default();
-    let pool = object_pool::Pool::new(0, Vec::new);
-    let get = || {
-        let mut v = pool.pull(|| f.make());
-        v.clear();
-        v
-    };
-    pipeline(c, "object-pool", &f, get, drop);
-
-    let f = Factory::default();
-    let g = f.clone();
-    let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
-    pipeline(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
-
-    let f = Factory::default();
-    let pool = opool::Pool::new((PIPELINE_DEPTH + 3) * BATCH, f.clone());
-    pipeline(c, "opool", &f, || pool.get(), drop);
-
-    let f = Factory::default();
-    let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
-    let get = || {
-        let mut v = Arc::clone(&pool).create_owned().expect("slab has room");
-        ensure_capacity(&mut v, &f);
-        v
-    };
-    let put = |v: sharded_slab::pool::OwnedRefMut<Vec<u8>>| {
-        let key = v.key();
-        drop(v);
-        pool.clear(key);
-    };
-    pipeline(c, "sharded-slab", &f, get, put);
+    every_peer!(c, pipeline, (PIPELINE_DEPTH + 3) * BATCH);
 }
 
 criterion_group! {

@@ -820,25 +820,7 @@ fn concurrent_rcus_lose_no_update() {
 fn max_live_model(max_idle: usize) {
     loom::model(move || {
         let counts = Arc::new(Counts::default());
-        let pool = {
-            let c = counts.clone();
-            Pool::builder(
-                move || {
-                    // Objects that exist once this one is built: a dropped object is counted
-                    // before its live slot is given back.
-                    let now = c.made.fetch_add(1, SeqCst) + 1 - c.dropped.load(SeqCst);
-                    assert!(now <= 1, "{now} objects exist under max_live(1)");
-                    Obj {
-                        value: 0,
-                        counts: c.clone(),
-                    }
-                },
-                |o: &mut Obj| o.value = 0,
-            )
-            .max_idle(max_idle)
-            .max_live(1)
-            .build()
-        };
+        let pool = one_object_pool(&counts, max_idle);
         let pool = Arc::new(pool);
         let other = {
             let pool = pool.clone();
@@ -896,11 +878,13 @@ fn background_reclaimer_vs_retire() {
 }
 
 /// A pool of `Obj` that allows one object to exist, checking in its factory that no second
-/// one does; `max_idle` 8.
-fn one_object_pool(counts: &Arc<Counts>) -> Pool<Obj> {
+/// one does.
+fn one_object_pool(counts: &Arc<Counts>, max_idle: usize) -> Pool<Obj> {
     let c = counts.clone();
     Pool::builder(
         move || {
+            // Objects that exist once this one is built: a dropped object is counted before
+            // its live slot is given back.
             let now = c.made.fetch_add(1, SeqCst) + 1 - c.dropped.load(SeqCst);
             assert!(now <= 1, "{now} objects exist under max_live(1)");
             Obj {
@@ -910,6 +894,7 @@ fn one_object_pool(counts: &Arc<Counts>) -> Pool<Obj> {
         },
         |o: &mut Obj| o.value = 0,
     )
+    .max_idle(max_idle)
     .max_live(1)
     .build()
 }
@@ -922,7 +907,7 @@ fn one_object_pool(counts: &Arc<Counts>) -> Pool<Obj> {
 fn timed_get_vs_return() {
     loom::model(|| {
         let counts = Arc::new(Counts::default());
-        let pool = Arc::new(one_object_pool(&counts));
+        let pool = Arc::new(one_object_pool(&counts, 8));
         let mut held = pool.get_owned();
         held.value = 1;
         let returner = thread::spawn(move || drop(held));
@@ -950,7 +935,7 @@ fn timed_get_vs_return() {
 fn timed_get_vs_blocking_get_vs_return() {
     bounded(2, || {
         let counts = Arc::new(Counts::default());
-        let pool = Arc::new(one_object_pool(&counts));
+        let pool = Arc::new(one_object_pool(&counts, 8));
         let held = pool.get_owned();
         let returner = thread::spawn(move || drop(held));
         let blocking = {
