@@ -4,7 +4,8 @@
 //! install it with `#[global_allocator] static A: counting_alloc::Counting = counting_alloc::Counting;`.
 //! It forwards to the system allocator and counts, process-wide, how many allocations
 //! (`alloc`, `alloc_zeroed`, `realloc`) were made and how many bytes they asked for.
-//! Counting costs two relaxed `fetch_add`s per allocation.
+//! Counting costs two relaxed `fetch_add`s and a thread-local increment per allocation
+//! ([`thread_allocs`] reads the calling thread's count).
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -12,6 +13,24 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    /// Allocation calls made by this thread: for a test whose bound must not count what the
+    /// test harness's own threads allocate meanwhile (spawning the next test's thread).
+    /// `const`-initialised, with no destructor: reading it never allocates.
+    static MINE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one allocation call of the calling thread (none while its thread-locals are
+/// being destroyed).
+fn count_mine() {
+    let _ = MINE.try_with(|n| n.set(n.get() + 1));
+}
+
+/// Allocation calls (`alloc`, `alloc_zeroed`, `realloc`) the calling thread made so far.
+pub fn thread_allocs() -> u64 {
+    MINE.try_with(std::cell::Cell::get).unwrap_or(0)
+}
 
 /// The counting allocator: install it as `#[global_allocator]`.
 pub struct Counting;
@@ -22,18 +41,21 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(layout.size() as u64, Relaxed);
+        count_mine();
         // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(layout.size() as u64, Relaxed);
+        count_mine();
         // SAFETY: forwarded unchanged; the caller upholds the contract.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(new_size as u64, Relaxed);
+        count_mine();
         // SAFETY: forwarded unchanged; the caller upholds the contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
