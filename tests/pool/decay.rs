@@ -53,9 +53,11 @@ fn one_slow_operation(p: &Pool<Tracked>) {
 /// through a channel bounded at `depth` batches to a consumer thread that drops them. More
 /// objects are out at once than `DEFAULT_MAX_IDLE`; the adaptive bound keeps them, so after
 /// the first batches the producer gets every object from the pool: no object is dropped
-/// over the bound, the factory runs about as often as the working set is large, and the
-/// second half of the run makes at most one factory call per 1,000 gets (before the
-/// adaptive bound: 0.055 per get in `benches/pool.rs`'s `pool-pipeline`).
+/// over the bound, and the factory runs at most as often as the working set is large,
+/// however long the run (before the adaptive bound: 0.055 calls per get in
+/// `benches/pool.rs`'s `pool-pipeline`). (A rate over the second half alone depended on
+/// how far the first half's scheduling grew the working set: under ThreadSanitizer it did
+/// not, and that check failed in CI.)
 #[test]
 fn a_pipeline_larger_than_the_default_bound_stops_building() {
     let _serial = serial();
@@ -79,7 +81,6 @@ fn a_pipeline_larger_than_the_default_bound_stops_building() {
         });
     };
     run(batches / 2);
-    let warm = p.stats();
     run(batches / 2);
     let s = p.stats();
     // Out at once at most: the batches in the channel, the one being filled, the one being
@@ -97,16 +98,6 @@ fn a_pipeline_larger_than_the_default_bound_stops_building() {
         "{} made, at most {most}: {s:?}",
         s.created
     );
-    // The rate, over enough gets for it to mean something (not Miri's few hundred, where
-    // the working set may still be growing in the second half).
-    if !cfg!(miri) {
-        let gets = (batches / 2 * batch) as u64;
-        let misses = s.misses - warm.misses;
-        assert!(
-            misses * 1000 <= gets,
-            "{misses} factory calls in {gets} gets after warm-up: {s:?}"
-        );
-    }
     assert_eq!(
         s.idle + s.dropped_over_cap + s.discarded,
         s.created,
