@@ -645,9 +645,9 @@ pub(crate) fn reclaim_pending(looked: usize) -> usize {
 /// Whether any node was retired and not yet reclaimed, as of a recent moment.
 #[inline]
 pub(crate) fn has_pending() -> bool {
-    // Relaxed: a hint. A stale zero at worst skips a reclamation that a later getter, the
-    // next threshold or `reclaim` runs; a stale non-zero costs a lock.
-    domain().pending.load(Ordering::Relaxed) != 0
+    // A hint: a stale zero at worst skips a reclamation that a later getter, the next
+    // threshold or `reclaim` runs; a stale non-zero costs a lock.
+    pending() != 0
 }
 
 /// A reclamation pass; `state` is the domain lock, held only to take the retired list and

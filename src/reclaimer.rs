@@ -82,11 +82,11 @@ impl Wake {
         barrier::full();
         // Relaxed: ordered by the fence above.
         if self.asleep.load(Ordering::Relaxed) {
-            let _lock = self.lock.lock();
-            self.cond.notify_one();
+            self.notify();
         }
     }
 
+    /// Notifies the reclaimer under the lock it holds until it waits (module docs).
     fn notify(&self) {
         let _lock = self.lock.lock();
         self.cond.notify_one();
