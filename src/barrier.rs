@@ -10,6 +10,11 @@
 //! | `Membarrier` (Linux, registered and fast) | compiler fence: no instruction | `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: an IPI to every CPU running a thread of this process, ~0.3-12 µs |
 //! | `Fence` (elsewhere, loom, Miri, or chosen) | `fence(SeqCst)` (one locked instruction on x86-64) | `fence(SeqCst)` |
 //!
+//! In `Membarrier` mode a container may publish a version *fenced* (when updates come
+//! close together): its readers then take `fence(SeqCst)` for it, and a reclamation of
+//! fenced versions only needs the same fence instead of `membarrier` (`container/raw.rs`,
+//! "Fenced versions").
+//!
 //! A guard drop takes no barrier in either mode: it is one `Release` store, and readers
 //! never reclaim (`hazard.rs`, "Guard drop").
 //!

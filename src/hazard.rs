@@ -48,7 +48,8 @@
 //!
 //! # Reclaimer ([`reclaim`])
 //!
-//! Under the domain lock, take the retired list; then, unlocked: [`heavy`], one pass over
+//! Under the domain lock, take the retired list; then, unlocked: [`heavy`] (a fence if
+//! every node taken was published fenced, below), one pass over
 //! every slot of every block (a list of blocks it walks without the lock) that copies the
 //! non-null addresses into a sorted snapshot, and for each node taken, a binary search of
 //! the snapshot. A node no slot holds whose count the reclaimer can take from one (the
@@ -77,6 +78,12 @@
 //! that protects with it re-loads `current` after the barrier, so not a node retired
 //! before it.
 //!
+//! A node published *fenced* (`container/raw.rs`, "Fenced versions") was protected only by
+//! readers that issued `fence(SeqCst)` as their light barrier. For a pass whose nodes are
+//! all fenced, a `fence(SeqCst)` of the reclaimer's own takes the heavy barrier's place in
+//! the argument above (two fences are totally ordered too); a pass with one plain node
+//! issues the heavy barrier for the whole batch.
+//!
 //! # Orderings
 //!
 //! - Slot stores `Release`, the reclaimer's slot loads `Acquire`: a guard's reads of the
@@ -99,7 +106,7 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-use crate::barrier::{heavy, light};
+use crate::barrier::{full, heavy, light};
 use crate::reclaimer::{Wake, BACKSTOP};
 use crate::registry;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
@@ -179,6 +186,11 @@ impl Block {
 #[derive(Clone, Copy)]
 pub(crate) struct Retired {
     node: NonNull<()>,
+    /// Whether every reader that protected the node with a slot issued a full fence
+    /// (`fence(SeqCst)`) between its slot store and its re-load: the node was published
+    /// *fenced* (see `container/raw.rs`, "Fenced versions"). A pass whose nodes are all
+    /// fenced needs only a fence of its own, not the heavy barrier.
+    fenced: bool,
     /// Takes the node's count from one (the retired list's reference) to zero; `false`,
     /// changing nothing, if a counted guard still holds it.
     claim: unsafe fn(NonNull<()>) -> bool,
@@ -194,13 +206,17 @@ impl Retired {
     /// `claim(node)` must take the node's count from one to zero and report whether it
     /// did, and `recycle(node)` must give a node so claimed back to its pool; both may be
     /// called on any thread while the node is on the retired list.
+    /// `fenced` must be `true` only if every slot protection of `node` since it became
+    /// current was followed by a full fence before its re-load (see the field).
     pub(crate) unsafe fn new(
         node: NonNull<()>,
+        fenced: bool,
         claim: unsafe fn(NonNull<()>) -> bool,
         recycle: unsafe fn(NonNull<()>),
     ) -> Retired {
         Retired {
             node,
+            fenced,
             claim,
             recycle,
         }
@@ -507,9 +523,11 @@ fn release_block(block: &'static Block, domain: &'static Domain) {
 }
 
 impl Slot {
-    /// Step 2 of the reader: protect `node`. The caller then issues [`light`] and checks.
+    /// Step 2 of the reader: protect `node`, then issue the light barrier, or a full fence
+    /// if the version is `fenced` (see [`Retired`]'s field). The caller then re-loads and
+    /// checks.
     #[inline]
-    pub(crate) fn protect(&self, node: NonNull<()>) {
+    pub(crate) fn protect(&self, node: NonNull<()>, fenced: bool) {
         // Relaxed: a check. Only this thread fills a slot, and it found this one empty (or
         // emptied it itself), so nothing but null can be read here.
         debug_assert!(
@@ -519,7 +537,11 @@ impl Slot {
         // Release: see the module docs (a reclaimer that reads this value synchronizes
         // with everything this thread did before, including clearing the slot's last use).
         self.node.store(node.as_ptr(), Ordering::Release);
-        light();
+        if fenced {
+            full();
+        } else {
+            light();
+        }
     }
 
     /// Whether the slot protects `node` now; for the read path's assertions.
@@ -674,7 +696,14 @@ fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
     let mut batch = std::mem::take(&mut state.claimed);
     drop(state);
 
-    heavy();
+    // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
+    // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
+    // fenced needs the heavy barrier, which serves the whole batch.
+    if judged.iter().all(|r| r.fenced) {
+        full();
+    } else {
+        heavy();
+    }
     protected.clear();
     // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
     protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);

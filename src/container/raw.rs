@@ -48,8 +48,8 @@
 //! Between steps 1 and 3 of a reader, the node may be retired, recycled and handed out
 //! again, even published anew.
 //!
-//! - Hazard slot: a node is recycled only after a heavy barrier that follows its
-//!   retirement; a reader whose light barrier precedes it is seen in its slot, and one whose
+//! - Hazard slot: a node is recycled only after a heavy barrier (or, for a fenced
+//!   version, a fence: "Fenced versions" below) that follows its retirement; a reader whose light barrier precedes it is seen in its slot, and one whose
 //!   light barrier follows re-loads a newer `current` (`hazard.rs`, "Why a recycled node is
 //!   never read"). If step 3 sees the same address, it is the version published anew, and
 //!   its `Acquire` makes the new contents visible.
@@ -64,10 +64,43 @@
 //!   a later store that published the node anew, whose contents its `Acquire` makes
 //!   visible.
 //!
+//! # Fenced versions
+//!
+//! Recycling a version needs a barrier on the reclaiming side that pairs with each
+//! reader's barrier between its slot store and its re-load (`hazard.rs`). With the light
+//! barrier a compiler fence (`membarrier` mode), the reclaimer's must be the heavy one: an
+//! interrupt to every CPU running the process, 0.3-12 µs, readers included. A writer that
+//! publishes every few microseconds while readers read would pay it every other update.
+//! So a version may be published *fenced*: `current` then holds its address with the low
+//! bit set ([`FENCED`]), and a reader that loads a tagged value issues a full fence
+//! (`fence(SeqCst)`, a few ns) instead of the light barrier. Every protection of a fenced
+//! version has fenced, so a reclamation pass whose nodes are all fenced pairs with them
+//! with a fence of its own, as in fence mode, and skips the heavy barrier (`hazard.rs`,
+//! `Retired`).
+//!
+//! - Which: a version published less than [`FENCED_WITHIN_NS`] after the previous one
+//!   (a clock read per update). A version that follows a quiet spell is plain, so readers
+//!   of a rarely updated container never fence.
+//! - Until when: a reader thread that acquires the same fenced version
+//!   [`UNFENCE_AFTER`] times in a row stores it back plain (one compare-and-swap), so
+//!   the last version of a burst of updates does not make readers fence for its whole
+//!   life. A tag is set only by the store that publishes a version and may be dropped
+//!   once; never set in place, so a version retired tagged was tagged from its
+//!   publication on, and every reader that protected it fenced.
+//! - A reader compares its re-load with its first load tag included: a value loaded
+//!   tagged and re-loaded plain starts over (one fence more, never one too few).
+//! - In fence mode both barriers are fences anyway; the tag changes nothing but the
+//!   pointer's low bit. Under loom and Miri every other version is fenced, so that both
+//!   kinds run in every model and test.
+//!
+//! Cost on the plain read path: one test of the loaded value's low bit.
+//!
 //! # Orderings
 //!
 //! - `current`: loads `Acquire`, swap `AcqRel` (publishes the new version, acquires the
-//!   old one's contents for the guard `swap` returns).
+//!   old one's contents for the guard `swap` returns). A reader's untagging
+//!   compare-and-swap is `Relaxed`: it continues the release sequence of the swap that
+//!   published the version.
 //! - Slots and barriers: see `hazard.rs`.
 //! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
 //!   `Release` for the ABA case (see `refcount.rs`).
@@ -80,6 +113,10 @@
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
+
+// A hint, never part of the protocol: std's atomic even under loom (see `Raw::last_update`).
+#[allow(clippy::disallowed_types)]
+use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
 use crate::hazard::{self, Slot};
@@ -96,16 +133,73 @@ pub(super) struct Raw<T> {
     /// Every version published here comes from this pool, whose node memory outlives
     /// `&self`: the reader protocol depends on it (see the module docs).
     pool: Pool<T>,
+    /// When the last version was published here ([`clock_ns`]; 0: never), for the choice
+    /// of publishing the next one fenced. A hint, read and written with `Relaxed` by
+    /// concurrent updaters: a lost race only changes that choice, never its soundness.
+    /// Off `current`'s cache line, which readers load. std's atomic even under loom: loom
+    /// need not see a hint, and models stay as small as without it.
+    #[allow(clippy::disallowed_types)]
+    last_update: HintU64,
+}
+
+/// The low bit of a `current` value: the version was published *fenced* (module docs,
+/// "Fenced versions"). Nodes are aligned to at least 2 bytes (they hold atomics).
+const FENCED: usize = 1;
+
+/// A version published less than this long (ns) after the previous one is published
+/// fenced: its readers pay a fence per `acquire` (a few ns) so that reclaiming it costs a
+/// fence instead of a heavy barrier (0.3-12 µs, and an interrupt to every core running the
+/// process). Readers that acquire one version [`UNFENCE_AFTER`] times in a row make it
+/// plain again.
+const FENCED_WITHIN_NS: u64 = 50_000;
+
+/// How many acquisitions of one fenced version in a row, by one thread, make that thread
+/// publish the version plain again: the writer has stopped updating often, and readers
+/// should stop paying for a cheap reclamation that is not coming. At a fenced acquisition
+/// every ~10 ns that is at least ~160 µs, several times [`FENCED_WITHIN_NS`], so a version
+/// in a stream of frequent updates keeps its tag.
+/// (64 under Miri, which runs some 100 times slower.)
+#[cfg(not(loom))]
+const UNFENCE_AFTER: u32 = if cfg!(miri) { 64 } else { 16_384 };
+
+/// `raw`, a value of `current`, without its tag, and whether it was fenced.
+#[inline(always)]
+fn untag<T>(raw: *mut PoolNode<T>) -> (*mut PoolNode<T>, bool) {
+    let tag = raw as usize & FENCED;
+    // `wrapping_sub` keeps the pointer's provenance (strict provenance, MSRV 1.80).
+    (raw.cast::<u8>().wrapping_sub(tag).cast(), tag != 0)
+}
+
+/// `node` tagged fenced.
+#[inline]
+fn tag<T>(node: *mut PoolNode<T>) -> *mut PoolNode<T> {
+    node.cast::<u8>().wrapping_add(FENCED).cast()
+}
+
+/// Nanoseconds since the first call, plus one (never 0).
+#[cfg(not(any(loom, miri)))]
+fn clock_ns() -> u64 {
+    // An epoch for a hint (see `Raw::last_update`), not a synchronization: loom need not
+    // see it.
+    #[allow(clippy::disallowed_types)]
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let nanos = EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos();
+    u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1
 }
 
 impl<T> Raw<T> {
     /// An empty container on its own handle of `pool`.
+    #[allow(clippy::disallowed_types)] // `last_update`: see the field.
     pub(super) fn empty(pool: &Pool<T>) -> Raw<T> {
         // Before any reader of this container can exist: see `barrier.rs`.
         crate::barrier::init();
         Raw {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             pool: pool.clone(),
+            last_update: HintU64::new(0),
         }
     }
 
@@ -132,15 +226,20 @@ impl<T> Raw<T> {
     }
 
     /// The reader's fast path (module docs, "Reader"): protects the current version with
-    /// `slot`, a free slot of this thread's block.
+    /// `slot`, a free slot of this thread's block. A fenced version goes to
+    /// [`acquire_fenced`](Self::acquire_fenced): here, one test of the loaded value more
+    /// than before versions could be fenced.
     #[inline]
     fn acquire_protected(&self, slot: &'static Slot) -> Option<Guard<T>> {
         // Acquire: makes the version's contents visible (pairs with the Release half of
         // `swap`).
         let mut node = self.current.load(Ordering::Acquire);
         loop {
+            if node as usize & FENCED != 0 {
+                return self.acquire_fenced(slot, node);
+            }
             let protect = Version::from_ptr(node)?;
-            slot.protect(protect.erase());
+            slot.protect(protect.erase(), false);
             // Acquire: as above; after the light barrier, see `hazard.rs`.
             let again = self.current.load(Ordering::Acquire);
             if again == node {
@@ -153,6 +252,34 @@ impl<T> Raw<T> {
         }
     }
 
+    /// [`acquire_protected`](Self::acquire_protected) of a value `raw` of `current` that
+    /// may be tagged fenced: a full fence after the slot store instead of the light
+    /// barrier (module docs, "Fenced versions").
+    #[cold]
+    #[inline(never)]
+    fn acquire_fenced(&self, slot: &'static Slot, mut raw: *mut PoolNode<T>) -> Option<Guard<T>> {
+        loop {
+            let (node, fenced) = untag(raw);
+            let protect = Version::from_ptr(node)?;
+            slot.protect(protect.erase(), fenced);
+            // Acquire: as in `acquire_protected`.
+            let again = self.current.load(Ordering::Acquire);
+            // The same value, tag included. A value loaded fenced and re-loaded plain
+            // fails here and is protected again, plain: correct, if one fence more.
+            if again == raw {
+                #[cfg(not(loom))]
+                if fenced {
+                    self.count_fenced_read(again);
+                }
+                // The re-loaded pointer, as in `acquire_protected`.
+                return Version::from_ptr(untag(again).0)
+                    .map(|version| Guard::protected(version, slot));
+            }
+            hazard::clear(slot);
+            raw = again;
+        }
+    }
+
     /// The reader's fallback: a counted reference (module docs, "Reader").
     #[cold]
     #[inline(never)]
@@ -160,14 +287,13 @@ impl<T> Raw<T> {
         loop {
             // Acquire: makes the node's memory and, if it is still current, the version's
             // contents visible (pairs with the Release half of `swap`).
-            let node = self.current.load(Ordering::Acquire);
-            let version = Version::from_ptr(node)?;
+            let version = Version::from_ptr(untag(self.current.load(Ordering::Acquire)).0)?;
             // SAFETY: every node ever stored in `current` belongs to `self.pool`, whose
             // node memory lives as long as the pool, which `&self` keeps alive.
             if unsafe { version.try_acquire() } {
                 // Acquire: see the module docs: this load cannot return a value older than
                 // the swap that retired the node we now hold, if it was retired.
-                if self.current.load(Ordering::Acquire) == version.as_ptr() {
+                if untag(self.current.load(Ordering::Acquire)).0 == version.as_ptr() {
                     return Some(Guard::counted(version));
                 }
                 // SAFETY: `try_acquire` gave this thread a reference; hand it back. The
@@ -183,15 +309,15 @@ impl<T> Raw<T> {
         // The guard's pool handle (a reference, or an owned handle dropped here) is not
         // needed: the node's keepalive and the container's handle hold the pool.
         let (version, _handle) = self.publish(new);
-        if let Some(old) = self.replace(version.as_ptr()) {
-            self.retire(old);
+        if let Some((old, fenced)) = self.replace(self.tag_new(version)) {
+            self.retire(old, fenced);
         }
     }
 
     /// [`update`](Raw::update), returning a counted guard on the old version.
     pub(super) fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
         let (version, _handle) = self.publish(new);
-        let old = self.replace(version.as_ptr())?;
+        let old = self.replace(self.tag_new(version))?;
         Some(self.retire_with_guard(old))
     }
 
@@ -216,23 +342,31 @@ impl<T> Raw<T> {
     ) -> Result<(), P> {
         let expected = expected.map_or(ptr::null_mut(), Version::as_ptr);
         let (version, handle) = self.publish(new);
-        // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through the
-        // value seen, and `version` was never visible.
-        match self.current.compare_exchange(
-            expected,
-            version.as_ptr(),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(old) => {
-                if let Some(old) = Version::from_ptr(old) {
-                    self.retire(old);
+        let new = self.tag_new(version);
+        // `expected` as `current` holds it, tag included: first untagged, then as seen. A
+        // tag only ever goes (a version is published fenced or not, and made plain at
+        // most once), and the caller's guard keeps `expected` from being republished, so
+        // this retries at most twice.
+        let mut seen = expected;
+        loop {
+            // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through
+            // the value seen, and `version` was never visible.
+            match self
+                .current
+                .compare_exchange(seen, new, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(old) => {
+                    let (old, fenced) = untag(old);
+                    if let Some(old) = Version::from_ptr(old) {
+                        self.retire(old, fenced);
+                    }
+                    return Ok(());
                 }
-                Ok(())
+                Err(now) if now != seen && untag(now).0 == expected => seen = now,
+                // SAFETY: `version` and `handle` came from one `publish`, and the version
+                // was never stored in `current`.
+                Err(_) => return Err(unsafe { version.unpublish(handle) }),
             }
-            // SAFETY: `version` and `handle` came from one `publish`, and the version was
-            // never stored in `current`.
-            Err(_) => Err(unsafe { version.unpublish(handle) }),
         }
     }
 
@@ -257,35 +391,96 @@ impl<T> Raw<T> {
         Some(self.retire_with_guard(old))
     }
 
-    /// Stores `new` (null, or a published node carrying the container's reference) as the
-    /// current version, and returns the old one, with the container's counted reference.
-    fn replace(&self, new: *mut PoolNode<T>) -> Option<Version<T>> {
-        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
-        // contents, published by an earlier swap, are visible to the guard `swap` returns.
-        Version::from_ptr(self.current.swap(new, Ordering::AcqRel))
+    /// `version`'s value for `current`: tagged fenced if the previous version was
+    /// published less than [`FENCED_WITHIN_NS`] ago (under loom and Miri, every other
+    /// version, so that both kinds are checked).
+    fn tag_new(&self, version: Version<T>) -> *mut PoolNode<T> {
+        #[cfg(any(loom, miri))]
+        // Relaxed: a hint (see the field).
+        let fenced = self.last_update.fetch_add(1, Ordering::Relaxed) % 2 == 1;
+        #[cfg(not(any(loom, miri)))]
+        let fenced = {
+            let now = clock_ns();
+            // Relaxed: a hint (see the field).
+            let last = self.last_update.swap(now, Ordering::Relaxed);
+            last != 0 && now.wrapping_sub(last) < FENCED_WITHIN_NS
+        };
+        if fenced {
+            tag(version.as_ptr())
+        } else {
+            version.as_ptr()
+        }
     }
 
-    /// Hands the container's reference on `old`, no longer current, to the retired list.
-    fn retire(&self, old: Version<T>) {
+    /// Counts a fenced acquisition of `raw` (a tagged value of `current`) by this thread;
+    /// the [`UNFENCE_AFTER`]th in a row makes the version plain (module docs, "Fenced
+    /// versions").
+    #[cfg(not(loom))]
+    #[cold]
+    fn count_fenced_read(&self, raw: *mut PoolNode<T>) {
+        thread_local! {
+            /// The address of the fenced value this thread acquired last, and how many
+            /// times in a row.
+            static RUN: std::cell::Cell<(usize, u32)> = const { std::cell::Cell::new((0, 0)) };
+        }
+        let addr = raw as usize;
+        // `try_with`: an acquire from a thread-local destructor may run after `RUN`'s.
+        let _ = RUN.try_with(|run| {
+            let (last, n) = run.get();
+            let n = if last == addr { n + 1 } else { 1 };
+            if n < UNFENCE_AFTER {
+                run.set((addr, n));
+                return;
+            }
+            run.set((0, 0));
+            // Relaxed: the new value only drops the tag; readers that load it synchronize
+            // with the swap that published the version, whose release sequence this
+            // read-modify-write continues. Fails harmlessly if `current` changed.
+            let _ = self.current.compare_exchange(
+                raw,
+                untag(raw).0,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        });
+    }
+
+    /// Stores `new` (null, or a published node carrying the container's reference, maybe
+    /// tagged) as the current version, and returns the old one, with the container's
+    /// counted reference, and whether it was fenced.
+    fn replace(&self, new: *mut PoolNode<T>) -> Option<(Version<T>, bool)> {
+        // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
+        // contents, published by an earlier swap, are visible to the guard `swap` returns.
+        let (old, fenced) = untag(self.current.swap(new, Ordering::AcqRel));
+        Version::from_ptr(old).map(|old| (old, fenced))
+    }
+
+    /// Hands the container's reference on `old`, no longer current, to the retired list;
+    /// `fenced`: the value `current` held for it was tagged.
+    fn retire(&self, old: Version<T>, fenced: bool) {
         // Relaxed: a check, not a synchronization. The container's reference on `old`,
         // which this thread still owns, keeps it from being recycled, so it cannot have
         // been published anew since this thread swapped it out.
         debug_assert_ne!(
-            self.current.load(Ordering::Relaxed),
+            untag(self.current.load(Ordering::Relaxed)).0,
             old.as_ptr(),
             "a version retired while current"
         );
         // SAFETY: the caller passes the container's counted reference on `old`, which it
-        // just swapped out and which the retired list now keeps.
-        unsafe { hazard::retire(old.retired()) }
+        // just swapped out and which the retired list now keeps. If the value swapped out
+        // was tagged, it was tagged from its publication on (a tag is set only by the
+        // store that publishes, and once dropped never comes back), so every protection
+        // that succeeded loaded the tagged value twice and fenced in between
+        // (`acquire_protected`): `fenced` is as `retired` requires.
+        unsafe { hazard::retire(old.retired(fenced)) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.
-    fn retire_with_guard(&self, old: Version<T>) -> Guard<T> {
+    fn retire_with_guard(&self, (old, fenced): (Version<T>, bool)) -> Guard<T> {
         // SAFETY: the container's reference keeps the node live while we add one.
         unsafe { old.clone_ref() };
         let guard = Guard::counted(old);
-        self.retire(old);
+        self.retire(old, fenced);
         guard
     }
 
@@ -295,7 +490,7 @@ impl<T> Raw<T> {
     pub(super) fn is_current(&self, version: Version<T>) -> bool {
         // Relaxed: comparing with the caller's pointer reads nothing through it; the
         // caller's guard protects `version`, and a newer one is acquired properly.
-        self.current.load(Ordering::Relaxed) == version.as_ptr()
+        untag(self.current.load(Ordering::Relaxed)).0 == version.as_ptr()
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -311,5 +506,81 @@ impl<T> Drop for Raw<T> {
         // holds, go back to their pools now rather than at some later reclamation
         // (dropping a container ends its pool's use, often the pool's too).
         hazard::reclaim();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Whether `raw`'s current version is tagged fenced now.
+    fn fenced<T>(raw: &Raw<T>) -> bool {
+        // Relaxed: a single-threaded test.
+        untag(raw.current.load(Ordering::Relaxed)).1
+    }
+
+    /// A container whose current version was published fenced, and its pool: updates
+    /// until one comes less than `FENCED_WITHIN_NS` after the previous (under Miri, every
+    /// other one is fenced).
+    fn fenced_container() -> (Pool<u64>, Raw<u64>) {
+        let pool = Pool::new(|| 0, |_: &mut u64| true);
+        let raw = Raw::new(&pool, pool.get());
+        assert!(
+            !fenced(&raw),
+            "the first version follows no other: it is plain"
+        );
+        for v in 1..1_000 {
+            let mut next = pool.get();
+            *next = v;
+            raw.update(next);
+            if fenced(&raw) {
+                return (pool, raw);
+            }
+        }
+        panic!("1,000 updates back to back, none within {FENCED_WITHIN_NS} ns of the last");
+    }
+
+    #[test]
+    fn readers_of_a_fenced_version_make_it_plain_after_a_run_of_acquisitions() {
+        let (_pool, raw) = fenced_container();
+        let value = *raw.acquire().expect("not empty");
+        assert!(value > 0);
+        // The first acquisition above counts: `UNFENCE_AFTER - 2` more leave the tag...
+        for _ in 0..UNFENCE_AFTER - 2 {
+            assert_eq!(*raw.acquire().expect("not empty"), value);
+        }
+        assert!(fenced(&raw), "made plain too early");
+        // ...and the next one drops it; the version stays current, its value unchanged.
+        assert_eq!(*raw.acquire().expect("not empty"), value);
+        assert!(
+            !fenced(&raw),
+            "still fenced after {UNFENCE_AFTER} acquisitions"
+        );
+        assert_eq!(*raw.acquire().expect("not empty"), value);
+    }
+
+    #[test]
+    fn compare_and_swap_matches_a_fenced_current_version() {
+        let (pool, raw) = fenced_container();
+        let guard = raw.acquire().expect("not empty");
+        let mut next = pool.get();
+        *next = 7;
+        let expected = Some(Guard::version(&guard));
+        assert!(raw.compare_and_swap(expected, next).is_ok());
+        assert_eq!(*raw.acquire().expect("not empty"), 7);
+        // And a stale expectation still fails, tag or not.
+        let mut next = pool.get();
+        *next = 8;
+        assert!(raw.compare_and_swap(expected, next).is_err());
+        assert_eq!(*raw.acquire().expect("not empty"), 7);
+    }
+
+    #[test]
+    fn a_guard_on_a_fenced_version_is_current_until_the_next_update() {
+        let (pool, raw) = fenced_container();
+        let guard = raw.acquire().expect("not empty");
+        assert!(raw.is_current(Guard::version(&guard)));
+        raw.update(pool.get());
+        assert!(!raw.is_current(Guard::version(&guard)));
     }
 }

@@ -179,11 +179,24 @@ impl<T> Version<T> {
 
     /// The retired-list entry for this version, which the caller retires with the
     /// container's counted reference on it.
-    pub(crate) fn retired(self) -> Retired {
+    ///
+    /// # Safety
+    ///
+    /// `fenced` only if every slot protection of this version while it was current was
+    /// followed by a full fence before the reader's re-load (see `Retired::new`).
+    pub(crate) unsafe fn retired(self, fenced: bool) -> Retired {
         // SAFETY: `claim_retired::<T>` takes a `PoolNode<T>`'s count from one to zero, and
         // `recycle_retired::<T>` gives a node so claimed back to its pool (a container
-        // version holds its pool in its keepalive); both run on any thread.
-        unsafe { Retired::new(self.erase(), Self::claim_retired, Self::recycle_retired) }
+        // version holds its pool in its keepalive); both run on any thread. `fenced` is
+        // the caller's promise.
+        unsafe {
+            Retired::new(
+                self.erase(),
+                fenced,
+                Self::claim_retired,
+                Self::recycle_retired,
+            )
+        }
     }
 
     /// The reclaimer's claim on a retired version: its count from one (the retired list's
