@@ -25,6 +25,9 @@
 //! 3. Re-load `current` (`Acquire`). The same pointer: the slot protects it; return a guard
 //!    on the pointer just re-loaded. Another: [`clear`] the slot and start over.
 //!
+//! A slot may hold a node's address with its low bit set (a *fenced* version,
+//! `container/raw.rs`): it protects the same node, and the scan ignores that bit.
+//!
 //! # Guard drop ([`clear`])
 //!
 //! One `Release` store of null in the slot: no barrier, no lock, no system call, and no
@@ -548,8 +551,16 @@ impl Slot {
     #[inline]
     pub(crate) fn protects(&self, node: NonNull<()>) -> bool {
         // Relaxed: a check by the thread that filled the slot (or was handed its guard).
-        self.node.load(Ordering::Relaxed) == node.as_ptr()
+        without_tag(self.node.load(Ordering::Relaxed)) == node.as_ptr()
     }
+}
+
+/// A slot's value without the low bit: a reader may protect a fenced version by its tagged
+/// address (`container/raw.rs`, "Fenced versions"), which names the same node.
+#[inline]
+fn without_tag(node: *mut ()) -> *mut () {
+    // `wrapping_sub` keeps the provenance (strict provenance, MSRV 1.80).
+    node.cast::<u8>().wrapping_sub(node as usize & 1).cast()
 }
 
 /// Drops the protection in `slot`, from any thread: one `Release` store.
@@ -716,7 +727,7 @@ fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
             // Acquire: see the module docs.
             let node = slot.node.load(Ordering::Acquire);
             if !node.is_null() {
-                protected.push(node);
+                protected.push(without_tag(node));
             }
         }
         // Relaxed: set before the block was published, and the head's Acquire above
