@@ -249,7 +249,10 @@ impl<T> Raw<T> {
                 }
                 // The re-loaded pointer, not `node`: the same address, but its
                 // provenance is the store that published the version now current.
-                return Version::from_ptr(again).map(|version| Guard::protected(version, slot));
+                // SAFETY: `again` equals `node`, which is not null (checked above); no
+                // second null test on the fast path.
+                let version = Version::from_non_null(unsafe { NonNull::new_unchecked(again) });
+                return Some(Guard::protected(version, slot));
             }
             hazard::clear(slot);
             node = again;
@@ -495,7 +498,9 @@ impl<T> Raw<T> {
     pub(super) fn is_current(&self, version: Version<T>) -> bool {
         // Relaxed: comparing with the caller's pointer reads nothing through it; the
         // caller's guard protects `version`, and a newer one is acquired properly.
-        untag(self.current.load(Ordering::Relaxed)).0 == version.as_ptr()
+        let now = self.current.load(Ordering::Relaxed);
+        // The plain comparison first: `Cache::load`'s whole cost when nothing changed.
+        now == version.as_ptr() || (now as usize & FENCED != 0 && untag(now).0 == version.as_ptr())
     }
 
     pub(super) fn is_empty(&self) -> bool {

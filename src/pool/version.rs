@@ -49,6 +49,12 @@ impl<T> Version<T> {
         NonNull::new(ptr).map(|node| Version { node })
     }
 
+    /// The version `node` points to.
+    #[inline]
+    pub(crate) fn from_non_null(node: NonNull<PoolNode<T>>) -> Version<T> {
+        Version { node }
+    }
+
     /// The node pointer, as a container's `current` stores it.
     #[inline]
     pub(crate) fn as_ptr(self) -> *mut PoolNode<T> {
