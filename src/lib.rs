@@ -94,7 +94,9 @@
 //!   counted reference on the version's shared count.
 //! - An update takes a process-wide lock and pushes the old version on a retired list.
 //!   Retired versions go back to their pools at a *reclamation* (one heavy barrier,
-//!   `membarrier` on Linux, and one pass over every reading thread's slots), which runs on
+//!   `membarrier` on Linux, or only a fence when every version it judges was published
+//!   *fenced*, as versions published less than 50 µs after the previous one are; and one
+//!   pass over every reading thread's slots), which runs on
 //!   a writer's side: when the pool has nothing idle for the writer's next `get_new`, when
 //!   [`RECLAIM_THRESHOLD`] versions are retired, or at [`reclaim`]. A reader never
 //!   reclaims: dropping a guard is one store, and never runs a `reset` or a `T::drop`. A
@@ -289,7 +291,8 @@ pub fn barrier_mode() -> BarrierMode {
 /// one frees that one only at the next reclamation.
 ///
 /// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
-/// (`membarrier` or a fence, see [`barrier_mode`]), one load of each hazard slot of every
+/// (`membarrier` or a fence, see [`barrier_mode`]; a fence if every retired version was
+/// published fenced: see [`Container::update`]), one load of each hazard slot of every
 /// thread that has ever read ([`HAZARD_SLOTS`] per thread), a sort of the protected
 /// addresses, and a binary search per retired version. Allocates nothing at steady state.
 ///
