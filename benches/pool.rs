@@ -20,6 +20,9 @@
 //!   consumes them. Up to ~400 buffers are out at once, more than `DEFAULT_MAX_IDLE`, so a
 //!   pool must keep what its working set needs (opool is given room for it: its capacity
 //!   is fixed at construction). The batch's own `Vec` is 1/64 = 0.0156 allocations per op.
+//! - `pool-pipeline-spin`: the same pipeline with a spinning queue
+//!   (`crossbeam_queue::ArrayQueue`) instead of the channel, whose futex waits and wake-ups
+//!   take most of `pool-pipeline`'s time in every row: what is left is the pools' own cost.
 //!
 //! Peers (criterion function names): `poolswap` (`Pool::get`, drop), `fresh-vec`
 //! (`Vec::with_capacity`, free), `object-pool` (`pull`, drop), `lockfree-object-pool`
@@ -44,7 +47,9 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
 
+use crossbeam_queue::ArrayQueue;
 use criterion::{criterion_group, criterion_main, Criterion};
 use lockfree_object_pool::LinearObjectPool;
 use opool::PoolAllocator;
@@ -159,11 +164,100 @@ const PIPELINE_DEPTH: usize = 4;
 /// Buffers per batch in the pipeline.
 const BATCH: usize = 64;
 
+/// How a pipeline's batches go from the producer to the consumer.
+#[derive(Clone, Copy)]
+enum Hand {
+    /// `std::sync::mpsc::sync_channel(PIPELINE_DEPTH)`: a thread that finds it full or
+    /// empty parks (a futex wait), and the other wakes it (a futex wake).
+    Channel,
+    /// `crossbeam_queue::ArrayQueue` of `PIPELINE_DEPTH` batches, and a thread that finds
+    /// it full or empty spins (`spin_loop`, then `yield_now`): on two cores for two
+    /// threads, the hand-over costs a few cache-line transfers and leaves the pools' own
+    /// costs visible.
+    Spin,
+}
+
 /// Runs one pipeline benchmark: thread 0 gets `BATCH` buffers into a `Vec` (one allocation
-/// per batch: 1/64 = 0.0156 allocations per buffer) and sends the batch through a channel
-/// bounded at `PIPELINE_DEPTH` batches; thread 1 receives each batch and calls `put` on
+/// per batch: 1/64 = 0.0156 allocations per buffer) and hands the batch over (`hand`),
+/// at most `PIPELINE_DEPTH` batches ahead; thread 1 takes each batch and calls `put` on
 /// every buffer. Both threads live for the whole batch of criterion iterations, as a
 /// reader thread and a worker thread of a service do. Time per op is wall time / buffers.
+fn pipeline_with<G: Send>(
+    c: &mut Criterion,
+    group: &str,
+    hand: Hand,
+    name: &str,
+    factory: &Factory,
+    get: impl Fn() -> G + Sync,
+    put: impl Fn(G) + Sync,
+) {
+    let mut tally = Tally::default();
+    c.benchmark_group(group).bench_function(name, |b| {
+        b.iter_custom(|ops| {
+            let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
+            let rx = Mutex::new(rx);
+            let queue = ArrayQueue::<Vec<G>>::new(PIPELINE_DEPTH);
+            let worker = |t: usize, _: u64, start: &Barrier| {
+                if t == 0 {
+                    start.wait();
+                    let mut left = ops as usize;
+                    while left > 0 {
+                        let n = left.min(BATCH);
+                        let mut batch = Vec::with_capacity(BATCH);
+                        batch.extend((0..n).map(|_| get()));
+                        match hand {
+                            Hand::Channel => tx.send(batch).expect("receiver alive"),
+                            Hand::Spin => {
+                                let mut spins = 0u32;
+                                while let Err(back) = queue.push(batch) {
+                                    batch = back;
+                                    spin(&mut spins);
+                                }
+                            }
+                        }
+                        left -= n;
+                    }
+                } else {
+                    let rx = rx.lock().unwrap();
+                    start.wait();
+                    let mut left = ops as usize;
+                    while left > 0 {
+                        let batch = match hand {
+                            Hand::Channel => rx.recv().expect("sender alive"),
+                            Hand::Spin => {
+                                let mut spins = 0u32;
+                                loop {
+                                    match queue.pop() {
+                                        Some(batch) => break batch,
+                                        None => spin(&mut spins),
+                                    }
+                                }
+                            }
+                        };
+                        left -= batch.len();
+                        batch.into_iter().for_each(&put);
+                    }
+                }
+            };
+            support::parallel(ops, 2, &mut tally, worker, support::idle)
+        });
+    });
+    tally.extra = factory.calls();
+    support::record("pool", group, name, "", &tally, Some("factory"));
+}
+
+/// A spinning wait's next step: `spin_loop` 64 times, then `yield_now` (the other thread
+/// may be sharing this CPU).
+fn spin(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        thread::yield_now();
+    }
+}
+
+/// [`pipeline_with`] through the std channel (group `pool-pipeline`).
 fn pipeline<G: Send>(
     c: &mut Criterion,
     name: &str,
@@ -171,39 +265,18 @@ fn pipeline<G: Send>(
     get: impl Fn() -> G + Sync,
     put: impl Fn(G) + Sync,
 ) {
-    let mut tally = Tally::default();
-    c.benchmark_group("pool-pipeline")
-        .bench_function(name, |b| {
-            b.iter_custom(|ops| {
-                let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
-                let rx = Mutex::new(rx);
-                let worker = |t: usize, _: u64, start: &Barrier| {
-                    if t == 0 {
-                        start.wait();
-                        let mut left = ops as usize;
-                        while left > 0 {
-                            let n = left.min(BATCH);
-                            let mut batch = Vec::with_capacity(BATCH);
-                            batch.extend((0..n).map(|_| get()));
-                            tx.send(batch).expect("receiver alive");
-                            left -= n;
-                        }
-                    } else {
-                        let rx = rx.lock().unwrap();
-                        start.wait();
-                        let mut left = ops as usize;
-                        while left > 0 {
-                            let batch = rx.recv().expect("sender alive");
-                            left -= batch.len();
-                            batch.into_iter().for_each(&put);
-                        }
-                    }
-                };
-                support::parallel(ops, 2, &mut tally, worker, support::idle)
-            });
-        });
-    tally.extra = factory.calls();
-    support::record("pool", "pool-pipeline", name, "", &tally, Some("factory"));
+    pipeline_with(c, "pool-pipeline", Hand::Channel, name, factory, get, put);
+}
+
+/// [`pipeline_with`] through a spinning queue (group `pool-pipeline-spin`).
+fn pipeline_spin<G: Send>(
+    c: &mut Criterion,
+    name: &str,
+    factory: &Factory,
+    get: impl Fn() -> G + Sync,
+    put: impl Fn(G) + Sync,
+) {
+    pipeline_with(c, "pool-pipeline-spin", Hand::Spin, name, factory, get, put);
 }
 
 fn pool_local(c: &mut Criterion) {
@@ -322,7 +395,8 @@ fn pool_handoff(c: &mut Criterion) {
 }
 
 fn pool_pipeline(c: &mut Criterion) {
-    every_peer!(c, pipeline, (PIPELINE_DEPTH + 3) * BATCH);
+    every_peer!(&mut *c, pipeline, (PIPELINE_DEPTH + 3) * BATCH);
+    every_peer!(c, pipeline_spin, (PIPELINE_DEPTH + 3) * BATCH);
 }
 
 criterion_group! {
