@@ -49,8 +49,8 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 
-use crossbeam_queue::ArrayQueue;
 use criterion::{criterion_group, criterion_main, Criterion};
+use crossbeam_queue::ArrayQueue;
 use lockfree_object_pool::LinearObjectPool;
 use opool::PoolAllocator;
 
@@ -182,7 +182,7 @@ enum Hand {
 /// at most `PIPELINE_DEPTH` batches ahead; thread 1 takes each batch and calls `put` on
 /// every buffer. Both threads live for the whole batch of criterion iterations, as a
 /// reader thread and a worker thread of a service do. Time per op is wall time / buffers.
-fn pipeline_with<G: Send>(
+fn pipeline<G: Send>(
     c: &mut Criterion,
     group: &str,
     hand: Hand,
@@ -257,28 +257,6 @@ fn spin(spins: &mut u32) {
     }
 }
 
-/// [`pipeline_with`] through the std channel (group `pool-pipeline`).
-fn pipeline<G: Send>(
-    c: &mut Criterion,
-    name: &str,
-    factory: &Factory,
-    get: impl Fn() -> G + Sync,
-    put: impl Fn(G) + Sync,
-) {
-    pipeline_with(c, "pool-pipeline", Hand::Channel, name, factory, get, put);
-}
-
-/// [`pipeline_with`] through a spinning queue (group `pool-pipeline-spin`).
-fn pipeline_spin<G: Send>(
-    c: &mut Criterion,
-    name: &str,
-    factory: &Factory,
-    get: impl Fn() -> G + Sync,
-    put: impl Fn(G) + Sync,
-) {
-    pipeline_with(c, "pool-pipeline-spin", Hand::Spin, name, factory, get, put);
-}
-
 fn pool_local(c: &mut Criterion) {
     let f = Factory::default();
     let g = f.clone();
@@ -346,15 +324,15 @@ fn pool_dead(c: &mut Criterion) {
 /// counting factory; `$opool_cap` is opool's fixed capacity (it must hold every buffer in
 /// flight).
 macro_rules! every_peer {
-    ($c:expr, $run:ident, $opool_cap:expr) => {{
+    ($c:expr, $run:ident $(($($arg:expr),*))?, $opool_cap:expr) => {{
         let c = $c;
         let f = Factory::default();
         let g = f.clone();
         let pool = poolswap::Pool::new(move || g.make(), clear);
-        $run(c, "poolswap", &f, || pool.get(), drop);
+        $run(c, $($($arg,)*)? "poolswap", &f, || pool.get(), drop);
 
         let f = Factory::default();
-        $run(c, "fresh-vec", &f, || f.make(), drop);
+        $run(c, $($($arg,)*)? "fresh-vec", &f, || f.make(), drop);
 
         let f = Factory::default();
         let pool = object_pool::Pool::new(0, Vec::new);
@@ -363,16 +341,16 @@ macro_rules! every_peer {
             v.clear();
             v
         };
-        $run(c, "object-pool", &f, get, drop);
+        $run(c, $($($arg,)*)? "object-pool", &f, get, drop);
 
         let f = Factory::default();
         let g = f.clone();
         let pool = Arc::new(LinearObjectPool::new(move || g.make(), Vec::clear));
-        $run(c, "lockfree-object-pool", &f, || pool.pull_owned(), drop);
+        $run(c, $($($arg,)*)? "lockfree-object-pool", &f, || pool.pull_owned(), drop);
 
         let f = Factory::default();
         let pool = opool::Pool::new($opool_cap, f.clone());
-        $run(c, "opool", &f, || pool.get(), drop);
+        $run(c, $($($arg,)*)? "opool", &f, || pool.get(), drop);
 
         let f = Factory::default();
         let pool = Arc::new(sharded_slab::Pool::<Vec<u8>>::new());
@@ -386,7 +364,7 @@ macro_rules! every_peer {
             drop(v);
             pool.clear(key);
         };
-        $run(c, "sharded-slab", &f, get, put);
+        $run(c, $($($arg,)*)? "sharded-slab", &f, get, put);
     }};
 }
 
@@ -395,8 +373,9 @@ fn pool_handoff(c: &mut Criterion) {
 }
 
 fn pool_pipeline(c: &mut Criterion) {
-    every_peer!(&mut *c, pipeline, (PIPELINE_DEPTH + 3) * BATCH);
-    every_peer!(c, pipeline_spin, (PIPELINE_DEPTH + 3) * BATCH);
+    let cap = (PIPELINE_DEPTH + 3) * BATCH;
+    every_peer!(&mut *c, pipeline("pool-pipeline", Hand::Channel), cap);
+    every_peer!(c, pipeline("pool-pipeline-spin", Hand::Spin), cap);
 }
 
 criterion_group! {
