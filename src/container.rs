@@ -102,8 +102,8 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 ///   published less than 50 µs after the previous one is published *fenced*, so that
 ///   reclaiming it takes a fence, not `membarrier` (an interrupt to every CPU running the
 ///   process: 0.3-12 µs); its readers pay a `fence(SeqCst)` per `acquire` (a few ns) until
-///   it is replaced, or until a reader thread has acquired it 16,384 times in a row and
-///   stores it back plain. The old version goes back to its pool
+///   it is replaced, or until a reader thread that acquires it makes its 16,384th fenced
+///   acquisition and stores it back plain. The old version goes back to its pool
 ///   at a reclamation that finds no guard on it, on the reclaiming thread: usually the
 ///   writer's next [`get_new`](Container::get_new), which reclaims when the pool has
 ///   nothing idle. Guards never return it (a guard's drop is a store), and the writer never

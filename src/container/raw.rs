@@ -81,10 +81,12 @@
 //! - Which: a version published less than [`FENCED_WITHIN_NS`] after the previous one
 //!   (a clock read per update). A version that follows a quiet spell is plain, so readers
 //!   of a rarely updated container never fence.
-//! - Until when: a reader thread that acquires the same fenced version
-//!   [`UNFENCE_AFTER`] times in a row stores it back plain (one compare-and-swap), so
-//!   the last version of a burst of updates does not make readers fence for its whole
-//!   life. A tag is set only by the store that publishes a version and may be dropped
+//! - Until when: a reader thread's [`UNFENCE_AFTER`]th fenced acquisition (of any
+//!   container) stores the value it acquired back plain (one compare-and-swap), so the
+//!   last version of a burst of updates does not make readers fence for its whole life,
+//!   however many containers a thread reads in turn. In a burst that goes on, that makes
+//!   one version in [`UNFENCE_AFTER`] fenced acquisitions per thread plain before its
+//!   time: its reclamation takes the heavy barrier, as without fenced versions. A tag is set only by the store that publishes a version and may be dropped
 //!   once; never set in place, so a version retired tagged was tagged from its
 //!   publication on, and every reader that protected it fenced.
 //! - A reader stores the value it loaded in its slot, tag included (the scan ignores the
@@ -153,16 +155,15 @@ const FENCED: usize = 1;
 /// A version published less than this long (ns) after the previous one is published
 /// fenced: its readers pay a fence per `acquire` (a few ns) so that reclaiming it costs a
 /// fence instead of a heavy barrier (0.3-12 µs, and an interrupt to every core running the
-/// process). Readers that acquire one version [`UNFENCE_AFTER`] times in a row make it
-/// plain again.
+/// process). Readers make it plain again after [`UNFENCE_AFTER`] fenced acquisitions.
 const FENCED_WITHIN_NS: u64 = 50_000;
 
-/// How many acquisitions of one fenced version in a row, by one thread, make that thread
-/// publish the version plain again: the writer has stopped updating often, and readers
-/// should stop paying for a cheap reclamation that is not coming. At a fenced acquisition
-/// every ~10 ns that is at least ~160 µs, several times [`FENCED_WITHIN_NS`], so a version
-/// in a stream of frequent updates keeps its tag.
-/// (64 under Miri, which runs some 100 times slower.)
+/// After this many fenced acquisitions, a thread stores the fenced value it acquired last
+/// back plain: if the writer has stopped updating often, readers should stop paying for a
+/// cheap reclamation that is not coming. At a fenced acquisition every ~10 ns that is at
+/// least ~160 µs, several times [`FENCED_WITHIN_NS`]; in a stream of frequent updates it
+/// costs one heavy barrier per that many fenced reads per thread. (64 under Miri, which
+/// runs some 100 times slower.)
 #[cfg(not(loom))]
 const UNFENCE_AFTER: u32 = if cfg!(miri) { 64 } else { 16_384 };
 
@@ -421,26 +422,23 @@ impl<T> Raw<T> {
     }
 
     /// Counts a fenced acquisition of `raw` (a tagged value of `current`) by this thread;
-    /// the [`UNFENCE_AFTER`]th in a row makes the version plain (module docs, "Fenced
+    /// every [`UNFENCE_AFTER`]th makes the version acquired plain (module docs, "Fenced
     /// versions").
     #[cfg(not(loom))]
     #[cold]
     fn count_fenced_read(&self, raw: *mut PoolNode<T>) {
         thread_local! {
-            /// The address of the fenced value this thread acquired last, and how many
-            /// times in a row.
-            static RUN: std::cell::Cell<(usize, u32)> = const { std::cell::Cell::new((0, 0)) };
+            /// Fenced acquisitions by this thread since its last untagging.
+            static FENCED_READS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
         }
-        let addr = raw as usize;
-        // `try_with`: an acquire from a thread-local destructor may run after `RUN`'s.
-        let _ = RUN.try_with(|run| {
-            let (last, n) = run.get();
-            let n = if last == addr { n + 1 } else { 1 };
+        // `try_with`: an acquire from a thread-local destructor may run after this one's.
+        let _ = FENCED_READS.try_with(|reads| {
+            let n = reads.get() + 1;
             if n < UNFENCE_AFTER {
-                run.set((addr, n));
+                reads.set(n);
                 return;
             }
-            run.set((0, 0));
+            reads.set(0);
             // Relaxed: the new value only drops the tag; readers that load it synchronize
             // with the swap that published the version, whose release sequence this
             // read-modify-write continues. Fails harmlessly if `current` changed.
@@ -551,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn readers_of_a_fenced_version_make_it_plain_after_a_run_of_acquisitions() {
+    fn readers_make_a_fenced_version_plain_after_a_number_of_fenced_acquisitions() {
         let (_pool, raw) = fenced_container();
         let value = *raw.acquire().expect("not empty");
         assert!(value > 0);
@@ -567,6 +565,27 @@ mod tests {
             "still fenced after {UNFENCE_AFTER} acquisitions"
         );
         assert_eq!(*raw.acquire().expect("not empty"), value);
+    }
+
+    #[test]
+    fn a_thread_reading_two_fenced_containers_in_turn_makes_both_plain() {
+        let (_a_pool, a) = fenced_container();
+        let (_b_pool, b) = fenced_container();
+        for _ in 0..UNFENCE_AFTER / 2 {
+            drop(a.acquire());
+            drop(b.acquire());
+        }
+        // The `UNFENCE_AFTER`th fenced acquisition was of `b`.
+        assert!(
+            fenced(&a) && !fenced(&b),
+            "the last one acquired is made plain"
+        );
+        // Reads of `a` alone count now: `UNFENCE_AFTER` more of them drop its tag too.
+        for _ in 0..UNFENCE_AFTER {
+            drop(b.acquire());
+            drop(a.acquire());
+        }
+        assert!(!fenced(&a) && !fenced(&b), "a fenced version left behind");
     }
 
     #[test]
