@@ -551,16 +551,22 @@ impl Slot {
     #[inline]
     pub(crate) fn protects(&self, node: NonNull<()>) -> bool {
         // Relaxed: a check by the thread that filled the slot (or was handed its guard).
-        without_tag(self.node.load(Ordering::Relaxed)) == node.as_ptr()
+        untag(self.node.load(Ordering::Relaxed)).0 == node.as_ptr()
     }
 }
 
-/// A slot's value without the low bit: a reader may protect a fenced version by its tagged
-/// address (`container/raw.rs`, "Fenced versions"), which names the same node.
-#[inline]
-fn without_tag(node: *mut ()) -> *mut () {
-    // `wrapping_sub` keeps the provenance (strict provenance, MSRV 1.80).
-    node.cast::<u8>().wrapping_sub(node as usize & 1).cast()
+/// The low bit of a node address as `current` and the slots may hold it: the version was
+/// published *fenced* (`container/raw.rs`, "Fenced versions"). Nodes are aligned to at
+/// least 2 bytes (they hold atomics), so the bit names no other node.
+pub(crate) const FENCED: usize = 1;
+
+/// `tagged` without the [`FENCED`] bit, and whether it had it. A slot may hold a node's
+/// tagged address: it protects the same node.
+#[inline(always)]
+pub(crate) fn untag<T>(tagged: *mut T) -> (*mut T, bool) {
+    let tag = tagged as usize & FENCED;
+    // `wrapping_sub` keeps the pointer's provenance (strict provenance, MSRV 1.80).
+    (tagged.cast::<u8>().wrapping_sub(tag).cast(), tag != 0)
 }
 
 /// Drops the protection in `slot`, from any thread: one `Release` store.
@@ -727,7 +733,7 @@ fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
             // Acquire: see the module docs.
             let node = slot.node.load(Ordering::Acquire);
             if !node.is_null() {
-                protected.push(without_tag(node));
+                protected.push(untag(node).0);
             }
         }
         // Relaxed: set before the block was published, and the head's Acquire above

@@ -125,7 +125,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
-use crate::hazard::{self, Slot};
+use crate::hazard::{self, untag, Slot, FENCED};
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
 use crate::sync::{self, AtomicPtr, Ordering};
@@ -148,10 +148,6 @@ pub(super) struct Raw<T> {
     last_update: HintU64,
 }
 
-/// The low bit of a `current` value: the version was published *fenced* (module docs,
-/// "Fenced versions"). Nodes are aligned to at least 2 bytes (they hold atomics).
-const FENCED: usize = 1;
-
 /// A version published less than this long (ns) after the previous one is published
 /// fenced: its readers pay a fence per `acquire` (a few ns) so that reclaiming it costs a
 /// fence instead of a heavy barrier (0.3-12 µs, and an interrupt to every core running the
@@ -166,14 +162,6 @@ const FENCED_WITHIN_NS: u64 = 50_000;
 /// runs some 100 times slower.)
 #[cfg(not(loom))]
 const UNFENCE_AFTER: u32 = if cfg!(miri) { 64 } else { 16_384 };
-
-/// `raw`, a value of `current`, without its tag, and whether it was fenced.
-#[inline(always)]
-fn untag<T>(raw: *mut PoolNode<T>) -> (*mut PoolNode<T>, bool) {
-    let tag = raw as usize & FENCED;
-    // `wrapping_sub` keeps the pointer's provenance (strict provenance, MSRV 1.80).
-    (raw.cast::<u8>().wrapping_sub(tag).cast(), tag != 0)
-}
 
 /// `node` tagged fenced.
 #[inline]
@@ -404,16 +392,17 @@ impl<T> Raw<T> {
     /// published less than [`FENCED_WITHIN_NS`] ago (under loom and Miri, every other
     /// version, so that both kinds are checked).
     fn tag_new(&self, version: Version<T>) -> *mut PoolNode<T> {
+        // Relaxed load and store, not a read-modify-write: a hint (see the field), which
+        // concurrent updaters may race on.
+        let last = self.last_update.load(Ordering::Relaxed);
         #[cfg(any(loom, miri))]
-        // Relaxed: a hint (see the field).
-        let fenced = self.last_update.fetch_add(1, Ordering::Relaxed) % 2 == 1;
+        let (now, fenced) = (last + 1, last % 2 == 1);
         #[cfg(not(any(loom, miri)))]
-        let fenced = {
+        let (now, fenced) = {
             let now = clock_ns();
-            // Relaxed: a hint (see the field).
-            let last = self.last_update.swap(now, Ordering::Relaxed);
-            last != 0 && now.wrapping_sub(last) < FENCED_WITHIN_NS
+            (now, last != 0 && now.wrapping_sub(last) < FENCED_WITHIN_NS)
         };
+        self.last_update.store(now, Ordering::Relaxed);
         if fenced {
             tag(version.as_ptr())
         } else {
