@@ -99,7 +99,8 @@
 //!   kinds run in every model and test.
 //!
 //! Cost on the plain read path: one test of the loaded value's low bit, after the
-//! re-load's check (2 instructions: 37 -> 39 per `acquire` + read + drop, callgrind).
+//! re-load's check (37 -> 39 instructions per `acquire` + read + drop:
+//! `examples/read_loop.rs` under callgrind).
 //!
 //! # Orderings
 //!
@@ -486,8 +487,17 @@ impl<T> Raw<T> {
         // Relaxed: comparing with the caller's pointer reads nothing through it; the
         // caller's guard protects `version`, and a newer one is acquired properly.
         let now = self.current.load(Ordering::Relaxed);
-        // The plain comparison first: `Cache::load`'s whole cost when nothing changed.
-        now == version.as_ptr() || (now as usize & FENCED != 0 && untag(now).0 == version.as_ptr())
+        // The plain comparison alone inline: `Cache::load`'s whole cost when nothing
+        // changed; a fenced value is compared out of line.
+        now == version.as_ptr() || Self::is_tagged(now, version)
+    }
+
+    /// Whether `now`, a value of `current` that is not `version`'s plain address, is its
+    /// tagged one.
+    #[cold]
+    #[inline(never)]
+    fn is_tagged(now: *mut PoolNode<T>, version: Version<T>) -> bool {
+        untag(now) == (version.as_ptr(), true)
     }
 
     pub(super) fn is_empty(&self) -> bool {
