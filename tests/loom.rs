@@ -77,24 +77,26 @@ impl Counts {
     }
 }
 
+/// A factory of `Obj`s that counts them in `counts`.
+fn counted_objects(counts: &Arc<Counts>) -> impl Fn() -> Obj + Send + Sync + 'static {
+    let c = counts.clone();
+    move || {
+        c.made.fetch_add(1, SeqCst);
+        Obj {
+            value: 0,
+            counts: c.clone(),
+        }
+    }
+}
+
 /// A pool of `Obj` whose reset zeroes the value, and its counters.
 fn counting_pool() -> (Pool<Obj>, Arc<Counts>) {
     let counts = Arc::new(Counts::default());
-    let c = counts.clone();
-    let pool = Pool::builder(
-        move || {
-            c.made.fetch_add(1, SeqCst);
-            Obj {
-                value: 0,
-                counts: c.clone(),
-            }
-        },
-        |o: &mut Obj| {
-            o.value = 0;
-            o.counts.resets.fetch_add(1, SeqCst);
-            true
-        },
-    )
+    let pool = Pool::builder(counted_objects(&counts), |o: &mut Obj| {
+        o.value = 0;
+        o.counts.resets.fetch_add(1, SeqCst);
+        true
+    })
     .max_idle(8)
     .build();
     (pool, counts)
@@ -317,22 +319,12 @@ fn decay_tick_vs_get() {
 
     loom::model(|| {
         let counts = Arc::new(Counts::default());
-        let c = counts.clone();
         let now = Arc::new(AtomicU64::new(0));
         let clock = now.clone();
-        let pool = Pool::builder(
-            move || {
-                c.made.fetch_add(1, SeqCst);
-                Obj {
-                    value: 0,
-                    counts: c.clone(),
-                }
-            },
-            |o: &mut Obj| o.value = 0,
-        )
-        .decay(Duration::from_secs(1))
-        .clock(move || Duration::from_secs(clock.load(SeqCst)))
-        .build();
+        let pool = Pool::builder(counted_objects(&counts), |o: &mut Obj| o.value = 0)
+            .decay(Duration::from_secs(1))
+            .clock(move || Duration::from_secs(clock.load(SeqCst)))
+            .build();
         pool.prefill(2); // two idle objects in the main thread's depot
         now.store(2, SeqCst); // two periods later: the next tick drops them
 

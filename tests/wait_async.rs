@@ -106,11 +106,7 @@ fn tokio_a_waiting_task_gets_the_object_another_task_returns() {
     let _serial = serial();
     let log = Log::new();
     let pool = Arc::new(bounded(&log, 1));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = tokio_runtime();
     rt.block_on(async {
         for _ in 0..scaled(200, 5) {
             let held = pool.get_owned();
@@ -291,11 +287,7 @@ fn tokio_cancelled_waiters_lose_no_wake_up_under_load() {
     let log = Log::new();
     let pool = Arc::new(bounded(&log, MAX));
     let rounds = scaled(300, 5);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = tokio_runtime();
     let cancelled = rt.block_on(async {
         let mut steady = Vec::new();
         for _ in 0..3 {
@@ -347,11 +339,7 @@ fn tokio_writers_and_readers_of_a_bounded_container_make_progress() {
     let pool = bounded(&log, MAX);
     let container = Arc::new(Container::new(&pool, pool.get()));
     let updates = scaled(300, 5);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = tokio_runtime();
     rt.block_on(async {
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let readers: Vec<_> = (0..4)
@@ -392,4 +380,13 @@ fn tokio_writers_and_readers_of_a_bounded_container_make_progress() {
         }
     });
     assert!(log.peak_alive() <= MAX, "{} existed", log.peak_alive());
+}
+
+/// A tokio multi-thread runtime with 2 workers and timers, as the tokio tests use.
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap()
 }
