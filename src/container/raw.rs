@@ -466,8 +466,8 @@ impl<T> Raw<T> {
         // just swapped out and which the retired list now keeps. If the value swapped out
         // was tagged, it was tagged from its publication on (a tag is set only by the
         // store that publishes, and once dropped never comes back), so every protection
-        // that succeeded loaded the tagged value twice and fenced in between
-        // (`acquire_protected`): `fenced` is as `retired` requires.
+        // that succeeded loaded the tagged value and re-loaded it after a full fence
+        // (`acquire_fenced`): `fenced` is as `retired` requires.
         unsafe { hazard::retire(old.retired(fenced)) }
     }
 
