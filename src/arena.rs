@@ -221,6 +221,7 @@ mod free_list;
 mod recycle;
 mod recycled;
 mod renewal;
+mod seen;
 mod stats;
 
 pub use self::copy::RecycleCopy;
