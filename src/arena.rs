@@ -225,6 +225,7 @@ mod seen;
 mod stats;
 
 pub use self::copy::RecycleCopy;
+pub(crate) use self::copy::{copy_map, Scratch};
 use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
 pub use self::recycle::Recycle;
 pub use self::recycled::Recycled;

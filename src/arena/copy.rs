@@ -144,61 +144,88 @@ where
     S: BuildHasher + Send + Sync + 'static,
 {
     fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
-        if self.is_empty() {
-            self.reserve(src.len());
-            for (k, v) in src {
+        copy_map(self, src, arena, Scratch::Keep);
+    }
+}
+
+/// What a map copy does with its address table afterwards.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scratch {
+    /// Back to the arena, for the next copy: copies that recur (`rcu`) allocate nothing.
+    Keep,
+    /// Freed: for a rare copy (the change log's full re-sync), whose version would
+    /// otherwise keep 8-16 bytes per entry in its arena that only the next such copy uses.
+    Free,
+}
+
+/// `HashMap`'s [`RecycleCopy`], with the choice of what becomes of the address table.
+pub(crate) fn copy_map<K, V, S>(
+    dst: &mut HashMap<K, V, S>,
+    src: &HashMap<K, V, S>,
+    arena: &mut Arena,
+    scratch: Scratch,
+) where
+    K: RecycleCopy + Default + Eq + Hash,
+    V: RecycleCopy + Default,
+    S: BuildHasher,
+{
+    if dst.is_empty() {
+        dst.reserve(src.len());
+        for (k, v) in src {
+            let k = copied(k, arena);
+            let v = copied(v, arena);
+            dst.insert(k, v);
+        }
+        return;
+    }
+    // `src` is borrowed shared for the whole copy, so its keys stay where they are and
+    // distinct keys have distinct addresses: the address names the entry.
+    let mut seen = Seen::with_capacity_in(src.len(), arena);
+    let mut matched = 0;
+    // Copies of the keys `src` lacks: the entries cannot leave `dst` during the walk.
+    let mut stale: Option<Vec<K>> = None;
+    for (k, v) in dst.iter_mut() {
+        match src.get_key_value(k) {
+            Some((src_k, src_v)) => {
+                v.copy_from_in(src_v, arena);
+                seen.insert(Seen::addr(src_k));
+                matched += 1;
+            }
+            None => {
+                let k = copied(k, arena);
+                stale.get_or_insert_with(|| arena.take()).push(k);
+            }
+        }
+    }
+    if let Some(mut stale) = stale {
+        for k in stale.drain(..) {
+            if let Some((old_k, old_v)) = dst.remove_entry(&k) {
+                arena.recycle(old_k);
+                arena.recycle(old_v);
+            }
+            arena.recycle(k);
+        }
+        arena.recycle(stale);
+    }
+    // Every key of `dst` is in `src` now; `src` has `src.len() - matched` more.
+    let mut missing = src.len() - matched;
+    if missing > 0 {
+        dst.reserve(missing);
+        for (k, v) in src {
+            if !seen.contains(Seen::addr(k)) {
                 let k = copied(k, arena);
                 let v = copied(v, arena);
-                self.insert(k, v);
-            }
-            return;
-        }
-        // `src` is borrowed shared for the whole copy, so its keys stay where they are and
-        // distinct keys have distinct addresses: the address names the entry.
-        let mut seen = Seen::with_capacity_in(src.len(), arena);
-        let mut matched = 0;
-        // Copies of the keys `src` lacks: the entries cannot leave `self` during the walk.
-        let mut stale: Option<Vec<K>> = None;
-        for (k, v) in self.iter_mut() {
-            match src.get_key_value(k) {
-                Some((src_k, src_v)) => {
-                    v.copy_from_in(src_v, arena);
-                    seen.insert(Seen::addr(src_k));
-                    matched += 1;
-                }
-                None => {
-                    let k = copied(k, arena);
-                    stale.get_or_insert_with(|| arena.take()).push(k);
+                dst.insert(k, v);
+                missing -= 1;
+                if missing == 0 {
+                    break;
                 }
             }
         }
-        if let Some(mut stale) = stale {
-            for k in stale.drain(..) {
-                if let Some((old_k, old_v)) = self.remove_entry(&k) {
-                    arena.recycle(old_k);
-                    arena.recycle(old_v);
-                }
-                arena.recycle(k);
-            }
-            arena.recycle(stale);
-        }
-        // Every key of `self` is in `src` now; `src` has `src.len() - matched` more.
-        let mut missing = src.len() - matched;
-        if missing > 0 {
-            self.reserve(missing);
-            for (k, v) in src {
-                if !seen.contains(Seen::addr(k)) {
-                    let k = copied(k, arena);
-                    let v = copied(v, arena);
-                    self.insert(k, v);
-                    missing -= 1;
-                    if missing == 0 {
-                        break;
-                    }
-                }
-            }
-        }
-        seen.give_back(arena);
+    }
+    match scratch {
+        Scratch::Keep => seen.give_back(arena),
+        Scratch::Free => drop(seen),
     }
 }
 
@@ -328,6 +355,18 @@ mod tests {
             dst.copy_from_in(&src, &mut arena);
             assert_eq!(dst, src, "round {round}");
         }
+    }
+
+    #[test]
+    fn the_address_table_is_kept_or_freed_as_asked() {
+        let mut arena = Arena::new();
+        let mut dst = map_of(0b0111, 0);
+        copy_map(&mut dst, &map_of(0b1110, 1), &mut arena, Scratch::Free);
+        assert_eq!(dst, map_of(0b1110, 1));
+        assert_eq!(arena.spare_len::<Vec<usize>>(), 0);
+        copy_map(&mut dst, &map_of(0b0111, 2), &mut arena, Scratch::Keep);
+        assert_eq!(dst, map_of(0b0111, 2));
+        assert_eq!(arena.spare_len::<Vec<usize>>(), 1);
     }
 
     #[test]
