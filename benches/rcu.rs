@@ -7,6 +7,7 @@
 //! | name                | op                                                                   |
 //! |---------------------|----------------------------------------------------------------------|
 //! | `poolswap-recycled` | `Container::rcu` on `Recycled<HashMap<..>>` with `Recycled::copy_from`; the pool's reset keeps the contents, so the copy updates an older version in place |
+//! | `poolswap-recycled-churn` | the same, but each op also removes the oldest route and inserts a new one (the size stays put): the copy finds the keys the older version lacks or has too many, recycling the removed entry's buffers |
 //! | `arc-swap`          | `ArcSwap::rcu`: clone the map (every `String` and `Vec` anew), change one key |
 //!
 //! Time per op from criterion; allocations and bytes per op from the counting global
@@ -58,6 +59,26 @@ fn set_backend(backend: &mut String, v: u64) {
     write!(backend, "10.9.9.{}:80", v % 10).expect("a String takes any write");
 }
 
+/// Removes route `oldest` and inserts route `oldest + ROUTES`, recycling the removed
+/// entry's buffers into the version's arena and taking the new one's from it.
+/// `probe` is a buffer for the removed key, so that the op allocates nothing of its own.
+fn replace_route(routes: &mut Recycled<Routes>, oldest: usize, probe: &mut String) {
+    use std::fmt::Write;
+    let (map, arena) = Recycled::parts_mut(routes);
+    probe.clear();
+    write!(probe, "/route/{oldest:06}").expect("a String takes any write");
+    let (key, backends) = map
+        .remove_entry(probe.as_str())
+        .expect("the oldest route is present");
+    arena.recycle(key);
+    arena.recycle(backends);
+    let mut key: String = arena.take();
+    write!(key, "/route/{:06}", oldest + ROUTES).expect("a String takes any write");
+    let mut backends: Vec<String> = arena.take();
+    backends.push(arena.string_from("10.9.9.9:80"));
+    map.insert(key, backends);
+}
+
 /// Ops counted after criterion's run, when every version has been built: the steady state
 /// (criterion's allocation figures include its warm-up, here the first copy of 100,000
 /// routes into an empty map).
@@ -107,6 +128,24 @@ fn rcu(c: &mut Criterion) {
             set_backend(&mut next.get_mut(CHANGED).expect("present")[0], v);
         });
     });
+    drop(black_box(container.acquire()));
+
+    // Routes `oldest..oldest + ROUTES` are in the map; each op shifts the window by one.
+    let pool = Pool::new(Recycled::<Routes>::default, |_| true);
+    let container = Container::new(&pool, pool.adopt(Recycled::new(routes())));
+    let mut tally = Tally::default();
+    let mut oldest = 0;
+    let mut probe = String::new();
+    let mut churn = |current: &Recycled<Routes>, next: &mut Recycled<Routes>| {
+        Recycled::copy_from(next, current);
+        replace_route(next, oldest, &mut probe);
+        oldest += 1;
+    };
+    g.bench_function("poolswap-recycled-churn", |b| {
+        b.iter_custom(|ops| support::serial(ops, &mut tally, || container.rcu(&mut churn)));
+    });
+    support::record("rcu", "rcu", "poolswap-recycled-churn", "", &tally, None);
+    steady("poolswap-recycled-churn", || container.rcu(&mut churn));
     drop(black_box(container.acquire()));
 
     let swap = ArcSwap::from_pointee(routes());

@@ -221,9 +221,11 @@ mod free_list;
 mod recycle;
 mod recycled;
 mod renewal;
+mod seen;
 mod stats;
 
 pub use self::copy::RecycleCopy;
+pub(crate) use self::copy::{copy_map, Scratch};
 use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
 pub use self::recycle::Recycle;
 pub use self::recycled::Recycled;

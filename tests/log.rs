@@ -346,7 +346,10 @@ fn a_panicking_operation_publishes_nothing() {
     assert!(r.is_err());
     assert_eq!(w.pending(), 0, "the failed batch is dropped");
     assert_eq!(**w.container().acquire(), Strict(vec![1]));
-    for v in 3..10 {
+    // The next batch starts with `extend` (then `append`): neither brings the failed one back.
+    w.extend([Op::Push(3)]);
+    w.publish();
+    for v in 4..10 {
         w.append(Op::Push(v));
         w.publish();
         poolswap::reclaim();

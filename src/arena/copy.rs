@@ -6,6 +6,7 @@ use std::hash::{BuildHasher, Hash};
 use std::mem;
 
 use super::recycle::with_plain_types;
+use super::seen::Seen;
 use super::{Arena, Recycle, Recycled};
 
 /// A recycling copy: makes a value equal to another, taking the nested values it needs
@@ -125,8 +126,17 @@ impl<T: RecycleCopy + Default> RecycleCopy for VecDeque<T> {
 
 /// Keeps its table. An entry whose key `src` also has keeps its key and has its value
 /// copied into in place (so, when `self` holds an older version of `src`, unchanged
-/// entries reuse their own buffers exactly); entries `src` lacks are dropped; the others
-/// are inserted as recycling copies.
+/// entries reuse their own buffers exactly); entries `src` lacks are removed and recycled
+/// into the arena, key and value; the others are inserted as recycling copies.
+///
+/// One pass over `self`, looking each key up in `src` (one hash and probe per entry), which
+/// also notes the address of every `src` key it matched. Only when `src` has keys `self`
+/// lacked does a second pass walk `src`, and it looks nothing up: an entry is new when its
+/// key's address was not noted (one probe into a table of addresses, 8 to 16 bytes per
+/// entry of `src`, kept in the arena), and the walk stops at the last new one. Removed keys
+/// are first copied aside (into arena buffers), one lookup each to take their entries out.
+/// At steady state it allocates nothing, key sets changing or not, once the arena holds the
+/// buffers the new entries need (those of the removed ones).
 impl<K, V, S> RecycleCopy for HashMap<K, V, S>
 where
     K: RecycleCopy + Default + Eq + Hash,
@@ -134,22 +144,88 @@ where
     S: BuildHasher + Send + Sync + 'static,
 {
     fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+        copy_map(self, src, arena, Scratch::Keep);
+    }
+}
+
+/// What a map copy does with its address table afterwards.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scratch {
+    /// Back to the arena, for the next copy: copies that recur (`rcu`) allocate nothing.
+    Keep,
+    /// Freed: for a rare copy (the change log's full re-sync), whose version would
+    /// otherwise keep 8-16 bytes per entry in its arena that only the next such copy uses.
+    Free,
+}
+
+/// `HashMap`'s [`RecycleCopy`], with the choice of what becomes of the address table.
+pub(crate) fn copy_map<K, V, S>(
+    dst: &mut HashMap<K, V, S>,
+    src: &HashMap<K, V, S>,
+    arena: &mut Arena,
+    scratch: Scratch,
+) where
+    K: RecycleCopy + Default + Eq + Hash,
+    V: RecycleCopy + Default,
+    S: BuildHasher,
+{
+    if dst.is_empty() {
+        dst.reserve(src.len());
         for (k, v) in src {
-            match self.get_mut(k) {
-                Some(dst) => dst.copy_from_in(v, arena),
-                None => {
-                    let k = copied(k, arena);
-                    let v = copied(v, arena);
-                    self.insert(k, v);
+            let k = copied(k, arena);
+            let v = copied(v, arena);
+            dst.insert(k, v);
+        }
+        return;
+    }
+    // `src` is borrowed shared for the whole copy, so its keys stay where they are and
+    // distinct keys have distinct addresses: the address names the entry.
+    let mut seen = Seen::with_capacity_in(src.len(), arena);
+    let mut matched = 0;
+    // Copies of the keys `src` lacks: the entries cannot leave `dst` during the walk.
+    let mut stale: Option<Vec<K>> = None;
+    for (k, v) in dst.iter_mut() {
+        match src.get_key_value(k) {
+            Some((src_k, src_v)) => {
+                v.copy_from_in(src_v, arena);
+                seen.insert(Seen::addr(src_k));
+                matched += 1;
+            }
+            None => {
+                let k = copied(k, arena);
+                stale.get_or_insert_with(|| arena.take()).push(k);
+            }
+        }
+    }
+    if let Some(mut stale) = stale {
+        for k in stale.drain(..) {
+            if let Some((old_k, old_v)) = dst.remove_entry(&k) {
+                arena.recycle(old_k);
+                arena.recycle(old_v);
+            }
+            arena.recycle(k);
+        }
+        arena.recycle(stale);
+    }
+    // Every key of `dst` is in `src` now; `src` has `src.len() - matched` more.
+    let mut missing = src.len() - matched;
+    if missing > 0 {
+        dst.reserve(missing);
+        for (k, v) in src {
+            if !seen.contains(Seen::addr(k)) {
+                let k = copied(k, arena);
+                let v = copied(v, arena);
+                dst.insert(k, v);
+                missing -= 1;
+                if missing == 0 {
+                    break;
                 }
             }
         }
-        // Every key of `src` is in `self` now; if the lengths agree, no other key is.
-        if self.len() != src.len() {
-            // Dropped, not recycled: `retain` cannot hand the entries out (std's
-            // `extract_if` needs Rust 1.88); freeing allocates nothing.
-            self.retain(|k, _| src.contains_key(k));
-        }
+    }
+    match scratch {
+        Scratch::Keep => seen.give_back(arena),
+        Scratch::Free => drop(seen),
     }
 }
 
@@ -235,5 +311,84 @@ impl<T: RecycleCopy> Recycled<T> {
     pub fn copy_from(this: &mut Recycled<T>, src: &T) {
         let (value, arena) = Recycled::parts_mut(this);
         value.copy_from_in(src, arena);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Map = HashMap<String, Vec<String>>;
+
+    fn entry(i: u64, round: u64) -> (String, Vec<String>) {
+        (
+            format!("key-{i:04}"),
+            vec![format!("a-{i}-{}", round % 3), format!("b-{i}")],
+        )
+    }
+
+    /// The keys of `keys` whose bit is set, each with a value of `round`.
+    fn map_of(keys: u64, round: u64) -> Map {
+        (0..64)
+            .filter(|i| keys >> i & 1 == 1)
+            .map(|i| entry(i, round))
+            .collect()
+    }
+
+    #[test]
+    fn copies_across_any_change_of_key_set() {
+        let mut arena = Arena::new();
+        let mut dst = Map::new();
+        // splitmix64-ish steps: random key sets (some empty, some full), so that rounds
+        // remove only, insert only, do both, or neither.
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..400 {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut keys = (x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            match round % 8 {
+                0 => keys = 0,
+                1 => keys = u64::MAX,
+                2 => keys &= dst.len() as u64 | 0xff, // mostly a subset of a small map
+                _ => {}
+            }
+            let src = map_of(keys, round);
+            dst.copy_from_in(&src, &mut arena);
+            assert_eq!(dst, src, "round {round}");
+        }
+    }
+
+    #[test]
+    fn the_address_table_is_kept_or_freed_as_asked() {
+        let mut arena = Arena::new();
+        let mut dst = map_of(0b0111, 0);
+        copy_map(&mut dst, &map_of(0b1110, 1), &mut arena, Scratch::Free);
+        assert_eq!(dst, map_of(0b1110, 1));
+        assert_eq!(arena.spare_len::<Vec<usize>>(), 0);
+        copy_map(&mut dst, &map_of(0b0111, 2), &mut arena, Scratch::Keep);
+        assert_eq!(dst, map_of(0b0111, 2));
+        assert_eq!(arena.spare_len::<Vec<usize>>(), 1);
+    }
+
+    #[test]
+    fn a_changed_key_set_reuses_the_removed_entries() {
+        let mut arena = Arena::new();
+        let mut dst = Map::new();
+        let mut fresh_after_warm_up = 0;
+        // Each round the source loses its 2 lowest keys and gains 2 new ones above.
+        for round in 0..20u64 {
+            let keys = 0x00ff_ffff_u64 << (round * 2);
+            let src = map_of(keys, round);
+            dst.copy_from_in(&src, &mut arena);
+            assert_eq!(dst, src, "round {round}");
+            if round == 2 {
+                fresh_after_warm_up = arena.stats().fresh;
+            }
+        }
+        assert_eq!(
+            arena.stats().fresh,
+            fresh_after_warm_up,
+            "new entries took buffers the arena did not have: {:?}",
+            arena.stats()
+        );
     }
 }
