@@ -39,38 +39,56 @@
 //! # Writer ([`retire`])
 //!
 //! After swapping a version out of its container, the writer hands the container's counted
-//! reference on it to the domain's *retired list*. The list's reference keeps the version
-//! from being recycled by anyone but a reclaimer: a counted guard's drop only takes the
-//! count down to the list's one. The writer reclaims when the list holds
-//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next reclamation,
-//! which a pool getter that finds no idle object runs first ([`reclaim_pending`]: a writer
-//! whose next `get_new` would otherwise build an object gets the retired versions back
-//! instead). So an update usually makes no heavy barrier at all, and a reclamation serves
-//! every version retired since the last one (folly's hazptr and haphazard reclaim in
-//! amortised passes the same way).
+//! reference on it to its pool's *retired list* ([`List`]: one per pool, so writers of
+//! independent containers share no lock and no written cache line). The list's reference
+//! keeps the version from being recycled by anyone but a reclaimer: a counted guard's drop
+//! only takes the count down to the list's one. The writer reclaims the list when it holds
+//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next
+//! reclamation, which a getter of the pool that finds no idle object runs first
+//! ([`List::reclaim_pending`]: a writer whose next `get_new` would otherwise build an
+//! object gets the retired versions back instead). So an update usually makes no heavy
+//! barrier at all, and a reclamation serves every version retired since the last one
+//! (folly's hazptr and haphazard reclaim in amortised passes the same way).
 //!
-//! # Reclaimer ([`reclaim`])
+//! # Reclaimer (passes)
 //!
-//! Under the domain lock, take the retired list; then, unlocked: [`heavy`] (a fence if
-//! every node taken was published fenced, below), one pass over
-//! every slot of every block (a list of blocks it walks without the lock) that copies the
-//! non-null addresses into a sorted snapshot, and for each node taken, a binary search of
-//! the snapshot. A node no slot holds whose count the reclaimer can take from one (the
+//! A *pass* takes retired nodes off one list (a getter's pass, a writer's at the
+//! threshold, a waiting getter's) or off every list ([`reclaim`]: a container's drop, the
+//! background `Reclaimer`, the async getters' thread), each list under its own lock,
+//! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
+//! [`heavy`] (a fence if every node taken was published fenced, below), one pass over
+//! every slot of every block (a list of blocks it walks without a lock), and for each node
+//! taken, a test against the protected addresses: for a batch of at most 8 nodes a
+//! comparison with each full slot's address, for a larger one a binary search of a sorted
+//! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
 //! list's reference) to zero (`Retired::claim`, a compare-and-swap: no counted guard holds
-//! it) is the reclaimer's; the others go back on the list (the lock again). Then each node
-//! it claimed goes back to its pool (`Retired::recycle`: the pool's return path, which may
-//! drop the object). The lock is never held across the barrier or user code, so
-//! retirements and other reclamations go on meanwhile, each judging the nodes it took. So a pass costs one heavy barrier, one load per slot and `O(log slots)` per
-//! retired node, whatever the number of threads and held versions; and a panic in one
-//! node's return (a `T::drop` that panics) does not stop the others: the pass finishes its
-//! batch, then resumes the panic on the thread that ran it.
+//! it) is the reclaimer's; the others go back on the list they came from (its lock again),
+//! ahead of what was retired meanwhile. Then each node it claimed goes back to its pool
+//! (`Retired::recycle`: the pool's return path, which may drop the object), and the pass
+//! ends on each list (`List::passes_ended`). No lock is held across the barrier or user
+//! code, so retirements and other passes go on meanwhile, each judging the nodes it took.
+//! So a pass costs one heavy barrier, one load per slot and at most 8 comparisons per full
+//! slot or `O(log slots)` per retired node, whatever the number of threads and held
+//! versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
+//! others: the pass finishes its batch, then resumes the panic on the thread that ran it.
+//!
+//! A getter of a pool that found nothing idle first waits (a bounded number of yields)
+//! for the passes in flight on its pool's list, which may hold its own retired version,
+//! and looks again if one ended since it looked: only passes over its own pool's list
+//! count, so a writer of another pool never waits for it.
+//!
+//! Lists are made by the domain and never freed: a pool takes one when it is built (a
+//! lock, perhaps an allocation) and gives it back when its shared state goes, which no
+//! retired version outlives (each holds its pool); a later pool takes it over. A global
+//! pass walks them through a list of lists, as it walks the blocks.
 //!
 //! # Why a recycled node is never read
 //!
 //! Barriers are totally ordered (heavy against light as `fence(SeqCst)` against
 //! `fence(SeqCst)`). Take a reader that returns a guard on node `p` and a reclaimer that
 //! decides `p` is unprotected. The swap that retired `p` precedes the reclaimer's heavy
-//! barrier (it precedes the push onto the retired list, which the reclaimer's lock acquires).
+//! barrier (it precedes the push onto the retired list, which the list's lock, taken by
+//! the pass, orders before the take).
 //! If the reader's light barrier comes before that heavy barrier, the reclaimer's look at
 //! the slot sees the reader's store (or a later one by the same slot, after the reader's
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
@@ -95,8 +113,12 @@
 //!   on another thread and then refilled by its owner carries that thread's release on.
 //! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the
 //!   release sequence of every counted guard's `Release` decrement.
-//! - The retired list and the block list are under one lock; the `pending` hint beside it
-//!   is `Relaxed` and only decides whether a getter takes the lock.
+//! - Each retired list is under its own lock; the `pending` hint beside it is `Relaxed`
+//!   and only decides whether a getter or a global pass takes the lock. The blocks and the
+//!   lists are published with a `Release` store of their list's head, read `Acquire` by a
+//!   pass.
+//! - A pass's end on a list (`passes_ended`, then `passes`) is `Release`, read `Acquire`
+//!   by a getter of the pool: the pass's returns happen before the getter's next look.
 //!
 //! Sources: Maged Michael, "Hazard Pointers: Safe Memory Reclamation for Lock-Free Objects"
 //! (IEEE TPDS 2004) for slots scanned before reclamation and the sorted snapshot of a scan;
@@ -132,14 +154,15 @@ const SPILL_BLOCKS: usize = 1;
 /// Slots per thread. A thread holding more guards at once takes the counted fallback.
 pub(crate) const SLOTS: usize = BLOCK_SLOTS * (1 + SPILL_BLOCKS);
 
-/// Retired versions at which [`retire`] reclaims by itself. Below it, retired versions wait
-/// for a pool getter that finds nothing idle ([`reclaim_pending`]), for the next version
-/// that reaches the threshold, or for [`reclaim`]. A bound on the versions an update-only
+/// Retired versions on a list at which [`retire`] reclaims that list by itself. Below it,
+/// retired versions wait for a getter of the pool that finds nothing idle
+/// ([`List::reclaim_pending`]), for the next version that reaches the threshold, or for
+/// [`reclaim`]. A bound on the versions an update-only
 /// writer (one that never gets objects from the pool) leaves waiting.
 pub(crate) const RECLAIM_THRESHOLD: usize = 8;
 
 /// The most yields a pool getter that found nothing idle waits for other threads'
-/// reclamation passes to end ([`reclaim_pending`]): a pass is a heavy barrier, a scan and
+/// reclamation passes over its pool's list to end ([`List::reclaim_pending`]): a pass is a heavy barrier, a scan and
 /// the returns, microseconds, unless it runs a long `T::drop`.
 #[cfg(not(loom))]
 const PASS_WAIT: u32 = 256;
@@ -199,6 +222,9 @@ pub(crate) struct Retired {
     claim: unsafe fn(NonNull<()>) -> bool,
     /// Returns a claimed node (count zero, owned by the caller) to its pool.
     recycle: unsafe fn(NonNull<()>),
+    /// The list the node was retired to (its pool's), set by [`retire`]: where a pass
+    /// that keeps the node puts it back. Lists are never freed.
+    home: *const List,
 }
 
 impl Retired {
@@ -222,6 +248,7 @@ impl Retired {
             fenced,
             claim,
             recycle,
+            home: ptr::null(),
         }
     }
 }
@@ -232,22 +259,110 @@ struct State {
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
     owned: Vec<bool>,
-    /// Retired nodes, oldest first.
-    retired: Vec<Retired>,
-    /// Buffers a reclamation takes out of the lock and gives back, kept for their
-    /// capacity: the retired nodes it judges, the protected addresses (sorted), the nodes
-    /// it claimed. A reclamation that finds one taken by another makes its own.
+    /// Every retired list ever made; `lists_owned[i]` says whether a pool owns `lists[i]`.
+    /// Boxed: pools and retired nodes point at their list.
+    #[allow(clippy::vec_box)]
+    lists: Vec<Box<List>>,
+    lists_owned: Vec<bool>,
+    /// A global pass's buffers ([`reclaim`]), as [`Buffers`] are a list's, and the lists
+    /// it took nodes from.
+    buffers: Buffers,
+    taken: Vec<&'static List>,
+}
+
+// SAFETY: `Buffers` holds retired entries between passes only emptied (see its impl);
+// `taken` holds references to lists, which are `Sync`.
+unsafe impl Send for State {}
+
+/// Buffers a pass takes out of its lock and gives back, kept for their capacity: the
+/// retired nodes it judges (then those it keeps, then those it claimed), the protected
+/// addresses (sorted). A pass that finds one taken by another makes its own.
+struct Buffers {
     judged: Vec<Retired>,
     protected: Vec<*mut ()>,
-    claimed: Vec<Retired>,
+}
+
+impl Buffers {
+    fn new() -> Buffers {
+        Buffers {
+            judged: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+            protected: Vec::new(),
+        }
+    }
+
+    fn take(&mut self) -> Buffers {
+        Buffers {
+            judged: std::mem::take(&mut self.judged),
+            protected: std::mem::take(&mut self.protected),
+        }
+    }
+
+    /// Keeps each of `other`'s buffers (emptied) that is larger than this one's.
+    fn keep_larger(&mut self, other: Buffers) {
+        keep_larger(&mut self.judged, other.judged);
+        keep_larger(&mut self.protected, other.protected);
+    }
+}
+
+/// One pool's retired list: the versions its containers retired, waiting until no reader
+/// can still read them. Made by the domain and never freed; a pool takes one when it is
+/// built and gives it back when its shared state goes (then the list is empty: every
+/// retired version holds its pool), for a later pool to take over.
+#[repr(align(128))]
+pub(crate) struct List {
+    state: Mutex<ListState>,
+    /// `state.retired.len()` as of the last change, read without the lock to decide
+    /// whether a reclamation could return anything.
+    pending: AtomicUsize,
+    /// Versions ever retired to this list (wrapping): the background reclaimer's
+    /// handshake reads the sum over every list (`reclaimer.rs`). Written under the lock.
+    retirements: AtomicUsize,
+    /// Passes in flight that took nodes off this list: each holds them until it has
+    /// returned them. A getter of the pool that finds nothing idle waits for them
+    /// ([`List::reclaim_pending`]) rather than build an object while its own version is in
+    /// one.
+    passes: AtomicUsize,
+    /// Passes ended so far that took nodes off this list: a getter that looked at its pool
+    /// before one ended looks again.
+    passes_ended: AtomicUsize,
+    /// The list made before this one (null for the first): the domain's lists form a
+    /// list that a global pass walks without the domain lock. Set before the list is
+    /// published (`Domain::lists`), never changed after.
+    next: AtomicPtr<List>,
+}
+
+struct ListState {
+    /// Retired nodes, oldest first.
+    retired: Vec<Retired>,
+    buffers: Buffers,
 }
 
 // SAFETY: `Retired` holds node pointers whose counted references may be dropped on any
 // thread: nodes are `Send` (see `pool/node.rs`), and `Container` requires `T: Send + Sync`
-// before any node is retired. `protected` holds addresses only, never dereferenced.
-unsafe impl Send for State {}
+// before any node is retired; `home` points at a list, which is `Sync`. `protected` holds
+// addresses only, never dereferenced.
+unsafe impl Send for ListState {}
 
-/// The process-wide set of blocks and retired nodes.
+impl List {
+    fn new(next: *mut List) -> List {
+        List {
+            state: Mutex::new(ListState {
+                // Room for the versions retired between reclamations and for a burst that
+                // guards hold, made once: the lists grow (allocate) only past their
+                // largest size so far.
+                retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                buffers: Buffers::new(),
+            }),
+            pending: AtomicUsize::new(0),
+            retirements: AtomicUsize::new(0),
+            passes: AtomicUsize::new(0),
+            passes_ended: AtomicUsize::new(0),
+            next: AtomicPtr::new(next),
+        }
+    }
+}
+
+/// The process-wide set of blocks and retired lists.
 struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
@@ -256,21 +371,13 @@ struct Domain {
     /// (`Release`, after the block is whole), read by reclaimers without it (`Acquire`).
     blocks: AtomicPtr<Block>,
     /// How many blocks exist: a reclamation sizes its snapshot for all their slots before
-    /// the scan, so that it allocates only after a thread's first read (or a thread's
-    /// spill) made a block, never because more slots happen to be full.
+    /// the scan.
     block_count: AtomicUsize,
-    /// `state.retired.len()` as of the last change, read without the lock to decide
-    /// whether a reclamation could return anything.
-    pending: AtomicUsize,
+    /// The newest retired list; older ones follow through [`List::next`]. Published as
+    /// `blocks` is.
+    lists: AtomicPtr<List>,
     /// The background reclaimer's handshake (`reclaimer.rs`).
     wake: Wake,
-    /// Reclamation passes in flight: each holds the retired nodes it took off the list
-    /// until it has returned them. A pool getter that finds nothing idle waits for them
-    /// ([`reclaim_pending`]) rather than build an object while its own version is in one.
-    passes: AtomicUsize,
-    /// Reclamation passes ended so far: a getter that looked at its pool before a pass
-    /// ended looks again ([`reclaim_pending`]).
-    passes_ended: AtomicUsize,
 }
 
 impl Domain {
@@ -280,20 +387,15 @@ impl Domain {
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
-                // Room for the versions retired between reclamations and for a burst that
-                // guards hold, made once: the lists grow (allocate) only past their
-                // largest size so far.
-                retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
-                judged: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
-                protected: Vec::new(),
-                claimed: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                lists: Vec::new(),
+                lists_owned: Vec::new(),
+                buffers: Buffers::new(),
+                taken: Vec::new(),
             }),
             blocks: AtomicPtr::new(ptr::null_mut()),
             block_count: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
+            lists: AtomicPtr::new(ptr::null_mut()),
             wake: Wake::new(),
-            passes: AtomicUsize::new(0),
-            passes_ended: AtomicUsize::new(0),
         }
     }
 }
@@ -470,14 +572,6 @@ fn claim_from_domain() -> &'static Block {
             domain()
                 .block_count
                 .store(state.blocks.len(), Ordering::Relaxed);
-            // Room in the snapshot for the new block's slots, now: the allocation is the
-            // reading thread's first read's (or spill's), not a later reclamation's. (If
-            // a reclamation has the snapshot out, this sizes the empty one it left, which
-            // it keeps: the larger is kept.)
-            let slots = state.blocks.len() * BLOCK_SLOTS;
-            state
-                .protected
-                .reserve(slots.saturating_sub(state.protected.len()));
             at
         }
     };
@@ -583,9 +677,52 @@ pub(crate) fn clear(slot: &Slot) {
     slot.node.store(ptr::null_mut(), Ordering::Release);
 }
 
+/// Gives a new pool a retired list: one an earlier pool gave back, or a new one (an
+/// allocation of a few hundred bytes). One lock (process-wide).
+pub(crate) fn claim_list() -> &'static List {
+    let mut state = domain().state.lock();
+    let state = &mut *state;
+    // Relaxed: a list given back has no pass of its own pool left; one of a global pass
+    // that took nothing from it may still end on it (it only counts), so prefer one
+    // without.
+    let free = (0..state.lists.len())
+        .find(|&i| !state.lists_owned[i] && state.lists[i].passes.load(Ordering::Relaxed) == 0);
+    let at = match free {
+        Some(at) => at,
+        None => {
+            // Relaxed: the head is only written under the lock we hold.
+            let newest = domain().lists.load(Ordering::Relaxed);
+            state.lists.push(Box::new(List::new(newest)));
+            state.lists_owned.push(false);
+            let at = state.lists.len() - 1;
+            let list: *const List = &*state.lists[at];
+            // Release: a global pass that loads the head sees the list whole, and every
+            // list before it (each was published the same way, under this lock).
+            domain().lists.store(list.cast_mut(), Ordering::Release);
+            at
+        }
+    };
+    state.lists_owned[at] = true;
+    let list: *const List = &*state.lists[at];
+    // SAFETY: boxes in `lists` are never dropped or moved (the domain lives for the
+    // process; under loom, for the model execution, which every pool dies in).
+    unsafe { &*list }
+}
+
+/// Gives a pool's list back to the domain when the pool's shared state goes: no node of
+/// the pool is left on it (each holds the pool).
+pub(crate) fn release_list(list: &'static List) {
+    let mut state = domain().state.lock();
+    let state = &mut *state;
+    if let Some(at) = state.lists.iter().position(|l| ptr::eq(&**l, list)) {
+        debug_assert!(state.lists_owned[at], "a retired list released twice");
+        state.lists_owned[at] = false;
+    }
+}
+
 /// Hands a node just swapped out of its container, with the container's counted reference
-/// on it, to the retired list; reclaims if the list reached [`RECLAIM_THRESHOLD`], or,
-/// while a background reclaimer runs, wakes that one instead (reclaiming only at
+/// on it, to `list` (its pool's); reclaims that list if it reached [`RECLAIM_THRESHOLD`],
+/// or, while a background reclaimer runs, wakes that one instead (reclaiming only at
 /// [`BACKSTOP`]).
 ///
 /// # Safety
@@ -593,12 +730,18 @@ pub(crate) fn clear(slot: &Slot) {
 /// The node of `retired` is no longer any container's current version, and the caller
 /// hands over one counted reference on it, which the list keeps until a reclaimer claims
 /// the node.
-pub(crate) unsafe fn retire(retired: Retired) {
-    let mut state = domain().state.lock();
+pub(crate) unsafe fn retire(list: &'static List, mut retired: Retired) {
+    retired.home = list;
+    let mut state = list.state.lock();
     state.retired.push(retired);
     let len = state.retired.len();
-    // Relaxed: a hint (see `Domain::pending`); the list itself is under the lock.
-    domain().pending.store(len, Ordering::Relaxed);
+    // Relaxed: a hint (see `List::pending`); the list itself is under the lock.
+    list.pending.store(len, Ordering::Relaxed);
+    // Relaxed: written under the lock only; the reclaimer's handshake orders it with a
+    // fence (`Wake::after_retire`).
+    let retirements = list.retirements.load(Ordering::Relaxed);
+    list.retirements
+        .store(retirements.wrapping_add(1), Ordering::Relaxed);
     let background = domain().wake.running();
     if len
         >= if background {
@@ -607,7 +750,7 @@ pub(crate) unsafe fn retire(retired: Retired) {
             RECLAIM_THRESHOLD
         }
     {
-        collect(state);
+        list_pass(list, state);
     } else if background {
         drop(state);
         domain().wake.after_retire();
@@ -619,100 +762,215 @@ pub(crate) fn wake() -> &'static Wake {
     &domain().wake
 }
 
-/// How many nodes are retired, as of a recent moment (see `Domain::pending`).
-pub(crate) fn pending() -> usize {
+/// Every list of the domain, newest first: the ones made before the head's load, each
+/// whole.
+fn lists() -> impl Iterator<Item = &'static List> {
+    // Acquire: see `Domain::lists`.
+    let mut list = domain().lists.load(Ordering::Acquire);
+    std::iter::from_fn(move || {
+        // SAFETY: lists are never freed (loom: not before the model ends), and each was
+        // whole when published.
+        let l = unsafe { list.as_ref() }?;
+        // Relaxed: set before the list was published; the head's Acquire made it visible.
+        list = l.next.load(Ordering::Relaxed);
+        Some(l)
+    })
+}
+
+/// Versions ever retired, over every list (wrapping), as of a recent moment: grows with
+/// each retirement, whichever pass takes the versions off (the reclaimer's handshake).
+pub(crate) fn retirements() -> usize {
     // Relaxed: a hint; the reclaimer orders it with a fence where it matters.
-    domain().pending.load(Ordering::Relaxed)
+    lists().fold(0, |sum, l| {
+        sum.wrapping_add(l.retirements.load(Ordering::Relaxed))
+    })
 }
 
-/// Recycles every retired node that no slot protects and no counted guard holds (see the
-/// module docs); returns how many. Never waits for a reader: held nodes stay on the list.
+/// Recycles every retired node, of every pool, that no slot protects and no counted guard
+/// holds (see the module docs); returns how many. Never waits for a reader: held nodes
+/// stay on their lists.
 pub(crate) fn reclaim() -> usize {
-    collect(domain().state.lock())
+    global_pass()
 }
 
-/// How many reclamation passes have ended: read by a pool getter before it looks at its
-/// pool, and given to [`reclaim_pending`] after the look found nothing.
-pub(crate) fn passes_ended() -> usize {
-    // Acquire: pairs with the Release at a pass's end (see `collect`).
-    domain().passes_ended.load(Ordering::Acquire)
-}
-
-/// [`reclaim`] if any node is retired: for a pool getter that found nothing idle, before
-/// it builds an object or waits. `looked` is [`passes_ended`] as read before the getter
-/// looked at its pool. Returns how many nodes went back to their pools, plus 1 if another
-/// thread's pass ended since `looked` (it may have returned the getter's own version):
-/// a non-zero return sends the getter to look again.
-///
-/// First waits, for at most [`PASS_WAIT`] yields, for the passes in flight on other
-/// threads (a background reclaimer's, another writer's): one may hold the getter's own
-/// retired version, which it returns when it ends. Bounded, because a pass may be this
-/// thread's own (a `T::drop` run by it that gets from a pool) or run a long `T::drop`.
-pub(crate) fn reclaim_pending(looked: usize) -> usize {
-    let mut waits = 0;
-    let mut returned = 0;
-    let mut own = 0;
-    loop {
-        // Acquire: pairs with the Release at a pass's end (see `collect`); the returns
-        // themselves are ordered by the pools' own synchronization.
-        while waits < PASS_WAIT && domain().passes.load(Ordering::Acquire) != 0 {
-            waits += 1;
-            crate::sync::yield_now();
-        }
-        if !has_pending() {
-            break;
-        }
-        let n = match pass(domain().state.lock()) {
-            Some(n) => {
-                own += 1;
-                n
-            }
-            None => 0,
-        };
-        returned += n;
-        // A pass that another thread began since the wait above may have taken the list
-        // (this one found it empty): wait for that one too.
-        if n != 0 || waits >= PASS_WAIT || domain().passes.load(Ordering::Acquire) == 0 {
-            break;
-        }
-    }
-    // Passes of this thread's own (above) ended too: what they returned is in `returned`.
-    let others = passes_ended().wrapping_sub(looked) > own;
-    returned + usize::from(others)
-}
-
-/// Whether any node was retired and not yet reclaimed, as of a recent moment.
-#[inline]
+/// Whether any node of any pool was retired and not yet reclaimed, as of a recent moment.
 pub(crate) fn has_pending() -> bool {
-    // A hint: a stale zero at worst skips a reclamation that a later getter, the next
-    // threshold or `reclaim` runs; a stale non-zero costs a lock.
-    pending() != 0
+    lists().any(List::has_pending)
 }
 
-/// A reclamation pass; `state` is the domain lock, held only to take the retired list and
-/// to give back what stays on it: the heavy barrier, the scan and the claims run unlocked,
-/// so retirements and other reclamations go on meanwhile.
-fn collect(state: MutexGuard<'_, State>) -> usize {
-    pass(state).unwrap_or(0)
+impl List {
+    /// Whether any node was retired to this list and not yet reclaimed, as of a recent
+    /// moment.
+    #[inline]
+    pub(crate) fn has_pending(&self) -> bool {
+        // Relaxed: a hint. A stale zero at worst skips a reclamation that a later getter,
+        // the next threshold or `reclaim` runs; a stale non-zero costs a lock.
+        self.pending.load(Ordering::Relaxed) != 0
+    }
+
+    /// A pass over this list alone ([`reclaim`] for one pool); returns how many nodes went
+    /// back.
+    pub(crate) fn reclaim(&'static self) -> usize {
+        list_pass(self, self.state.lock()).unwrap_or(0)
+    }
+
+    /// How many passes that took nodes off this list have ended: read by a pool getter
+    /// before it looks at its pool, and given to [`reclaim_pending`](Self::reclaim_pending)
+    /// after the look found nothing.
+    pub(crate) fn passes_ended(&self) -> usize {
+        // Acquire: pairs with the Release at a pass's end (see `end_pass`).
+        self.passes_ended.load(Ordering::Acquire)
+    }
+
+    /// [`reclaim`](Self::reclaim) if any node is retired here: for a pool getter that found
+    /// nothing idle, before it builds an object or waits. `looked` is
+    /// [`passes_ended`](Self::passes_ended) as read before the getter looked at its pool.
+    /// Returns how many nodes went back to the pool, plus 1 if another pass over this list
+    /// ended since `looked` (it may have returned the getter's own version): a non-zero
+    /// return sends the getter to look again.
+    ///
+    /// First waits, for at most [`PASS_WAIT`] yields, for the passes in flight on other
+    /// threads that hold nodes of this list (a background reclaimer's, another writer's of
+    /// the same pool): one may hold the getter's own retired version, which it returns when
+    /// it ends. Bounded, because a pass may be this thread's own (a `T::drop` run by it
+    /// that gets from the pool) or run a long `T::drop`.
+    pub(crate) fn reclaim_pending(&'static self, looked: usize) -> usize {
+        let mut waits = 0;
+        let mut returned = 0;
+        let mut own = 0;
+        loop {
+            // Acquire: pairs with the Release at a pass's end (see `end_pass`); the returns
+            // themselves are ordered by the pools' own synchronization.
+            while waits < PASS_WAIT && self.passes.load(Ordering::Acquire) != 0 {
+                waits += 1;
+                crate::sync::yield_now();
+            }
+            if !self.has_pending() {
+                break;
+            }
+            let n = match list_pass(self, self.state.lock()) {
+                Some(n) => {
+                    own += 1;
+                    n
+                }
+                None => 0,
+            };
+            returned += n;
+            // A pass that another thread began since the wait above may have taken the
+            // list (this one found it empty): wait for that one too.
+            if n != 0 || waits >= PASS_WAIT || self.passes.load(Ordering::Acquire) == 0 {
+                break;
+            }
+        }
+        // Passes of this thread's own (above) ended too: what they returned is in
+        // `returned`.
+        let others = self.passes_ended().wrapping_sub(looked) > own;
+        returned + usize::from(others)
+    }
+
+    /// Takes every node off the list for a pass, counting the pass in flight on it; `false`
+    /// (nothing taken, nothing counted) if the list is empty.
+    fn take_into(&self, state: &mut ListState, judged: &mut Vec<Retired>) -> bool {
+        if state.retired.is_empty() {
+            return false;
+        }
+        // Every node taken here was retired before the pass's heavy barrier: the pass
+        // judges those only (module docs, "Why a recycled node is never read"). Nodes
+        // retired after the take wait on the list for the next pass.
+        // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it,
+        // to wait for the end (the Release in `end_pass`).
+        self.passes.fetch_add(1, Ordering::Relaxed);
+        judged.append(&mut state.retired);
+        true
+    }
+
+    /// Puts back the nodes of `kept` whose home is this list, ahead of what was retired
+    /// meanwhile (oldest first).
+    fn put_back(&self, state: &mut ListState, kept: &[Retired]) {
+        if kept.is_empty() {
+            // Relaxed: a hint, as in `retire`.
+            self.pending.store(state.retired.len(), Ordering::Relaxed);
+            return;
+        }
+        let meanwhile = state.retired.len();
+        state
+            .retired
+            .extend(kept.iter().filter(|r| ptr::eq(r.home, self)));
+        let back = state.retired.len() - meanwhile;
+        if meanwhile != 0 && back != 0 {
+            state.retired.rotate_right(back);
+        }
+        // Relaxed: a hint, as in `retire`.
+        self.pending.store(state.retired.len(), Ordering::Relaxed);
+    }
+
+    /// Ends a pass that took nodes off this list, after it returned them.
+    fn end_pass(&self) {
+        // Release: the pass's returns happen before a getter that sees either count
+        // change looks at its pool again.
+        self.passes_ended.fetch_add(1, Ordering::Release);
+        self.passes.fetch_sub(1, Ordering::Release);
+    }
 }
 
-/// [`collect`], or `None` if nothing was retired (no pass ran).
-fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
-    if state.retired.is_empty() {
+/// A pass over one list, whose lock `state` is: held only to take the list and to give
+/// back what stays on it; `None` if nothing was retired (no pass ran).
+fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Option<usize> {
+    let mut buffers = state.buffers.take();
+    if !list.take_into(&mut state, &mut buffers.judged) {
+        state.buffers.keep_larger(buffers);
         return None;
     }
-    // Every node taken here was retired before the heavy barrier below: this pass judges
-    // those only (module docs, "Why a recycled node is never read"). Nodes retired after
-    // the take wait on the list for the next pass.
-    // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it, to
-    // wait for the end (the Release below).
-    domain().passes.fetch_add(1, Ordering::Relaxed);
-    let mut judged = std::mem::take(&mut state.judged);
-    std::mem::swap(&mut judged, &mut state.retired);
-    let mut protected = std::mem::take(&mut state.protected);
-    let mut batch = std::mem::take(&mut state.claimed);
     drop(state);
+    let kept = judge(&mut buffers);
+    list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
+    let released = recycle(&buffers.judged[kept..]);
+    list.state.lock().buffers.keep_larger(buffers);
+    list.end_pass();
+    Some(released.unwrap_or_else(|payload| panic::resume_unwind(payload)))
+}
 
+/// A pass over every list ([`reclaim`]).
+fn global_pass() -> usize {
+    let (mut buffers, mut taken) = {
+        let mut state = domain().state.lock();
+        (state.buffers.take(), std::mem::take(&mut state.taken))
+    };
+    for list in lists() {
+        // A list with nothing retired as of a moment ago: skipped without its lock. A
+        // node retired before the caller's call is seen (program order, or whatever
+        // happens-before made the caller call); one retired concurrently waits for the
+        // next pass.
+        if list.has_pending() && list.take_into(&mut list.state.lock(), &mut buffers.judged) {
+            taken.push(list);
+        }
+    }
+    let mut released = Ok(0);
+    if !taken.is_empty() {
+        let kept = judge(&mut buffers);
+        for list in &taken {
+            list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
+        }
+        released = recycle(&buffers.judged[kept..]);
+        for list in &taken {
+            list.end_pass();
+        }
+    }
+    taken.clear();
+    {
+        let mut state = domain().state.lock();
+        state.buffers.keep_larger(buffers);
+        keep_larger(&mut state.taken, taken);
+    }
+    released.unwrap_or_else(|payload| panic::resume_unwind(payload))
+}
+
+/// The unlocked middle of a pass: judges the nodes in `buffers.judged` (taken off their
+/// lists), claims those no slot protects and no counted guard holds, and orders the
+/// buffer: the `n` nodes it keeps first (in their order), then those it claimed. Returns
+/// `n`.
+fn judge(buffers: &mut Buffers) -> usize {
+    let Buffers { judged, protected } = buffers;
     // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
     // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
     // fenced needs the heavy barrier, which serves the whole batch.
@@ -721,61 +979,79 @@ fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
     } else {
         heavy();
     }
+    if judged.len() <= DIRECT {
+        let mut held = [false; DIRECT];
+        for node in scan() {
+            for (held, r) in held.iter_mut().zip(judged.iter()) {
+                *held |= r.node.as_ptr() == node;
+            }
+        }
+        return partition(judged, |at, _| held[at]);
+    }
     protected.clear();
     // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
     protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);
-    // Acquire: see the field (every block published before the heavy barrier).
-    let mut block = domain().blocks.load(Ordering::Acquire);
-    // SAFETY: blocks are never freed (loom: not before the model ends), and each was whole
-    // when published (above).
-    while let Some(b) = unsafe { block.as_ref() } {
-        for slot in &b.slots {
-            // Acquire: see the module docs.
-            let node = slot.node.load(Ordering::Acquire);
-            if !node.is_null() {
-                protected.push(untag(node).0);
-            }
-        }
-        // Relaxed: set before the block was published, and the head's Acquire above
-        // made it visible.
-        block = b.next.load(Ordering::Relaxed);
-    }
+    protected.extend(scan());
     protected.sort_unstable();
-    judged.retain(|r| {
-        if protected.binary_search(&r.node.as_ptr()).is_ok() {
-            return true;
-        }
+    partition(judged, |_, r| {
+        protected.binary_search(&r.node.as_ptr()).is_ok()
+    })
+}
+
+/// Batches of at most this many nodes are judged without a snapshot: each protected
+/// address the scan finds is compared with every node of the batch, so still one load per
+/// slot, at most `DIRECT` comparisons per full slot, and no buffer.
+const DIRECT: usize = 8;
+
+/// Moves the nodes of `judged` that stay retired (those `held(index, node)` says a slot
+/// protects, and those a counted guard holds) to the front, in their order, and claims the
+/// others; returns how many stay. The claimed ones keep their order unless a kept node
+/// came after them.
+fn partition(judged: &mut [Retired], held: impl Fn(usize, &Retired) -> bool) -> usize {
+    let mut kept = 0;
+    for at in 0..judged.len() {
+        let r = judged[at];
         // SAFETY: the list owns a counted reference on `r.node` (see `retire`), so the
         // node is live; `claim` is the function `Retired::new` was given for it.
-        if unsafe { (r.claim)(r.node) } {
-            batch.push(*r);
-            false
-        } else {
-            true
+        if held(at, &r) || !unsafe { (r.claim)(r.node) } {
+            judged.swap(kept, at);
+            kept += 1;
         }
-    });
-
-    {
-        let mut state = domain().state.lock();
-        let state = &mut *state;
-        // What stays, back on the list ahead of what was retired meanwhile (oldest first).
-        judged.append(&mut state.retired);
-        std::mem::swap(&mut judged, &mut state.retired);
-        // Relaxed: a hint, as in `retire`.
-        domain()
-            .pending
-            .store(state.retired.len(), Ordering::Relaxed);
-        keep_larger(&mut state.judged, judged);
-        keep_larger(&mut state.protected, protected);
     }
+    kept
+}
 
-    // The pool's return path may drop an object (`T::drop`), which may read or update a
-    // container itself: no lock is held. Oldest first, so the freshest version is the one
-    // on top of its depot. Every node of the batch goes back even if one return panics;
-    // the first panic is resumed after.
-    let released = batch.len();
+/// The addresses (untagged) that the hazard slots of every block hold now, one load per
+/// slot: every block published before the pass's heavy barrier is walked.
+fn scan() -> impl Iterator<Item = *mut ()> {
+    // Acquire: see `Domain::blocks` (every block published before the heavy barrier).
+    let mut block = domain().blocks.load(Ordering::Acquire);
+    std::iter::from_fn(move || {
+        // SAFETY: blocks are never freed (loom: not before the model ends), and each was
+        // whole when published.
+        let b = unsafe { block.as_ref() }?;
+        // Relaxed: set before the block was published, and the head's Acquire above made
+        // it visible.
+        block = b.next.load(Ordering::Relaxed);
+        Some(b)
+    })
+    .flat_map(|b| {
+        b.slots.iter().filter_map(|slot| {
+            // Acquire: see the module docs.
+            let node = slot.node.load(Ordering::Acquire);
+            (!node.is_null()).then(|| untag(node).0)
+        })
+    })
+}
+
+/// Returns the claimed nodes of a pass to their pools, no lock held: the pool's return
+/// path may drop an object (`T::drop`), which may read or update a container itself.
+/// Oldest first, so the freshest version is the one on top of its depot. Every node goes
+/// back even if one return panics; returns how many, or the first panic, for the caller
+/// to resume after it ended its pass.
+fn recycle(batch: &[Retired]) -> Result<usize, Box<dyn std::any::Any + Send>> {
     let mut panicked = None;
-    for r in batch.drain(..) {
+    for r in batch {
         // SAFETY: `claim` succeeded: this thread owns the node (count zero) and no slot
         // protects it, so no reader can still read it.
         let recycle = || unsafe { (r.recycle)(r.node) };
@@ -783,15 +1059,7 @@ fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
             panicked.get_or_insert(payload);
         }
     }
-    keep_larger(&mut domain().state.lock().claimed, batch);
-    // Release: the pass's returns happen before a getter that sees either count change
-    // looks at its pool again.
-    domain().passes_ended.fetch_add(1, Ordering::Release);
-    domain().passes.fetch_sub(1, Ordering::Release);
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    Some(released)
+    panicked.map_or(Ok(batch.len()), Err)
 }
 
 /// Puts `buffer` (emptied) back in `slot` unless `slot` holds a larger one.
