@@ -72,6 +72,15 @@ impl Retired {
     }
 }
 
+/// The room a list and a pass's buffers are made with: for the versions retired between
+/// reclamations and a burst that guards hold, made once (they grow only past their
+/// largest size so far).
+#[cfg(not(loom))]
+const INITIAL_CAPACITY: usize = 4 * RECLAIM_THRESHOLD;
+/// Under loom, none: every model execution has its own domain, leaked with its lists.
+#[cfg(loom)]
+const INITIAL_CAPACITY: usize = 0;
+
 /// Buffers a pass takes out of its lock and gives back, kept for their capacity: the
 /// retired nodes it judges (then those it keeps, then those it claimed), the protected
 /// addresses (sorted). A pass that finds one taken by another makes its own.
@@ -83,7 +92,7 @@ pub(super) struct Buffers {
 impl Buffers {
     pub(super) fn new() -> Buffers {
         Buffers {
-            judged: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+            judged: Vec::with_capacity(INITIAL_CAPACITY),
             protected: Vec::new(),
         }
     }
@@ -151,7 +160,7 @@ impl List {
                 // Room for the versions retired between reclamations and for a burst that
                 // guards hold, made once: the lists grow (allocate) only past their
                 // largest size so far.
-                retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                retired: Vec::with_capacity(INITIAL_CAPACITY),
                 buffers: Buffers::new(),
             }),
             pending: AtomicUsize::new(0),
