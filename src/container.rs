@@ -95,10 +95,12 @@ use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
 /// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
 ///   where the version will go back to), one atomic increment of the pool handle (a version
 ///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired
-///   list: a process-wide lock and a push. No barrier, unless the list then holds
-///   [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) versions: then a reclamation (see
-///   [`reclaim`](crate::reclaim): one heavy barrier, `membarrier` or a fence, and one load
-///   per hazard slot of every thread that ever read). Plus a clock read: a version
+///   list: the pool's (one per pool, so writers of containers with different pools share
+///   no lock), a lock and a push. No barrier, unless the list then holds
+///   [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) versions: then a reclamation of that
+///   list (as [`reclaim`](crate::reclaim) costs for one list: one heavy barrier,
+///   `membarrier` or a fence, and one load per hazard slot of every thread that ever
+///   read). Plus a clock read: a version
 ///   published less than 50 µs after the previous one is published *fenced*, so that
 ///   reclaiming it takes a fence, not `membarrier` (an interrupt to every CPU running the
 ///   process: 0.3-12 µs); its readers pay a `fence(SeqCst)` per `acquire` (a few ns) until

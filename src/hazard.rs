@@ -39,38 +39,56 @@
 //! # Writer ([`retire`])
 //!
 //! After swapping a version out of its container, the writer hands the container's counted
-//! reference on it to the domain's *retired list*. The list's reference keeps the version
-//! from being recycled by anyone but a reclaimer: a counted guard's drop only takes the
-//! count down to the list's one. The writer reclaims when the list holds
-//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next reclamation,
-//! which a pool getter that finds no idle object runs first ([`reclaim_pending`]: a writer
-//! whose next `get_new` would otherwise build an object gets the retired versions back
-//! instead). So an update usually makes no heavy barrier at all, and a reclamation serves
-//! every version retired since the last one (folly's hazptr and haphazard reclaim in
-//! amortised passes the same way).
+//! reference on it to its pool's *retired list* ([`List`]: one per pool, so writers of
+//! independent containers share no lock and no written cache line). The list's reference
+//! keeps the version from being recycled by anyone but a reclaimer: a counted guard's drop
+//! only takes the count down to the list's one. The writer reclaims the list when it holds
+//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next
+//! reclamation, which a getter of the pool that finds no idle object runs first
+//! ([`List::reclaim_pending`]: a writer whose next `get_new` would otherwise build an
+//! object gets the retired versions back instead). So an update usually makes no heavy
+//! barrier at all, and a reclamation serves every version retired since the last one
+//! (folly's hazptr and haphazard reclaim in amortised passes the same way).
 //!
-//! # Reclaimer ([`reclaim`])
+//! # Reclaimer (passes)
 //!
-//! Under the domain lock, take the retired list; then, unlocked: [`heavy`] (a fence if
-//! every node taken was published fenced, below), one pass over
-//! every slot of every block (a list of blocks it walks without the lock) that copies the
-//! non-null addresses into a sorted snapshot, and for each node taken, a binary search of
-//! the snapshot. A node no slot holds whose count the reclaimer can take from one (the
+//! A *pass* takes retired nodes off one list (a getter's pass, a writer's at the
+//! threshold, a waiting getter's) or off every list ([`reclaim`]: a container's drop, the
+//! background `Reclaimer`, the async getters' thread), each list under its own lock,
+//! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
+//! [`heavy`](crate::barrier::heavy) (a fence if every node taken was published fenced, below), one pass over
+//! every slot of every block (a list of blocks it walks without a lock), and for each node
+//! taken, a test against the protected addresses: for a batch of at most 8 nodes a
+//! comparison with each full slot's address, for a larger one a binary search of a sorted
+//! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
 //! list's reference) to zero (`Retired::claim`, a compare-and-swap: no counted guard holds
-//! it) is the reclaimer's; the others go back on the list (the lock again). Then each node
-//! it claimed goes back to its pool (`Retired::recycle`: the pool's return path, which may
-//! drop the object). The lock is never held across the barrier or user code, so
-//! retirements and other reclamations go on meanwhile, each judging the nodes it took. So a pass costs one heavy barrier, one load per slot and `O(log slots)` per
-//! retired node, whatever the number of threads and held versions; and a panic in one
-//! node's return (a `T::drop` that panics) does not stop the others: the pass finishes its
-//! batch, then resumes the panic on the thread that ran it.
+//! it) is the reclaimer's; the others go back on the list they came from (its lock again),
+//! ahead of what was retired meanwhile. Then each node it claimed goes back to its pool
+//! (`Retired::recycle`: the pool's return path, which may drop the object), and the pass
+//! ends on each list (`List::passes_ended`). No lock is held across the barrier or user
+//! code, so retirements and other passes go on meanwhile, each judging the nodes it took.
+//! So a pass costs one heavy barrier, one load per slot and at most 8 comparisons per full
+//! slot or `O(log slots)` per retired node, whatever the number of threads and held
+//! versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
+//! others: the pass finishes its batch, then resumes the panic on the thread that ran it.
+//!
+//! A getter of a pool that found nothing idle first waits (a bounded number of yields)
+//! for the passes in flight on its pool's list, which may hold its own retired version,
+//! and looks again if one ended since it looked: only passes over its own pool's list
+//! count, so a writer of another pool never waits for it.
+//!
+//! Lists are made by the domain and never freed: a pool takes one when it is built (a
+//! lock, perhaps an allocation) and gives it back when its shared state goes, which no
+//! retired version outlives (each holds its pool); a later pool takes it over. A global
+//! pass walks them through a list of lists, as it walks the blocks.
 //!
 //! # Why a recycled node is never read
 //!
 //! Barriers are totally ordered (heavy against light as `fence(SeqCst)` against
 //! `fence(SeqCst)`). Take a reader that returns a guard on node `p` and a reclaimer that
 //! decides `p` is unprotected. The swap that retired `p` precedes the reclaimer's heavy
-//! barrier (it precedes the push onto the retired list, which the reclaimer's lock acquires).
+//! barrier (it precedes the push onto the retired list, which the list's lock, taken by
+//! the pass, orders before the take).
 //! If the reader's light barrier comes before that heavy barrier, the reclaimer's look at
 //! the slot sees the reader's store (or a later one by the same slot, after the reader's
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
@@ -95,8 +113,12 @@
 //!   on another thread and then refilled by its owner carries that thread's release on.
 //! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the
 //!   release sequence of every counted guard's `Release` decrement.
-//! - The retired list and the block list are under one lock; the `pending` hint beside it
-//!   is `Relaxed` and only decides whether a getter takes the lock.
+//! - Each retired list is under its own lock; the `pending` hint beside it is `Relaxed`
+//!   and only decides whether a getter or a global pass takes the lock. The blocks and the
+//!   lists are published with a `Release` store of their list's head, read `Acquire` by a
+//!   pass.
+//! - A pass's end on a list (`passes_ended`, then `passes`) is `Release`, read `Acquire`
+//!   by a getter of the pool: the pass's returns happen before the getter's next look.
 //!
 //! Sources: Maged Michael, "Hazard Pointers: Safe Memory Reclamation for Lock-Free Objects"
 //! (IEEE TPDS 2004) for slots scanned before reclamation and the sorted snapshot of a scan;
@@ -106,13 +128,19 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-use crate::barrier::{full, heavy, light};
-use crate::reclaimer::{Wake, BACKSTOP};
+mod retired;
+
+use self::retired::Buffers;
+pub(crate) use self::retired::{
+    claim_list, has_pending, reclaim, release_list, retire, retirements, wake, List, Retired,
+    RECLAIM_THRESHOLD,
+};
+use crate::barrier::{full, light};
+use crate::reclaimer::Wake;
 use crate::registry;
-use crate::sync::{AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex, Ordering};
 
 /// Slots per block.
 #[cfg(not(loom))]
@@ -131,21 +159,6 @@ const SPILL_BLOCKS: usize = 1;
 
 /// Slots per thread. A thread holding more guards at once takes the counted fallback.
 pub(crate) const SLOTS: usize = BLOCK_SLOTS * (1 + SPILL_BLOCKS);
-
-/// Retired versions at which [`retire`] reclaims by itself. Below it, retired versions wait
-/// for a pool getter that finds nothing idle ([`reclaim_pending`]), for the next version
-/// that reaches the threshold, or for [`reclaim`]. A bound on the versions an update-only
-/// writer (one that never gets objects from the pool) leaves waiting.
-pub(crate) const RECLAIM_THRESHOLD: usize = 8;
-
-/// The most yields a pool getter that found nothing idle waits for other threads'
-/// reclamation passes to end ([`reclaim_pending`]): a pass is a heavy barrier, a scan and
-/// the returns, microseconds, unless it runs a long `T::drop`.
-#[cfg(not(loom))]
-const PASS_WAIT: u32 = 256;
-/// Under loom, one: enough for a model to take both branches.
-#[cfg(loom)]
-const PASS_WAIT: u32 = 1;
 
 /// One hazard slot: the node it protects, or null.
 pub(crate) struct Slot {
@@ -185,69 +198,27 @@ impl Block {
     }
 }
 
-/// A retired node and what a reclaimer does with it.
-#[derive(Clone, Copy)]
-pub(crate) struct Retired {
-    node: NonNull<()>,
-    /// Whether every reader that protected the node with a slot issued a full fence
-    /// (`fence(SeqCst)`) between its slot store and its re-load: the node was published
-    /// *fenced* (see `container/raw.rs`, "Fenced versions"). A pass whose nodes are all
-    /// fenced needs only a fence of its own, not the heavy barrier.
-    fenced: bool,
-    /// Takes the node's count from one (the retired list's reference) to zero; `false`,
-    /// changing nothing, if a counted guard still holds it.
-    claim: unsafe fn(NonNull<()>) -> bool,
-    /// Returns a claimed node (count zero, owned by the caller) to its pool.
-    recycle: unsafe fn(NonNull<()>),
-}
-
-impl Retired {
-    /// A retired node with the two functions a reclaimer calls on it.
-    ///
-    /// # Safety
-    ///
-    /// `claim(node)` must take the node's count from one to zero and report whether it
-    /// did, and `recycle(node)` must give a node so claimed back to its pool; both may be
-    /// called on any thread while the node is on the retired list.
-    /// `fenced` must be `true` only if every slot protection of `node` since it became
-    /// current was followed by a full fence before its re-load (see the field).
-    pub(crate) unsafe fn new(
-        node: NonNull<()>,
-        fenced: bool,
-        claim: unsafe fn(NonNull<()>) -> bool,
-        recycle: unsafe fn(NonNull<()>),
-    ) -> Retired {
-        Retired {
-            node,
-            fenced,
-            claim,
-            recycle,
-        }
-    }
-}
-
 struct State {
     /// Every block ever made; `owned[i]` says whether a live thread owns `blocks[i]`.
     /// Boxed: slots must not move when the vector grows (guards point into them).
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
     owned: Vec<bool>,
-    /// Retired nodes, oldest first.
-    retired: Vec<Retired>,
-    /// Buffers a reclamation takes out of the lock and gives back, kept for their
-    /// capacity: the retired nodes it judges, the protected addresses (sorted), the nodes
-    /// it claimed. A reclamation that finds one taken by another makes its own.
-    judged: Vec<Retired>,
-    protected: Vec<*mut ()>,
-    claimed: Vec<Retired>,
+    /// Every retired list ever made (`List::owned` says whether a pool owns it). Boxed:
+    /// pools and retired nodes point at their list.
+    #[allow(clippy::vec_box)]
+    lists: Vec<Box<List>>,
+    /// A global pass's buffers ([`reclaim`]), as [`Buffers`] are a list's, and the lists
+    /// it took nodes from.
+    buffers: Buffers,
+    taken: Vec<&'static List>,
 }
 
-// SAFETY: `Retired` holds node pointers whose counted references may be dropped on any
-// thread: nodes are `Send` (see `pool/node.rs`), and `Container` requires `T: Send + Sync`
-// before any node is retired. `protected` holds addresses only, never dereferenced.
+// SAFETY: `Buffers` holds retired entries between passes only emptied (see its impl);
+// `taken` holds references to lists, which are `Sync`.
 unsafe impl Send for State {}
 
-/// The process-wide set of blocks and retired nodes.
+/// The process-wide set of blocks and retired lists.
 struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
@@ -256,21 +227,13 @@ struct Domain {
     /// (`Release`, after the block is whole), read by reclaimers without it (`Acquire`).
     blocks: AtomicPtr<Block>,
     /// How many blocks exist: a reclamation sizes its snapshot for all their slots before
-    /// the scan, so that it allocates only after a thread's first read (or a thread's
-    /// spill) made a block, never because more slots happen to be full.
+    /// the scan.
     block_count: AtomicUsize,
-    /// `state.retired.len()` as of the last change, read without the lock to decide
-    /// whether a reclamation could return anything.
-    pending: AtomicUsize,
+    /// The newest retired list; older ones follow through [`List::next`]. Published as
+    /// `blocks` is.
+    lists: AtomicPtr<List>,
     /// The background reclaimer's handshake (`reclaimer.rs`).
     wake: Wake,
-    /// Reclamation passes in flight: each holds the retired nodes it took off the list
-    /// until it has returned them. A pool getter that finds nothing idle waits for them
-    /// ([`reclaim_pending`]) rather than build an object while its own version is in one.
-    passes: AtomicUsize,
-    /// Reclamation passes ended so far: a getter that looked at its pool before a pass
-    /// ended looks again ([`reclaim_pending`]).
-    passes_ended: AtomicUsize,
 }
 
 impl Domain {
@@ -280,20 +243,14 @@ impl Domain {
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
-                // Room for the versions retired between reclamations and for a burst that
-                // guards hold, made once: the lists grow (allocate) only past their
-                // largest size so far.
-                retired: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
-                judged: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
-                protected: Vec::new(),
-                claimed: Vec::with_capacity(4 * RECLAIM_THRESHOLD),
+                lists: Vec::new(),
+                buffers: Buffers::new(),
+                taken: Vec::new(),
             }),
             blocks: AtomicPtr::new(ptr::null_mut()),
             block_count: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
+            lists: AtomicPtr::new(ptr::null_mut()),
             wake: Wake::new(),
-            passes: AtomicUsize::new(0),
-            passes_ended: AtomicUsize::new(0),
         }
     }
 }
@@ -470,14 +427,6 @@ fn claim_from_domain() -> &'static Block {
             domain()
                 .block_count
                 .store(state.blocks.len(), Ordering::Relaxed);
-            // Room in the snapshot for the new block's slots, now: the allocation is the
-            // reading thread's first read's (or spill's), not a later reclamation's. (If
-            // a reclamation has the snapshot out, this sizes the empty one it left, which
-            // it keeps: the larger is kept.)
-            let slots = state.blocks.len() * BLOCK_SLOTS;
-            state
-                .protected
-                .reserve(slots.saturating_sub(state.protected.len()));
             at
         }
     };
@@ -581,225 +530,6 @@ pub(crate) fn clear(slot: &Slot) {
     );
     // Release: this guard's reads of the object happen-before a reclaimer that sees null.
     slot.node.store(ptr::null_mut(), Ordering::Release);
-}
-
-/// Hands a node just swapped out of its container, with the container's counted reference
-/// on it, to the retired list; reclaims if the list reached [`RECLAIM_THRESHOLD`], or,
-/// while a background reclaimer runs, wakes that one instead (reclaiming only at
-/// [`BACKSTOP`]).
-///
-/// # Safety
-///
-/// The node of `retired` is no longer any container's current version, and the caller
-/// hands over one counted reference on it, which the list keeps until a reclaimer claims
-/// the node.
-pub(crate) unsafe fn retire(retired: Retired) {
-    let mut state = domain().state.lock();
-    state.retired.push(retired);
-    let len = state.retired.len();
-    // Relaxed: a hint (see `Domain::pending`); the list itself is under the lock.
-    domain().pending.store(len, Ordering::Relaxed);
-    let background = domain().wake.running();
-    if len
-        >= if background {
-            BACKSTOP
-        } else {
-            RECLAIM_THRESHOLD
-        }
-    {
-        collect(state);
-    } else if background {
-        drop(state);
-        domain().wake.after_retire();
-    }
-}
-
-/// The background reclaimer's handshake.
-pub(crate) fn wake() -> &'static Wake {
-    &domain().wake
-}
-
-/// How many nodes are retired, as of a recent moment (see `Domain::pending`).
-pub(crate) fn pending() -> usize {
-    // Relaxed: a hint; the reclaimer orders it with a fence where it matters.
-    domain().pending.load(Ordering::Relaxed)
-}
-
-/// Recycles every retired node that no slot protects and no counted guard holds (see the
-/// module docs); returns how many. Never waits for a reader: held nodes stay on the list.
-pub(crate) fn reclaim() -> usize {
-    collect(domain().state.lock())
-}
-
-/// How many reclamation passes have ended: read by a pool getter before it looks at its
-/// pool, and given to [`reclaim_pending`] after the look found nothing.
-pub(crate) fn passes_ended() -> usize {
-    // Acquire: pairs with the Release at a pass's end (see `collect`).
-    domain().passes_ended.load(Ordering::Acquire)
-}
-
-/// [`reclaim`] if any node is retired: for a pool getter that found nothing idle, before
-/// it builds an object or waits. `looked` is [`passes_ended`] as read before the getter
-/// looked at its pool. Returns how many nodes went back to their pools, plus 1 if another
-/// thread's pass ended since `looked` (it may have returned the getter's own version):
-/// a non-zero return sends the getter to look again.
-///
-/// First waits, for at most [`PASS_WAIT`] yields, for the passes in flight on other
-/// threads (a background reclaimer's, another writer's): one may hold the getter's own
-/// retired version, which it returns when it ends. Bounded, because a pass may be this
-/// thread's own (a `T::drop` run by it that gets from a pool) or run a long `T::drop`.
-pub(crate) fn reclaim_pending(looked: usize) -> usize {
-    let mut waits = 0;
-    let mut returned = 0;
-    let mut own = 0;
-    loop {
-        // Acquire: pairs with the Release at a pass's end (see `collect`); the returns
-        // themselves are ordered by the pools' own synchronization.
-        while waits < PASS_WAIT && domain().passes.load(Ordering::Acquire) != 0 {
-            waits += 1;
-            crate::sync::yield_now();
-        }
-        if !has_pending() {
-            break;
-        }
-        let n = match pass(domain().state.lock()) {
-            Some(n) => {
-                own += 1;
-                n
-            }
-            None => 0,
-        };
-        returned += n;
-        // A pass that another thread began since the wait above may have taken the list
-        // (this one found it empty): wait for that one too.
-        if n != 0 || waits >= PASS_WAIT || domain().passes.load(Ordering::Acquire) == 0 {
-            break;
-        }
-    }
-    // Passes of this thread's own (above) ended too: what they returned is in `returned`.
-    let others = passes_ended().wrapping_sub(looked) > own;
-    returned + usize::from(others)
-}
-
-/// Whether any node was retired and not yet reclaimed, as of a recent moment.
-#[inline]
-pub(crate) fn has_pending() -> bool {
-    // A hint: a stale zero at worst skips a reclamation that a later getter, the next
-    // threshold or `reclaim` runs; a stale non-zero costs a lock.
-    pending() != 0
-}
-
-/// A reclamation pass; `state` is the domain lock, held only to take the retired list and
-/// to give back what stays on it: the heavy barrier, the scan and the claims run unlocked,
-/// so retirements and other reclamations go on meanwhile.
-fn collect(state: MutexGuard<'_, State>) -> usize {
-    pass(state).unwrap_or(0)
-}
-
-/// [`collect`], or `None` if nothing was retired (no pass ran).
-fn pass(mut state: MutexGuard<'_, State>) -> Option<usize> {
-    if state.retired.is_empty() {
-        return None;
-    }
-    // Every node taken here was retired before the heavy barrier below: this pass judges
-    // those only (module docs, "Why a recycled node is never read"). Nodes retired after
-    // the take wait on the list for the next pass.
-    // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it, to
-    // wait for the end (the Release below).
-    domain().passes.fetch_add(1, Ordering::Relaxed);
-    let mut judged = std::mem::take(&mut state.judged);
-    std::mem::swap(&mut judged, &mut state.retired);
-    let mut protected = std::mem::take(&mut state.protected);
-    let mut batch = std::mem::take(&mut state.claimed);
-    drop(state);
-
-    // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
-    // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
-    // fenced needs the heavy barrier, which serves the whole batch.
-    if judged.iter().all(|r| r.fenced) {
-        full();
-    } else {
-        heavy();
-    }
-    protected.clear();
-    // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
-    protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);
-    // Acquire: see the field (every block published before the heavy barrier).
-    let mut block = domain().blocks.load(Ordering::Acquire);
-    // SAFETY: blocks are never freed (loom: not before the model ends), and each was whole
-    // when published (above).
-    while let Some(b) = unsafe { block.as_ref() } {
-        for slot in &b.slots {
-            // Acquire: see the module docs.
-            let node = slot.node.load(Ordering::Acquire);
-            if !node.is_null() {
-                protected.push(untag(node).0);
-            }
-        }
-        // Relaxed: set before the block was published, and the head's Acquire above
-        // made it visible.
-        block = b.next.load(Ordering::Relaxed);
-    }
-    protected.sort_unstable();
-    judged.retain(|r| {
-        if protected.binary_search(&r.node.as_ptr()).is_ok() {
-            return true;
-        }
-        // SAFETY: the list owns a counted reference on `r.node` (see `retire`), so the
-        // node is live; `claim` is the function `Retired::new` was given for it.
-        if unsafe { (r.claim)(r.node) } {
-            batch.push(*r);
-            false
-        } else {
-            true
-        }
-    });
-
-    {
-        let mut state = domain().state.lock();
-        let state = &mut *state;
-        // What stays, back on the list ahead of what was retired meanwhile (oldest first).
-        judged.append(&mut state.retired);
-        std::mem::swap(&mut judged, &mut state.retired);
-        // Relaxed: a hint, as in `retire`.
-        domain()
-            .pending
-            .store(state.retired.len(), Ordering::Relaxed);
-        keep_larger(&mut state.judged, judged);
-        keep_larger(&mut state.protected, protected);
-    }
-
-    // The pool's return path may drop an object (`T::drop`), which may read or update a
-    // container itself: no lock is held. Oldest first, so the freshest version is the one
-    // on top of its depot. Every node of the batch goes back even if one return panics;
-    // the first panic is resumed after.
-    let released = batch.len();
-    let mut panicked = None;
-    for r in batch.drain(..) {
-        // SAFETY: `claim` succeeded: this thread owns the node (count zero) and no slot
-        // protects it, so no reader can still read it.
-        let recycle = || unsafe { (r.recycle)(r.node) };
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(recycle)) {
-            panicked.get_or_insert(payload);
-        }
-    }
-    keep_larger(&mut domain().state.lock().claimed, batch);
-    // Release: the pass's returns happen before a getter that sees either count change
-    // looks at its pool again.
-    domain().passes_ended.fetch_add(1, Ordering::Release);
-    domain().passes.fetch_sub(1, Ordering::Release);
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    Some(released)
-}
-
-/// Puts `buffer` (emptied) back in `slot` unless `slot` holds a larger one.
-fn keep_larger<T>(slot: &mut Vec<T>, mut buffer: Vec<T>) {
-    if buffer.capacity() > slot.capacity() {
-        buffer.clear();
-        *slot = buffer;
-    }
 }
 
 impl fmt::Debug for Slot {

@@ -92,7 +92,8 @@
 //!   read-modify-write, no lock, no write to a cache line another reader reads. A thread
 //!   holding more than [`HAZARD_SLOTS`] guards at once, and cloned guards, fall back to a
 //!   counted reference on the version's shared count.
-//! - An update takes a process-wide lock and pushes the old version on a retired list.
+//! - An update takes its pool's lock on the pool's retired list (one per pool: writers of
+//!   independent containers share no lock) and pushes the old version on it.
 //!   Retired versions go back to their pools at a *reclamation* (one heavy barrier,
 //!   `membarrier` on Linux, or only a fence when every version it judges was published
 //!   *fenced*, as versions published less than 50 µs after the previous one are; and one
@@ -285,16 +286,21 @@ pub fn barrier_mode() -> BarrierMode {
 /// runs on the thread that reclaims. Call this to choose that thread (or start a
 /// [`Reclaimer`], a background thread that does it as versions retire, for versions whose
 /// drop takes long), or to have the versions back in their pools
-/// before counting them or before a process goes idle. A version that another thread's
-/// reclamation took off the list at the same moment comes back when that one finishes,
+/// before counting them or before a process goes idle. (A pool getter's reclamation, and
+/// an update's at the threshold, pass over that pool's list alone.) A version that another
+/// thread's reclamation took off its list at the same moment comes back when that one finishes,
 /// not before this call returns; and a version whose object holds a guard on an older
 /// one frees that one only at the next reclamation.
 ///
-/// Costs one lock (process-wide) when nothing is retired. Otherwise also one heavy barrier
-/// (`membarrier` or a fence, see [`barrier_mode`]; a fence if every retired version was
-/// published fenced: see [`Container::update`]), one load of each hazard slot of every
-/// thread that has ever read ([`HAZARD_SLOTS`] per thread), a sort of the protected
-/// addresses, and a binary search per retired version. Allocates nothing at steady state.
+/// Walks every pool's retired list (one per pool ever built in the process, reused by later
+/// pools): a load per list when nothing is retired, plus two locks (process-wide, for the
+/// pass's buffers). Otherwise also a lock per list holding retired versions (twice), one
+/// heavy barrier (`membarrier` or a fence, see [`barrier_mode`]; a fence if every retired
+/// version was published fenced: see [`Container::update`]), one load of each hazard slot
+/// of every thread that has ever read ([`HAZARD_SLOTS`] per thread), and, for more than 8
+/// retired versions, a sort of the protected addresses and a binary search per version
+/// (for 8 or fewer, a comparison with each protected address). Allocates nothing at
+/// steady state.
 ///
 /// # Panics
 ///
@@ -319,7 +325,9 @@ pub fn reclaim() -> usize {
     hazard::reclaim()
 }
 
-/// Retired versions at which an update reclaims by itself: see [`reclaim`].
+/// Retired versions on one pool's list at which an update reclaims that list by itself:
+/// see [`reclaim`]. The bound holds per pool: a process with `n` pools leaves at most
+/// `n` times as many retired, held versions aside.
 pub const RECLAIM_THRESHOLD: usize = hazard::RECLAIM_THRESHOLD;
 
 pub use pool::{

@@ -305,6 +305,11 @@ impl<T: Send + 'static> Pool<T> {
 }
 
 impl<T> Pool<T> {
+    /// The retired list of the pool's container versions, for a container's `retire`.
+    pub(crate) fn retired_list(&self) -> &'static crate::hazard::List {
+        self.shared.retired
+    }
+
     /// Reads the pool's counters. Walks every thread's share with plain atomic loads: it
     /// takes no lock and never blocks.
     ///
@@ -505,7 +510,7 @@ impl<T> Pool<T> {
             // versions, usually) to their pools, or after another thread's pass ended; at
             // most 16 times, should others' passes keep returning only their own.
             for _ in 0..16 {
-                let looked = crate::hazard::passes_ended();
+                let looked = shared.retired.passes_ended();
                 // SAFETY: `Shared::local` returns the calling thread's own `Local`.
                 while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
                     if shared.reset(&node) {
@@ -513,7 +518,7 @@ impl<T> Pool<T> {
                         return Pooled::check_out(node, self);
                     }
                 }
-                if crate::hazard::reclaim_pending(looked) == 0 {
+                if shared.retired.reclaim_pending(looked) == 0 {
                     break;
                 }
             }

@@ -3,7 +3,7 @@
 //!
 //! # Protocol
 //!
-//! One reclaimer runs at a time (the domain is process-wide). While it runs, an update
+//! One reclaimer runs at a time (it passes over every pool's retired list). While it runs, an update
 //! that retires a version does not reclaim by itself below [`BACKSTOP`] retired versions;
 //! it wakes the reclaimer instead, if that one sleeps. The wake-up is a Dekker handshake
 //! on two flags, each written before a `fence(SeqCst)` and read after it:
@@ -75,7 +75,7 @@ impl Wake {
     }
 
     /// The writer's half of the handshake: called after a retirement was counted in
-    /// `Domain::pending`.
+    /// `List::retirements`.
     pub(crate) fn after_retire(&self) {
         // SeqCst: orders the retired count, stored before, against the load of `asleep`
         // (module docs); pairs with the fence in `run`.
@@ -299,7 +299,7 @@ fn run(wake: &'static Wake, poll: Duration, panicked: &PanicSlot) {
     loop {
         // A pass; a panic of a return path is kept for `join` and the loop goes on.
         pass(panicked);
-        let left = hazard::pending();
+        let left = hazard::retirements();
         let mut lock = wake.lock.lock();
         // Relaxed: read under the lock the stopper notifies under.
         if wake.stop.load(Ordering::Relaxed) {
@@ -312,9 +312,13 @@ fn run(wake: &'static Wake, poll: Duration, panicked: &PanicSlot) {
         wake.asleep.store(true, Ordering::Relaxed);
         // SeqCst: pairs with the fence in `Wake::after_retire` (module docs).
         barrier::full();
-        let now = hazard::pending();
-        if now <= left {
-            let wait = if now == 0 { IDLE_WAIT } else { poll };
+        // Nothing retired since the pass (the count only grows): sleep.
+        if hazard::retirements() == left {
+            let wait = if hazard::has_pending() {
+                poll
+            } else {
+                IDLE_WAIT
+            };
             lock = wake.cond.wait_for(&wake.lock, lock, wait);
         }
         // Relaxed: only this thread writes it; writers read it as a hint.

@@ -493,6 +493,71 @@ fn last_guard_vs_close() {
 // every handle and checking that every object was dropped: a retired version left on the
 // retired list keeps its pool and its objects alive, and fails the check.
 
+/// A global pass (`poolswap::reclaim` on another thread) takes a pool's retired list while
+/// the pool's writer retires to it and runs its own pass over it (its next `get` finds
+/// nothing idle): a version the global pass keeps (a guard holds it) goes back on the
+/// pool's list, ahead of what was retired meanwhile, and comes back once its guard is
+/// gone; a held version is never recycled; nothing is lost or returned twice.
+#[test]
+fn global_pass_vs_the_owners_retire_and_pass() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
+        publish(&c, 2); // version 1 retired to the pool's list, held by `g`
+        let global = thread::spawn(poolswap::reclaim);
+        // Retires version 2; the `get` first finds nothing idle and passes over the list
+        // (or waits for the global pass that holds it).
+        publish(&c, 3);
+        assert_eq!(g.value, 1, "a held version was recycled");
+        let returned = global.join().unwrap();
+        assert!(
+            returned <= 1,
+            "the global pass returned {returned} versions"
+        );
+        drop(g);
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(
+            stats.live - stats.idle,
+            1,
+            "an old version is out: {stats:?}"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}
+
+/// Two writers, each with its own pool (so its own retired list), on two threads: one
+/// runs a global pass while the other passes over its own list. Each list's versions come
+/// back to their own pool, and every object is accounted for.
+#[test]
+fn two_pools_local_pass_vs_global_pass() {
+    loom::model(|| {
+        let (pool_a, counts_a) = counting_pool();
+        let (pool_b, counts_b) = counting_pool();
+        let a = first_version(&pool_a, 1);
+        let other = thread::spawn(move || {
+            let b = first_version(&pool_b, 1);
+            publish(&b, 2);
+            poolswap::reclaim();
+            let stats = pool_b.stats();
+            assert_eq!(stats.live - stats.idle, 1, "pool b: {stats:?}");
+        });
+        publish(&a, 2);
+        publish(&a, 3); // a pass over pool a's list, racing with the global pass
+        other.join().unwrap();
+        poolswap::reclaim();
+        let stats = pool_a.stats();
+        assert_eq!(stats.live - stats.idle, 1, "pool a: {stats:?}");
+        drop(a);
+        drop(pool_a);
+        counts_a.assert_all_dropped_unaided();
+        counts_b.assert_all_dropped();
+    });
+}
+
 /// A reader's slot store races with the writer's scan of the slots, and the reader's guard
 /// drop with the next scan: the reader never sees a recycled object, and every retired
 /// version is collected.

@@ -468,7 +468,7 @@ impl<T> Raw<T> {
         // store that publishes, and once dropped never comes back), so every protection
         // that succeeded loaded the tagged value and re-loaded it after a full fence
         // (`acquire_fenced`): `fenced` is as `retired` requires.
-        unsafe { hazard::retire(old.retired(fenced)) }
+        unsafe { hazard::retire(self.pool.retired_list(), old.retired(fenced)) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.

@@ -127,6 +127,10 @@ pub(crate) struct Shared<T> {
     handles: AtomicUsize,
     /// Set once the last handle is gone.
     closed: AtomicBool,
+    /// The retired list of the pool's container versions (`hazard.rs`): taken from the
+    /// domain when the pool is built, given back when this state goes (every retired
+    /// version holds the pool, so none is left on it then).
+    pub(crate) retired: &'static hazard::List,
     // Counters of slow paths only (a miss runs the factory; the others drop an object),
     // so a shared atomic costs nothing that matters. Hits are counted per thread.
     pub(super) created: AtomicU64,
@@ -192,6 +196,7 @@ impl<T> Shared<T> {
             async_waiters: super::wait_async::AsyncWaiters::new(),
             handles: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
+            retired: hazard::claim_list(),
             created: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             discarded: AtomicU64::new(0),
@@ -659,11 +664,11 @@ impl<T> Shared<T> {
             if self.try_acquire_permit() {
                 return Ok(None);
             }
-            if reclaim && hazard::has_pending() {
+            if reclaim && self.retired.has_pending() {
                 // Unlocked: a version the reclamation frees comes back through
                 // `return_to`, which locks `waiters` to wake us.
                 drop(waiting);
-                hazard::reclaim();
+                self.retired.reclaim();
                 waiting = self.waiters.lock();
                 reclaim = false;
                 continue;
@@ -675,7 +680,7 @@ impl<T> Shared<T> {
             };
             // Timed while versions wait on the retired list (no guard drop will notify),
             // and as a backstop otherwise (a version retired after the look above).
-            let timeout = if hazard::has_pending() {
+            let timeout = if self.retired.has_pending() {
                 RECLAIM_POLL
             } else {
                 IDLE_POLL
@@ -798,5 +803,6 @@ impl<T> Drop for Shared<T> {
             // SAFETY: `&mut self`: no thread can reach the pool; the node is empty.
             unsafe { Node::free_empty(node) };
         }
+        hazard::release_list(self.retired);
     }
 }

@@ -400,7 +400,7 @@ mod reclaimer {
     /// The thread, once started; `None` if it could not be (the getters then rely on the
     /// reclamations of their own wake-ups and of other threads).
     // `OnceLock`: started once per process; this module is not built under loom, which has
-    // nothing to check in it (the thread only calls `hazard::reclaim_pending`, which is
+    // nothing to check in it (the thread only calls `hazard::reclaim`, which is
     // modelled).
     #[allow(clippy::disallowed_types)]
     static THREAD: std::sync::OnceLock<Option<Thread>> = std::sync::OnceLock::new();
@@ -466,9 +466,7 @@ mod reclaimer {
             // The objects of a version whose pool is full or closed are dropped here: a
             // destructor's panic must not end the thread (the reclamation drops the rest
             // of its batch before it resumes the panic).
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| {
-                hazard::reclaim_pending(hazard::passes_ended())
-            }));
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| hazard::reclaim()));
             thread::park_timeout(if hazard::has_pending() {
                 RECLAIM_POLL
             } else {

@@ -1,0 +1,89 @@
+//! Updates of independent containers (each with its own pool) on one thread each: prints,
+//! for 1 and then 2 writer threads, the wall time and the CPU time per update of each
+//! thread (Linux's `/proc/thread-self/schedstat`: time on a CPU, not time waiting for one).
+//!
+//! ```text
+//! cargo build --release --example update_two
+//! target/release/examples/update_two 2000000
+//! ```
+//!
+//! On a machine whose cores other processes keep busy, `benches/read.rs`'s `update-two`
+//! ratio measures the machine (two threads get no two free cores); the CPU time per update
+//! does not: two writers that shared a line or a lock would each pay more per update than
+//! one alone (a cache line moving between cores, a yield while the other's pass ends).
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::thread;
+use std::time::Instant;
+
+use poolswap::{Container, Pool};
+
+/// This thread's time on a CPU so far, in ns; `None` off Linux.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// `n` updates of `c`, out of line so that its code is the same in every build.
+#[inline(never)]
+fn updates(c: &Container<[u64; 8]>, n: u64) {
+    for v in 0..n {
+        let mut next = c.get_new();
+        *next = [black_box(v); 8];
+        c.update(next);
+    }
+}
+
+/// Runs `threads` writers of `n` updates each, started together; prints their figures.
+fn run(threads: usize, n: u64) {
+    let pools: Vec<_> = (0..threads)
+        .map(|_| Pool::new(|| [0u64; 8], |_: &mut [u64; 8]| true))
+        .collect();
+    let containers: Vec<_> = pools
+        .iter()
+        .map(|p| Container::from_value(p, [0; 8]))
+        .collect();
+    // A warm-up round, then the timed one.
+    for c in &containers {
+        updates(c, 10_000);
+    }
+    let start = Barrier::new(threads);
+    let per_thread: Vec<(f64, f64)> = thread::scope(|s| {
+        let handles: Vec<_> = containers
+            .iter()
+            .map(|c| {
+                let start = &start;
+                s.spawn(move || {
+                    start.wait();
+                    let (cpu0, t0) = (cpu_ns(), Instant::now());
+                    updates(c, n);
+                    let wall = t0.elapsed().as_secs_f64() * 1e9 / n as f64;
+                    let cpu = match (cpu0, cpu_ns()) {
+                        (Some(a), Some(b)) => (b - a) as f64 / n as f64,
+                        _ => f64::NAN,
+                    };
+                    (wall, cpu)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, (wall, cpu)) in per_thread.iter().enumerate() {
+        println!(
+            "{threads} writer(s), thread {i}: {wall:.1} ns wall, {cpu:.1} ns CPU per update ({:?} barrier mode)",
+            poolswap::barrier_mode()
+        );
+    }
+}
+
+fn main() {
+    let n: u64 = match std::env::args().nth(1) {
+        Some(arg) => arg
+            .parse()
+            .unwrap_or_else(|_| panic!("updates: a number, not {arg:?}")),
+        None => 1_000_000,
+    };
+    run(1, n);
+    run(2, n);
+}
