@@ -13,7 +13,7 @@
 //! | `wait` | waits at the live bound with a deadline (`get_timeout`) | yes |
 //! | `wait_async` | awaitable waits at the live bound (`get_async`, feature `async`), the `poolswap-reclaim` thread | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
-//! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
+//! | `local` | a thread's magazine and depot handle, the list of them; `local/steal.rs`: how a trim takes idle threads' magazines | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
 //! | `decay` | decay by itself: the period, the clock, the ticks; `spawn_trimmer` | no (but `spawn_trimmer`) |
 //! | `budget` | the idle bound's shared budget, fixed or adapting to demand | no |
@@ -25,6 +25,10 @@
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
 //! starve the writer. A container version's last release goes straight to the depot of the
 //! thread that published it (the writer), which is where that thread's next `get` looks.
+//!
+//! With `membarrier`, a trim takes the magazine of every live thread not in the middle of
+//! a `get` or a return (a handshake costing the hit path a store, a load and a branch;
+//! `local/steal.rs`); in `Fence` mode each live thread may hide up to [`MAGAZINE_SIZE`].
 //!
 //! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
 //! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
