@@ -341,7 +341,8 @@ fn trim_steals_a_magazine_vs_its_owner() {
 
 /// Two threads reach a slow path when a decay tick is due (the pool's clock reads two
 /// periods after the build) while they get and return objects: one thread runs the tick,
-/// which drops the idle objects in depots; the other's `get` steals or builds. Nothing is
+/// which drops the idle objects in depots and magazines it reaches; the other's `get`
+/// steals or builds. Nothing is
 /// dropped twice or lost, and the adaptive idle bound's demand (raised at the misses,
 /// lowered by the tick) never makes a count inconsistent.
 #[test]
@@ -370,7 +371,9 @@ fn decay_tick_vs_get() {
         user.join().unwrap();
 
         let stats = pool.stats();
-        assert!(stats.decayed <= 2, "a tick ran twice: {stats:?}");
+        // One tick reaches the two prefilled objects and, with the magazine handshake, the
+        // object the other thread returned to its magazine meanwhile (`local/steal.rs`).
+        assert!(stats.decayed <= 3, "a tick ran twice: {stats:?}");
         assert_eq!(
             stats.created - stats.decayed - stats.dropped_over_cap,
             stats.live,
