@@ -128,6 +128,26 @@ pub(crate) fn light() {
     fence(Ordering::SeqCst);
 }
 
+/// The owner's side of the pool's magazine handshake (`pool/local.rs`, "Reaching an idle
+/// thread's magazine"): orders the owner's busy mark before its load of the request flag
+/// against a [`heavy`] barrier, **in `Membarrier` mode only**. A compiler fence in every
+/// mode (no instruction, no load of the mode), `fence(SeqCst)` under loom. In `Fence` mode
+/// it orders nothing against another thread, so the other side must not rely on it there:
+/// see [`interrupts`].
+#[inline(always)]
+pub(crate) fn signal() {
+    #[cfg(not(loom))]
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    fence(Ordering::SeqCst);
+}
+
+/// Whether [`heavy`] is ordered against [`signal`]: `Membarrier` mode (and loom, where both
+/// are `fence(SeqCst)`).
+pub(crate) fn interrupts() -> bool {
+    cfg!(loom) || mode() == BarrierMode::Membarrier
+}
+
 /// The deciding side: a full barrier on the calling thread and, in `Membarrier` mode, on
 /// every thread of the process that is running.
 pub(crate) fn heavy() {

@@ -13,7 +13,7 @@
 //! | `wait` | waits at the live bound with a deadline (`get_timeout`) | yes |
 //! | `wait_async` | awaitable waits at the live bound (`get_async`, feature `async`), the `poolswap-reclaim` thread | yes |
 //! | `node` | the type-stable node and its lifecycle | yes |
-//! | `local` | a thread's magazine and depot handle, the list of them | no: generic over the node |
+//! | `local` | a thread's magazine and depot handle, the list of them; `local/steal.rs`: how a trim takes idle threads' magazines | no: generic over the node |
 //! | `depot` | the lock-backed lists other threads take from | no |
 //! | `decay` | decay by itself: the period, the clock, the ticks; `spawn_trimmer` | no (but `spawn_trimmer`) |
 //! | `budget` | the idle bound's shared budget, fixed or adapting to demand | no |
@@ -25,6 +25,10 @@
 //! writer asks for a fresh one on *another*; free lists that other threads cannot take from
 //! starve the writer. A container version's last release goes straight to the depot of the
 //! thread that published it (the writer), which is where that thread's next `get` looks.
+//!
+//! With `membarrier`, a trim takes the magazine of every live thread not in the middle of
+//! a `get` or a return (a handshake costing the hit path a store, a load and a branch;
+//! `local/steal.rs`); in `Fence` mode each live thread may hide up to [`MAGAZINE_SIZE`].
 //!
 //! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
 //! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
@@ -90,7 +94,8 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///
 /// - [`get`](Pool::get) that finds an object in the calling thread's magazine: a
 ///   thread-local lookup, the reset closure, and plain loads and stores: no lock, no atomic
-///   read-modify-write. Otherwise one lock per depot that seems to hold objects (its own
+///   read-modify-write (and no fence: the busy mark that lets `trim` take an idle thread's
+///   magazine is one plain store, a compiler fence, a load and a branch). Otherwise one lock per depot that seems to hold objects (its own
 ///   first, then other threads'), moving up to [`MAGAZINE_SIZE`] objects at once, and one
 ///   atomic read-modify-write on the idle budget; on a miss, the factory and one allocation
 ///   (the node), none if a discarded object left its node behind.
@@ -678,11 +683,16 @@ impl<T> Pool<T> {
     /// [`max_idle`](PoolBuilder::max_idle), it also lowers the adaptive idle bound to the
     /// objects live after it.
     ///
-    /// Objects in the magazines of *other* live threads (at most [`MAGAZINE_SIZE`] per
-    /// thread) are not reached: they are in use by those threads' next operations, and move
-    /// to their depots, where `trim` reaches them, when the magazine overflows or the thread
-    /// exits. The calling thread's magazine is moved to its depot first. Runs the objects'
-    /// destructors on the calling thread; takes each depot's lock once per object moved.
+    /// The calling thread's magazine is moved to its depot first. With `membarrier`
+    /// ([`barrier_mode`](crate::barrier_mode) `Membarrier`), so are the magazines of other
+    /// live threads that are not in the middle of a `get` or a return: one `membarrier`
+    /// per call if some magazine holds an object (~0.5-9 us on a 2-core VM), one lock per
+    /// such magazine, and one lock on each such thread's next operation; so idle threads
+    /// hide nothing. In `Fence` mode, objects in the magazines of *other* live threads (at
+    /// most [`MAGAZINE_SIZE`] per thread) are not reached: they move to their depots, where
+    /// `trim` reaches them, when the magazine overflows or the thread exits. Runs the
+    /// objects' destructors on the calling thread; takes each depot's lock once per object
+    /// moved.
     ///
     /// # Examples
     ///

@@ -204,8 +204,10 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// A tick also lowers the adaptive idle bound ([`max_idle`](Self::max_idle)) to what is
     /// live after it.
     ///
-    /// A tick reaches every depot and the calling thread's magazine, not the magazines of
-    /// other live threads (at most [`MAGAZINE_SIZE`] objects each), as for `trim`.
+    /// A tick reaches every depot, the calling thread's magazine, and other live threads'
+    /// magazines as [`Pool::trim`] does (with `membarrier`, those of threads not in the
+    /// middle of an operation; in `Fence` mode none, at most [`MAGAZINE_SIZE`] objects
+    /// each).
     ///
     /// **A pool nobody touches does not decay**: no operation, no tick. For a pool that may
     /// go quiet after a burst, start [`Pool::spawn_trimmer`] (a thread that calls `trim`
@@ -262,7 +264,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// secs.store(2, Relaxed); // two periods later
     /// // Any slow path runs the tick; here, a new thread's first `get`:
     /// std::thread::scope(|s| s.spawn(|| drop(pool.get())).join().unwrap());
-    /// // Only this thread's magazine (another live thread's, for that one) was out of reach.
+    /// // At most this thread's magazine was out of reach (in `Fence` mode; none with membarrier).
     /// assert!(pool.stats().idle <= poolswap::MAGAZINE_SIZE as u64 + 1);
     /// assert!(pool.stats().decayed >= 100 - poolswap::MAGAZINE_SIZE as u64);
     /// ```
@@ -310,6 +312,9 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// ```
     #[must_use = "a pool that is dropped at once drops every object it made"]
     pub fn build(self) -> Pool<T> {
+        // The barrier mode decides whether trims may take other threads' magazines
+        // (`local.rs`): chosen before the pool exists, as for a container.
+        crate::barrier::init();
         Pool {
             shared: Arc::new(Shared::new(
                 shared::claim_local::<T>,

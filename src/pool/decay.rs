@@ -22,9 +22,9 @@
 //! to `min_idle`: none of them was taken during the last full period. So objects put back
 //! at time `t` are gone after the first slow-path operation at or after `t + 2 * period`.
 //!
-//! A tick reaches the calling thread's magazine and every depot; the magazines of other live
-//! threads (at most [`MAGAZINE_SIZE`](crate::MAGAZINE_SIZE) objects each) are theirs, as for
-//! `trim`.
+//! A tick reaches the calling thread's magazine and every depot, and the magazines of other
+//! live threads as `trim` does: with `membarrier`, those not in the middle of an operation;
+//! in `Fence` mode, none (at most [`MAGAZINE_SIZE`](crate::MAGAZINE_SIZE) objects each).
 //!
 //! # A pool nobody touches
 //!
@@ -174,7 +174,7 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// The thread holds no handle: it does not keep the pool open, and it exits within a
     /// period of the pool's last handle being dropped (it sleeps, then finds the pool
-    /// gone). It cannot reach the magazines of live threads (see `trim`). Trims are counted
+    /// gone). It reaches the magazines of live threads as `trim` does. Trims are counted
     /// in [`PoolStats::trimmed`](crate::PoolStats::trimmed). Join the handle to wait for it
     /// after dropping the pool, or drop the handle to let it go.
     ///

@@ -19,6 +19,14 @@
 //!
 //! The idle budget ([`IdleBudget`]) travels with the nodes: see `budget.rs`.
 //!
+//! # Reaching an idle thread's magazine
+//!
+//! A trim takes the magazines of other live threads that are not in the middle of an
+//! operation, through an asymmetric handshake with the owner's hit path: the owner marks
+//! its magazine busy (a plain store and a compiler fence) and checks a request flag; the
+//! trimmer sets the flag, issues one `membarrier` and takes only unmarked magazines. In
+//! `Fence` mode it takes none. See `local/steal.rs`.
+//!
 //! This layer never looks inside a node: it is generic over the node type `N` and moves
 //! [`NodePtr`]s. Freeing nodes is the pool's business (`shared.rs`), which drains a `Local`
 //! before it drops it.
@@ -28,15 +36,22 @@
 //! 1. The magazine (`OwnerSide::magazine`) is touched by one thread at a time: its owner,
 //!    without a lock; or, holding the depot's lock, the owner's exit hook and the pool's
 //!    close, which run only when the owner can no longer touch it unlocked (the thread is
-//!    exiting; no pool handle is left). Ownership passes from an exiting thread to the next
-//!    through `owned`: a Release store on exit, an Acquire CAS to claim.
+//!    exiting; no pool handle is left); or a trimmer, under rule 5. Ownership passes from
+//!    an exiting thread to the next through `owned`: a Release store on exit, an Acquire
+//!    CAS to claim.
 //! 2. Nodes change hands only under a depot's lock, or through the refcount's last
 //!    decrement (see `refcount.rs`).
-//! 3. `OwnerSide::len`, the depot's length mirror, `hits` and the budget are Relaxed: hints
-//!    and counts that never publish a node.
+//! 3. The depot's length mirror, `hits` and the budget are Relaxed: hints and counts that
+//!    never publish a node. So are `OwnerSide::len`'s loads and stores but for rule 5's.
 //! 4. The list of `Local`s is pushed at the front with a Release CAS and read with Acquire
 //!    loads; a `Local`'s `next` is written only before it is published, and a `Local` is
 //!    freed only with the pool.
+//! 5. A trimmer touches a live owner's magazine only under the handshake (`steal.rs`):
+//!    holding the depot's lock and the list's `stealing` lock, after its own request and a
+//!    heavy barrier, and only if the owner's length shows no busy mark. The owner clears a
+//!    request only under the depot's lock; `request` is Relaxed (the barrier and the lock
+//!    order it); the owner clears its busy mark with a Release store of `len`, which the
+//!    trimmer reads with Acquire.
 
 use std::ptr::{self, NonNull};
 
@@ -44,13 +59,17 @@ use crossbeam_utils::CachePadded;
 
 use super::budget::{IdleBudget, SLOT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
+use crate::barrier;
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell};
+
+mod steal;
 
 /// The most idle objects one thread's magazine holds, per pool: its share that it gets and
 /// puts without a lock or an atomic read-modify-write.
 ///
 /// A full magazine spills half of itself to the thread's depot, where other threads can
-/// take them; [`Pool::trim`] does not reach the magazines of other live threads.
+/// take them; [`Pool::trim`] reaches the magazines of other live threads only in
+/// `Membarrier` mode (see its docs).
 ///
 /// [`Pool::trim`]: crate::Pool::trim
 pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
@@ -61,6 +80,19 @@ const SPILL: usize = MAGAZINE_SIZE / 2;
 const REFILL: usize = MAGAZINE_SIZE;
 /// Depot room reserved up front per list (beyond it a list grows, once).
 const DEPOT_PRESIZE: usize = 64;
+
+/// `OwnerSide::len` while the owner touches its magazine without a lock: the busy mark of
+/// the handshake (module docs, "Reaching an idle thread's magazine"). A constant rather
+/// than a bit beside the length: the owner keeps the length in a register meanwhile, and
+/// storing an immediate is one instruction.
+const BUSY: usize = usize::MAX;
+
+/// `OwnerSide::request`: no trimmer has asked for the magazine since the owner last looked.
+const NO_REQUEST: usize = 0;
+/// A trimmer has asked for the magazine and issued (or is about to issue) a heavy barrier.
+const REQUESTED: usize = 1;
+/// A trimmer took the magazine: the owner's next operation must read it as empty.
+const STOLEN: usize = 2;
 
 /// One thread's share of one pool.
 pub(crate) struct Local<N> {
@@ -79,10 +111,14 @@ pub(crate) struct Local<N> {
 struct OwnerSide<N> {
     /// See the module's synchronization rule 1.
     magazine: UnsafeCell<Magazine<N>>,
-    /// How many of the magazine's slots hold a node (the first `len`). Written only by
-    /// whoever may touch the magazine, with plain (`Relaxed`) loads and stores; an atomic
-    /// so that `stats` may read it from any thread.
+    /// How many of the magazine's slots hold a node (the first `len`), or [`BUSY`] while
+    /// the owner is in the middle of an unlocked operation; stale while `request` is
+    /// [`STOLEN`] (the magazine is then empty). Written only by whoever may touch the
+    /// magazine as its owner (rule 1); an atomic so that `stats` and trimmers may read it.
     len: AtomicUsize,
+    /// [`NO_REQUEST`], [`REQUESTED`] or [`STOLEN`]: the trimmer's side of the handshake
+    /// (rule 5). Set by trimmers, cleared only by the owner, under the depot's lock.
+    request: AtomicUsize,
     /// `get`s this thread served from idle objects. Written only by the owner (`load` +
     /// `store`, no read-modify-write); read by `stats`.
     hits: AtomicU64,
@@ -122,6 +158,7 @@ impl<N> Local<N> {
                     spare: 0,
                 }),
                 len: AtomicUsize::new(0),
+                request: AtomicUsize::new(NO_REQUEST),
                 hits: AtomicU64::new(0),
             }),
             depot: CachePadded::new(Depot::new(max_idle.min(DEPOT_PRESIZE))),
@@ -130,20 +167,85 @@ impl<N> Local<N> {
         }
     }
 
-    /// Runs `f` on the magazine and its length.
+    /// Runs `f` on the magazine and its length, as its owner without a lock: marks the
+    /// magazine busy, answers a trimmer's request if there is one (rule 5), and clears the
+    /// mark when `f` is done. Two stores, a compiler fence, a load and a branch around `f`.
     ///
     /// # Safety
     ///
-    /// The calling thread may touch the magazine (synchronization rule 1), and `f` runs no
-    /// user code (no reset, factory or destructor of an object) that could re-enter the
-    /// pool.
+    /// The calling thread owns this `Local`, holds no depot lock (answering a request takes
+    /// this `Local`'s), and `f` runs no user code (no reset, factory or destructor of an
+    /// object) that could re-enter the pool.
     #[inline]
     unsafe fn with_magazine<R>(&self, f: impl FnOnce(&mut Magazine<N>, &mut usize) -> R) -> R {
-        // Relaxed: only whoever may touch the magazine writes `len` (rule 1).
-        let mut len = self.owner.len.load(Ordering::Relaxed);
-        let before = len;
+        let (mut len, asked) = self.mark_busy();
+        if asked {
+            len = self.answer_request(len);
+        }
+        // SAFETY: per the caller.
+        unsafe { self.run_marked(len, f) }
+    }
+
+    /// [`with_magazine`](Self::with_magazine) for the hit paths (`pop`, `push`): the same
+    /// handshake, but a request seen makes it give up (`None`, the magazine untouched), so
+    /// that the caller's slow path answers it. No call on the hit path: the registers the
+    /// caller keeps live across it stay put (8 instructions less per get + drop than with
+    /// the call, under callgrind).
+    ///
+    /// # Safety
+    ///
+    /// As for `with_magazine`.
+    #[inline(always)]
+    unsafe fn with_magazine_hit<R>(
+        &self,
+        f: impl FnOnce(&mut Magazine<N>, &mut usize) -> R,
+    ) -> Option<R> {
+        let (len, asked) = self.mark_busy();
+        if asked {
+            // Release: clears the busy mark. If a trimmer took the magazine meanwhile, the
+            // request it left (`STOLEN`) says so to whoever answers it.
+            self.owner.len.store(len, Ordering::Release);
+            return None;
+        }
+        // SAFETY: per the caller.
+        Some(unsafe { self.run_marked(len, f) })
+    }
+
+    /// The owner's side of the handshake (rule 5): marks the magazine busy and says whether
+    /// a trimmer asked for it. Returns the length from before the mark.
+    #[inline(always)]
+    fn mark_busy(&self) -> (usize, bool) {
+        // Relaxed: outside a steal only the owner writes `len` (rules 1 and 5); a steal
+        // that races with this load is caught by the request it leaves.
+        let len = self.owner.len.load(Ordering::Relaxed);
+        debug_assert!(len != BUSY, "a magazine operation nested in another");
+        // Relaxed: the busy mark. `barrier::signal` orders it before the request load
+        // against a trimmer's heavy barrier; it publishes nothing by itself.
+        self.owner.len.store(BUSY, Ordering::Relaxed);
+        barrier::signal();
+        // Relaxed: the flag's meaning is read under the depot's lock in `answer_request`.
+        (
+            len,
+            self.owner.request.load(Ordering::Relaxed) != NO_REQUEST,
+        )
+    }
+
+    /// Runs `f` on the marked magazine of length `len`, then stores the new length, which
+    /// clears the busy mark.
+    ///
+    /// # Safety
+    ///
+    /// As for `with_magazine`; the caller marked the magazine busy and found no request
+    /// pending (or answered it).
+    #[inline(always)]
+    unsafe fn run_marked<R>(
+        &self,
+        mut len: usize,
+        f: impl FnOnce(&mut Magazine<N>, &mut usize) -> R,
+    ) -> R {
         let r = self.owner.magazine.with_mut(|m| {
-            // SAFETY: per the caller, no other reference to the magazine exists meanwhile.
+            // SAFETY: per the caller and rule 5, no other reference to the magazine exists
+            // meanwhile: a trimmer takes it only while it is not marked busy.
             let m = unsafe { &mut *m };
             let r = f(m, &mut len);
             debug_assert!(
@@ -152,10 +254,65 @@ impl<N> Local<N> {
             );
             r
         });
-        if len != before {
-            // Relaxed: as above; others read it only for statistics.
-            self.owner.len.store(len, Ordering::Relaxed);
+        // Release: clears the busy mark; a trimmer that reads this value (Acquire) sees the
+        // magazine as `f` left it.
+        self.owner.len.store(len, Ordering::Release);
+        r
+    }
+
+    /// The owner's answer to a trimmer's request (rule 5): waits on the depot's lock for a
+    /// steal in progress, clears the request, and returns the magazine's length, 0 if it
+    /// was stolen. Once per request, not per operation.
+    #[cold]
+    #[inline(never)]
+    fn answer_request(&self, len: usize) -> usize {
+        let _depot = self.depot.lock();
+        // Relaxed: trimmers write `request` under this lock (but for the first request,
+        // which a heavy barrier orders instead), and only the owner clears it.
+        let stolen = self.owner.request.load(Ordering::Relaxed) == STOLEN;
+        // Relaxed: as above.
+        self.owner.request.store(NO_REQUEST, Ordering::Relaxed);
+        if stolen {
+            0
+        } else {
+            len
         }
+    }
+
+    /// Runs `f` on the magazine and its length while the caller holds this `Local`'s depot
+    /// lock: for a flush, the pool's close, and tests. No busy mark: the lock excludes
+    /// trimmers.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread may touch the magazine (rule 1), holds this `Local`'s depot lock,
+    /// and is not in the middle of a [`with_magazine`](Self::with_magazine); `f` runs no
+    /// user code.
+    unsafe fn with_magazine_locked<R>(
+        &self,
+        f: impl FnOnce(&mut Magazine<N>, &mut usize) -> R,
+    ) -> R {
+        // Relaxed: the lock orders this with a trimmer's store; the owner's own last store
+        // is in program order or (on another thread) ordered by rule 1's hand-over.
+        let mut len = self.owner.len.load(Ordering::Relaxed);
+        debug_assert!(
+            len != BUSY,
+            "a locked magazine operation inside an unlocked one"
+        );
+        // Relaxed: trimmers write it under the lock we hold. A steal the owner has not
+        // answered yet leaves the length it may have overwritten stale: the magazine is
+        // empty.
+        if self.owner.request.load(Ordering::Relaxed) == STOLEN {
+            // Relaxed: as above.
+            self.owner.request.store(NO_REQUEST, Ordering::Relaxed);
+            len = 0;
+        }
+        let r = self.owner.magazine.with_mut(|m| {
+            // SAFETY: per the caller, and the lock held excludes a trimmer (rule 5).
+            f(unsafe { &mut *m }, &mut len)
+        });
+        // Relaxed: as above.
+        self.owner.len.store(len, Ordering::Relaxed);
         r
     }
 
@@ -169,7 +326,8 @@ impl<N> Local<N> {
     }
 
     /// The hit path of `get`: pops the most recently stored node, if any. Plain loads and
-    /// stores; once per [`SLOT_BATCH`] pops, one budget RMW to give back spare slots.
+    /// stores; once per [`SLOT_BATCH`] pops, one budget RMW to give back spare slots. Gives
+    /// up (`None`) when a trimmer's request is pending: `take` answers it.
     ///
     /// # Safety
     ///
@@ -177,27 +335,12 @@ impl<N> Local<N> {
     #[inline]
     pub(crate) unsafe fn pop(&self, budget: &IdleBudget) -> Option<NodePtr<N>> {
         // SAFETY: the caller owns the magazine; nothing here runs user code.
-        unsafe {
-            self.with_magazine(|m, len| {
-                // `len - 1`, or `usize::MAX` (out of bounds) when the magazine is empty.
-                let node = *m.nodes.get(len.wrapping_sub(1))?;
-                *len -= 1;
-                // The popped node's slot stays here, spare. Spare slots are budget other
-                // threads cannot use: in a handoff, the thread that gets holds the slots of
-                // the objects it stole while the thread that puts needs them. Keeping at
-                // most `SLOT_BATCH` bounds that.
-                m.spare += 1;
-                if m.spare > SLOT_BATCH {
-                    budget.unreserve(SLOT_BATCH);
-                    m.spare -= SLOT_BATCH;
-                }
-                Some(NodePtr(node))
-            })
-        }
+        unsafe { self.with_magazine_hit(|m, len| pop_top(m, len, budget)) }.flatten()
     }
 
-    /// Takes an idle node: from the magazine, else a batch from this thread's depot, else a
-    /// batch stolen from another thread's depot (primary lists before victim lists).
+    /// Takes an idle node: from the magazine (answering a trimmer's request if one is
+    /// pending), else a batch from this thread's depot, else a batch stolen from another
+    /// thread's depot (primary lists before victim lists).
     ///
     /// # Safety
     ///
@@ -207,8 +350,12 @@ impl<N> Local<N> {
         budget: &IdleBudget,
         list: &LocalList<N>,
     ) -> Option<NodePtr<N>> {
-        // SAFETY: per the caller.
-        unsafe { self.pop(budget).or_else(|| self.refill(budget, list)) }
+        // SAFETY: per the caller; `pop_top` runs no user code.
+        unsafe {
+            self.pop(budget)
+                .or_else(|| self.with_magazine(|m, len| pop_top(m, len, budget)))
+                .or_else(|| self.refill(budget, list))
+        }
     }
 
     /// `take`'s slow path: the magazine is empty. Looks at the depots' length hints, without
@@ -283,7 +430,6 @@ impl<N> Local<N> {
         if look == Look::Hinted && target.depot.len_hint() == 0 {
             return 0;
         }
-        let mut depot = target.depot.lock();
         // From a victim list, one object, handed out at once, as Go's `Get` takes from the
         // victim generation: a batch would sit in this magazine and be flushed back as
         // fresh by the next `trim`, escaping the decay.
@@ -291,11 +437,13 @@ impl<N> Local<N> {
             Generation::Primary => REFILL,
             Generation::Victim => 1,
         };
-        let list = depot.list(generation);
-        // SAFETY: the caller owns this magazine; moving nodes runs no user code. Exactly `n`
+        // SAFETY: the caller owns this magazine and holds no depot lock (the target's is
+        // taken inside, after the busy mark); moving nodes runs no user code. Exactly `n`
         // nodes are drained into exactly `n` free slots.
         unsafe {
             self.with_magazine(|m, len| {
+                let mut depot = target.depot.lock();
+                let list = depot.list(generation);
                 let n = list.len().min(most).min(MAGAZINE_SIZE - *len);
                 let from = list.len() - n;
                 for (slot, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
@@ -316,21 +464,25 @@ impl<N> Local<N> {
     /// The calling thread owns this `Local`, which belongs to the node's pool.
     #[inline]
     pub(crate) unsafe fn push(&self, node: NodePtr<N>) -> Result<(), NodePtr<N>> {
+        let node = node.0;
         // SAFETY: the caller owns the magazine; nothing here runs user code.
         unsafe {
-            self.with_magazine(|m, len| {
+            self.with_magazine_hit(|m, len| {
                 if m.spare == 0 {
-                    return Err(node);
+                    return false;
                 }
                 let Some(slot) = m.nodes.get_mut(*len) else {
-                    return Err(node);
+                    return false;
                 };
-                *slot = node.0;
+                *slot = node;
                 m.spare -= 1;
                 *len += 1;
-                Ok(())
+                true
             })
         }
+        .unwrap_or(false)
+        .then_some(())
+        .ok_or(NodePtr(node))
     }
 
     /// `push`'s slow path: spills half of a full magazine to the depot, and reserves budget
@@ -380,7 +532,7 @@ impl<N> Local<N> {
         let mut depot = self.depot.lock();
         // SAFETY: per the caller; no user code runs.
         unsafe {
-            self.with_magazine(|m, len| {
+            self.with_magazine_locked(|m, len| {
                 debug_assert!(
                     !depot.closed || *len == 0,
                     "a closed pool's magazine refilled"
@@ -421,7 +573,7 @@ impl<N> Local<N> {
         // SAFETY: per the caller, the lock held here excludes every other user of the
         // magazine; no user code runs.
         unsafe {
-            self.with_magazine(|m, len| {
+            self.with_magazine_locked(|m, len| {
                 out.extend(m.nodes[..*len].iter().map(|&n| NodePtr(n)));
                 slots += *len + std::mem::take(&mut m.spare);
                 *len = 0;
@@ -493,7 +645,12 @@ impl<N> Local<N> {
     /// Idle objects held here now (magazine and depot), for statistics.
     pub(crate) fn idle(&self) -> usize {
         // Relaxed: a statistic.
-        self.owner.len.load(Ordering::Relaxed) + self.depot.len_hint()
+        // Relaxed: a statistic; a magazine in the middle of an operation, or taken by a
+        // trimmer and not yet told so, counts as empty.
+        let len = self.owner.len.load(Ordering::Relaxed);
+        // Relaxed: as above.
+        let stolen = self.owner.request.load(Ordering::Relaxed) == STOLEN;
+        (if len == BUSY || stolen { 0 } else { len }) + self.depot.len_hint()
     }
 
     /// Hits counted here.
@@ -524,10 +681,27 @@ impl<N> Local<N> {
     pub(crate) fn slots_held(&self) -> usize {
         let depot = self.depot.lock();
         // SAFETY: per the caller's contract (no thread uses the pool); no user code runs.
-        let (len, spare) = unsafe { self.with_magazine(|m, len| (*len, m.spare)) };
+        let (len, spare) = unsafe { self.with_magazine_locked(|m, len| (*len, m.spare)) };
         assert!(spare <= SLOT_BATCH, "a magazine holds {spare} spare slots");
         len + spare + depot.len()
     }
+}
+
+/// Pops the top of a magazine of length `len`, keeping its budget slot spare (see `pop`).
+#[inline(always)]
+fn pop_top<N>(m: &mut Magazine<N>, len: &mut usize, budget: &IdleBudget) -> Option<NodePtr<N>> {
+    // `len - 1`, or `usize::MAX` (out of bounds) when the magazine is empty.
+    let node = *m.nodes.get(len.wrapping_sub(1))?;
+    *len -= 1;
+    // The popped node's slot stays here, spare. Spare slots are budget other threads cannot
+    // use: in a handoff, the thread that gets holds the slots of the objects it stole while
+    // the thread that puts needs them. Keeping at most `SLOT_BATCH` bounds that.
+    m.spare += 1;
+    if m.spare > SLOT_BATCH {
+        budget.unreserve(SLOT_BATCH);
+        m.spare -= SLOT_BATCH;
+    }
+    Some(NodePtr(node))
 }
 
 /// Moves `nodes` to the depot's primary list.
@@ -557,12 +731,16 @@ impl<N> std::fmt::Debug for Local<N> {
 /// A pool's `Local`s: a prepend-only list, shortened only when the pool is dropped.
 pub(crate) struct LocalList<N> {
     head: AtomicPtr<Local<N>>,
+    /// Held by a trimmer taking magazines ([`steal_magazines`](Self::steal_magazines)), so
+    /// that a request it acts on was made before its own heavy barrier (rule 5).
+    stealing: Mutex<()>,
 }
 
 impl<N> LocalList<N> {
     pub(crate) fn new() -> LocalList<N> {
         LocalList {
             head: AtomicPtr::new(ptr::null_mut()),
+            stealing: Mutex::new(()),
         }
     }
 

@@ -466,6 +466,9 @@ impl<T> Shared<T> {
                 unsafe { local.flush(&this.budget) };
             }
         }
+        // Other live threads' magazines (in `Membarrier` mode): see `local.rs`, "Reaching an
+        // idle thread's magazine".
+        this.locals.steal_magazines(&this.budget);
         for local in this.locals.iter() {
             // Counted once per thread's share, not once per object: a walk of every
             // `Local`. Each object dropped lowers it by one.

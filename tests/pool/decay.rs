@@ -311,15 +311,13 @@ fn trim_brings_the_adaptive_bound_back_down() {
 }
 
 /// Issue 20's target for hidden objects: 256 threads that each touched the pool once and
-/// then idle, alive, hide at most 2 x the available cores from `trim` and decay. Not met:
-/// each idle thread's magazine keeps its object (63 hidden on the 2-core VM, 2026-11-25,
-/// `cargo test --test pool idle_threads_hide -- --ignored`: the other threads' objects were
-/// dropped at the idle bound, whose slots the idle threads hold spare), and reaching a
-/// magazine needs a handshake with its owner's lock-free hit path, which costs that path
-/// instructions.
+/// then idle, alive, hide at most 2 x the available cores from `trim` and decay. A trim
+/// takes idle threads' magazines through a handshake with their owners (`local.rs`,
+/// "Reaching an idle thread's magazine"), in `Membarrier` mode; before it, 63 objects
+/// stayed hidden on the 2-core VM. In `Fence` mode (`POOLSWAP_BARRIER=fence`, or no
+/// `membarrier`) magazines stay out of reach, as documented, and each idle thread keeps
+/// what it cached: the test then checks that this is all that stays hidden.
 #[test]
-#[ignore = "issue 20 item 2 (hidden objects bounded by cores) is not done: each live idle \
-            thread's magazine stays out of trim's and decay's reach"]
 fn idle_threads_hide_at_most_two_objects_per_core() {
     let _serial = serial();
     let threads = scaled(256, 8);
@@ -339,8 +337,14 @@ fn idle_threads_hide_at_most_two_objects_per_core() {
             p.stats().idle.saturating_sub(1)
         },
     );
+    let bound = match poolswap::barrier_mode() {
+        poolswap::BarrierMode::Membarrier => 2 * cores as u64,
+        poolswap::BarrierMode::Fence => threads as u64,
+    };
     assert!(
-        hidden <= 2 * cores as u64,
-        "{hidden} objects hidden from trim and decay by {threads} idle threads ({cores} cores)"
+        hidden <= bound,
+        "{hidden} objects hidden from trim and decay by {threads} idle threads ({cores} cores, \
+         {:?} barrier mode)",
+        poolswap::barrier_mode()
     );
 }
