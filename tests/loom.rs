@@ -277,10 +277,13 @@ fn donate_vs_steal() {
 
 /// The second `trim` frees the victims the first one marked while another thread, with
 /// nothing of its own, steals from that same victim list: nothing is freed twice or handed
-/// out after being freed, and every object made is either trimmed or still idle.
+/// out after being freed, and every object made is either trimmed or still idle. One
+/// preemption: since a trim also asks for the other thread's magazine (`local/steal.rs`),
+/// three ran past 10 minutes and two past 5; the magazine handshake itself has its own
+/// model (`trim_steals_a_magazine_vs_its_owner`) at the full bound.
 #[test]
 fn trim_vs_steal() {
-    loom::model(|| {
+    bounded(1, || {
         let (pool, counts) = counting_pool();
         pool.prefill(2); // two idle objects in the main thread's depot
         pool.trim(); // ... now both victims
