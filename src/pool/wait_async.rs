@@ -466,7 +466,7 @@ mod reclaimer {
             // The objects of a version whose pool is full or closed are dropped here: a
             // destructor's panic must not end the thread (the reclamation drops the rest
             // of its batch before it resumes the panic).
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| hazard::reclaim()));
+            let _ = panic::catch_unwind(AssertUnwindSafe(hazard::reclaim));
             thread::park_timeout(if hazard::has_pending() {
                 RECLAIM_POLL
             } else {
