@@ -342,7 +342,10 @@ mod tests {
         // splitmix64-ish steps: random key sets (some empty, some full), so that rounds
         // remove only, insert only, do both, or neither.
         let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        for round in 0..400 {
+        // Under Miri, 400 rounds ran past 8 minutes in CI; 24 still cover every case of
+        // `round % 8` three times.
+        let rounds = if cfg!(miri) { 24 } else { 400 };
+        for round in 0..rounds {
             x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut keys = (x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             match round % 8 {
