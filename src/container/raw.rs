@@ -526,9 +526,14 @@ mod tests {
         untag(raw.current.load(Ordering::Relaxed)).1
     }
 
-    /// A container whose current version was published fenced, and its pool: updates
-    /// until one comes less than `FENCED_WITHIN_NS` after the previous (under Miri, every
-    /// other one is fenced).
+    /// A container whose current version was published fenced, and its pool (under Miri,
+    /// every other version is fenced).
+    ///
+    /// Each try dates the previous publication to just now before it updates, so that the
+    /// update falls within `FENCED_WITHIN_NS` of it however slow an update is here (TSan
+    /// and a loaded CI machine made 1,000 plain back-to-back updates all come later than
+    /// that); only a preemption between that store and the update's clock read can make a
+    /// try miss.
     fn fenced_container() -> (Pool<u64>, Raw<u64>) {
         let pool = Pool::new(|| 0, |_: &mut u64| true);
         let raw = Raw::new(&pool, pool.get());
@@ -539,12 +544,14 @@ mod tests {
         for v in 1..1_000 {
             let mut next = pool.get();
             *next = v;
+            #[cfg(not(miri))]
+            raw.last_update.store(clock_ns(), Ordering::Relaxed);
             raw.update(next);
             if fenced(&raw) {
                 return (pool, raw);
             }
         }
-        panic!("1,000 updates back to back, none within {FENCED_WITHIN_NS} ns of the last");
+        panic!("1,000 updates, each dated just after the previous, none published fenced");
     }
 
     #[test]
