@@ -532,15 +532,15 @@ fn partition(judged: &mut [Retired], held: impl Fn(usize, &Retired) -> bool) -> 
 /// twice the instructions per slot, which 64 registered threads made 2,100 per pass.
 #[inline(always)]
 fn scan(mut protected: impl FnMut(*mut ())) {
-    // Acquire: see `Domain::blocks` (every block published before the heavy barrier).
-    let mut block = domain().blocks.load(Ordering::Acquire);
-    // SAFETY: blocks are never freed (loom: not before the model ends), and each was whole
-    // when published.
-    while let Some(b) = unsafe { block.as_ref() } {
-        // Relaxed: set before the block was published, and the head's Acquire above made
-        // it visible. Loaded first: the walk's only dependent load, so the next block's
-        // address is on its way while this block's slots are read.
-        block = b.next.load(Ordering::Relaxed);
+    // Acquire: see `Domain::directory` (every block published before the heavy barrier;
+    // a directory made later holds every block of the ones before it).
+    let directory = domain().directory.load(Ordering::Acquire);
+    // SAFETY: directories are never freed (loom: not before the model ends), and each was
+    // whole when published.
+    let Some(directory) = (unsafe { directory.as_ref() }) else {
+        return;
+    };
+    for b in directory.blocks() {
         // Acquire, each: see the module docs. Every slot is loaded once, whatever the OR
         // below finds, so each load's argument is the one-load-per-slot scan's: a null
         // read here is a guard's `Release` clear (its reads of the node happen before this
