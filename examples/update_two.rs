@@ -5,7 +5,13 @@
 //! ```text
 //! cargo build --release --example update_two
 //! target/release/examples/update_two 2000000
+//! target/release/examples/update_two 200000 --parked 64
 //! ```
+//!
+//! With `--parked K`, one writer instead, beside `K` other threads that have read its
+//! container once and then wait, holding nothing: each reclamation pass scans their hazard
+//! blocks (issue 19's `update/poolswap/t{2,64}` rows, outside criterion). Under callgrind,
+//! the difference between two counts of updates is the instructions per update.
 //!
 //! On a machine whose cores other processes keep busy, `benches/read.rs`'s `update-two`
 //! ratio measures the machine (two threads get no two free cores); the CPU time per update
@@ -77,13 +83,50 @@ fn run(threads: usize, n: u64) {
     }
 }
 
+/// One writer of `n` updates while `parked` other threads, registered as readers of its
+/// container, wait holding nothing; prints its figures.
+fn run_parked(parked: usize, n: u64) {
+    let pool = Pool::new(|| [0u64; 8], |_: &mut [u64; 8]| true);
+    let container = Container::from_value(&pool, [0; 8]);
+    let step = Barrier::new(parked + 1);
+    thread::scope(|s| {
+        for _ in 0..parked {
+            s.spawn(|| {
+                drop(black_box(container.acquire()));
+                step.wait(); // registered
+                step.wait(); // measured
+            });
+        }
+        step.wait();
+        updates(&container, 10_000);
+        let (cpu0, t0) = (cpu_ns(), Instant::now());
+        updates(&container, n);
+        let wall = t0.elapsed().as_secs_f64() * 1e9 / n as f64;
+        let cpu = match (cpu0, cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / n as f64,
+            _ => f64::NAN,
+        };
+        step.wait();
+        println!(
+            "1 writer, {parked} parked readers: {wall:.1} ns wall, {cpu:.1} ns CPU per update ({:?} barrier mode)",
+            poolswap::barrier_mode()
+        );
+    });
+}
+
 fn main() {
-    let n: u64 = match std::env::args().nth(1) {
-        Some(arg) => arg
-            .parse()
-            .unwrap_or_else(|_| panic!("updates: a number, not {arg:?}")),
-        None => 1_000_000,
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |arg: &str| -> u64 {
+        arg.parse()
+            .unwrap_or_else(|_| panic!("expected a number, not {arg:?}"))
     };
-    run(1, n);
-    run(2, n);
+    let n = args.first().map_or(1_000_000, |a| number(a));
+    match args.get(1..) {
+        Some([flag, k]) if flag == "--parked" => run_parked(number(k) as usize, n),
+        Some([]) | None => {
+            run(1, n);
+            run(2, n);
+        }
+        Some(rest) => panic!("usage: update_two [UPDATES] [--parked K], not {rest:?}"),
+    }
 }

@@ -57,7 +57,8 @@
 //! background `Reclaimer`, the async getters' thread), each list under its own lock,
 //! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
 //! [`heavy`](crate::barrier::heavy) (a fence if every node taken was published fenced, below), one pass over
-//! every slot of every block (a list of blocks it walks without a lock), and for each node
+//! every slot of every block (through the domain's directory of blocks, an array it reads
+//! without a lock; an empty block costs its 8 loads and one branch), and for each node
 //! taken, a test against the protected addresses: for a batch of at most 8 nodes a
 //! comparison with each full slot's address, for a larger one a binary search of a sorted
 //! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
@@ -80,7 +81,7 @@
 //! Lists are made by the domain and never freed: a pool takes one when it is built (a
 //! lock, perhaps an allocation) and gives it back when its shared state goes, which no
 //! retired version outlives (each holds its pool); a later pool takes it over. A global
-//! pass walks them through a list of lists, as it walks the blocks.
+//! pass walks them through a list of lists.
 //!
 //! # Why a recycled node is never read
 //!
@@ -94,7 +95,10 @@
 //! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
 //! the swap or something later, so not `p`, unless `p` was recycled and published anew
 //! since, which the reclaimer's decision has not yet allowed. A pass judges only the nodes
-//! retired before its heavy barrier: the ones it took off the list before issuing it. A
+//! retired before its heavy barrier: the ones it took off the list before issuing it. The
+//! reader's block was entered in the directory (under the domain lock) before its slot
+//! store, so the pass's loads of the directory and its length, after the barrier, reach
+//! it (a directory made later holds every block of the ones before it). A
 //! block made after the barrier is missed by the scan, and need not be seen: a reader
 //! that protects with it re-loads `current` after the barrier, so not a node retired
 //! before it.
@@ -114,9 +118,9 @@
 //! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the
 //!   release sequence of every counted guard's `Release` decrement.
 //! - Each retired list is under its own lock; the `pending` hint beside it is `Relaxed`
-//!   and only decides whether a getter or a global pass takes the lock. The blocks and the
-//!   lists are published with a `Release` store of their list's head, read `Acquire` by a
-//!   pass.
+//!   and only decides whether a getter or a global pass takes the lock. The lists are
+//!   published with a `Release` store of their list's head, the blocks with a `Release`
+//!   store of the directory or of its length; a pass reads them `Acquire`.
 //! - A pass's end on a list (`passes_ended`, then `passes`) is `Release`, read `Acquire`
 //!   by a getter of the pool: the pass's returns happen before the getter's next look.
 //!
@@ -172,20 +176,15 @@ pub(crate) struct Block {
     /// The owner's next block (its *spill* chain), or null: read and written by the owner
     /// thread only, and emptied when the owner gives its blocks back.
     spill: AtomicPtr<Block>,
-    /// The block made before this one (null for the first): the domain's blocks form a
-    /// list that a reclaimer walks without the lock. Set before the block is published
-    /// (`Domain::blocks`), never changed after.
-    next: AtomicPtr<Block>,
 }
 
 impl Block {
-    fn new(next: *mut Block) -> Block {
+    fn new() -> Block {
         Block {
             slots: std::array::from_fn(|_| Slot {
                 node: AtomicPtr::new(ptr::null_mut()),
             }),
             spill: AtomicPtr::new(ptr::null_mut()),
-            next: AtomicPtr::new(next),
         }
     }
 
@@ -198,12 +197,67 @@ impl Block {
     }
 }
 
+/// The addresses of the domain's blocks, in the order they were made, as a reclaimer reads
+/// them: an array, so that a scan's loads of the blocks do not wait for one another (a
+/// linked list of blocks made each load wait for the one before; 64 registered threads
+/// made that chain 65 loads long). Filled under the domain lock; when full, replaced by
+/// one twice as large, and kept (a scan may still read it), so all of them together take
+/// at most 32 bytes per block past the first directory's 128.
+struct Directory {
+    /// Entries filled: `blocks[..len]`. Stored under the lock (`Release`, after the
+    /// entry), loaded by reclaimers without it (`Acquire`).
+    len: AtomicUsize,
+    blocks: Box<[AtomicPtr<Block>]>,
+}
+
+/// The first directory's entries.
+#[cfg(not(loom))]
+const DIRECTORY_CAPACITY: usize = 16;
+/// Under loom, one: the second block of a model replaces the directory.
+#[cfg(loom)]
+const DIRECTORY_CAPACITY: usize = 1;
+
+impl Directory {
+    fn with_capacity(capacity: usize) -> Directory {
+        Directory {
+            len: AtomicUsize::new(0),
+            blocks: (0..capacity)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+        }
+    }
+
+    /// The blocks published when `len` was loaded, oldest first; each whole.
+    #[inline(always)]
+    fn blocks(&self) -> impl Iterator<Item = &'static Block> + '_ {
+        // Acquire: pairs with the Release in `publish_block`: every entry below the
+        // length read is filled, with a whole block.
+        let len = self.len.load(Ordering::Acquire);
+        self.blocks[..len].iter().map(|entry| {
+            // Relaxed: filled before `len` was stored (Release), which the Acquire above
+            // read.
+            let block = entry.load(Ordering::Relaxed);
+            debug_assert!(
+                !block.is_null(),
+                "a directory entry below its length is empty"
+            );
+            // SAFETY: a filled entry is a block of `State::blocks`, never freed (loom: not
+            // before the model ends).
+            unsafe { &*block }
+        })
+    }
+}
+
 struct State {
     /// Every block ever made; `owned[i]` says whether a live thread owns `blocks[i]`.
     /// Boxed: slots must not move when the vector grows (guards point into them).
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
     owned: Vec<bool>,
+    /// Every directory ever made, the current one last; `blocks[i]` is entry `i` of the
+    /// current one. Boxed: a reclaimer may read a replaced one.
+    #[allow(clippy::vec_box)]
+    directories: Vec<Box<Directory>>,
     /// Every retired list ever made (`List::owned` says whether a pool owns it). Boxed:
     /// pools and retired nodes point at their list.
     #[allow(clippy::vec_box)]
@@ -223,14 +277,16 @@ struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
     state: Mutex<State>,
-    /// The newest block; older ones follow through [`Block::next`]. Written under the lock
-    /// (`Release`, after the block is whole), read by reclaimers without it (`Acquire`).
-    blocks: AtomicPtr<Block>,
+    /// The current [`Directory`] of the blocks, or null before the first block. Written
+    /// under the lock (`Release`, after the directory is filled), read by reclaimers
+    /// without it (`Acquire`).
+    directory: AtomicPtr<Directory>,
     /// How many blocks exist: a reclamation sizes its snapshot for all their slots before
     /// the scan.
     block_count: AtomicUsize,
-    /// The newest retired list; older ones follow through [`List::next`]. Published as
-    /// `blocks` is.
+    /// The newest retired list; older ones follow through [`List::next`]. Written under
+    /// the lock (`Release`, after the list is whole), read by global passes without it
+    /// (`Acquire`).
     lists: AtomicPtr<List>,
     /// The background reclaimer's handshake (`reclaimer.rs`).
     wake: Wake,
@@ -243,11 +299,12 @@ impl Domain {
             state: Mutex::new(State {
                 blocks: Vec::new(),
                 owned: Vec::new(),
+                directories: Vec::new(),
                 lists: Vec::new(),
                 buffers: Buffers::new(),
                 taken: Vec::new(),
             }),
-            blocks: AtomicPtr::new(ptr::null_mut()),
+            directory: AtomicPtr::new(ptr::null_mut()),
             block_count: AtomicUsize::new(0),
             lists: AtomicPtr::new(ptr::null_mut()),
             wake: Wake::new(),
@@ -403,7 +460,7 @@ fn claim_block() -> Option<&'static Block> {
 }
 
 /// A block for the calling thread: a clean one that an exited thread gave back, or a new
-/// one (an allocation of 128 bytes).
+/// one (an allocation of 128 bytes, and of a directory twice as large when it is full).
 fn claim_from_domain() -> &'static Block {
     let mut state = domain().state.lock();
     let state = &mut *state;
@@ -414,20 +471,14 @@ fn claim_from_domain() -> &'static Block {
     let at = match clean {
         Some(at) => at,
         None => {
-            // Relaxed: the head is only written under the lock we hold.
-            let newest = domain().blocks.load(Ordering::Relaxed);
-            state.blocks.push(Box::new(Block::new(newest)));
+            state.blocks.push(Box::new(Block::new()));
             state.owned.push(false);
-            let at = state.blocks.len() - 1;
-            let block: *const Block = &*state.blocks[at];
-            // Release: a reclaimer that loads the head sees the block whole, and every
-            // block before it (each was published the same way, under this lock).
-            domain().blocks.store(block.cast_mut(), Ordering::Release);
+            publish_block(state);
             // Relaxed: a size hint for reclaimers' snapshots.
             domain()
                 .block_count
                 .store(state.blocks.len(), Ordering::Relaxed);
-            at
+            state.blocks.len() - 1
         }
     };
     state.owned[at] = true;
@@ -435,6 +486,41 @@ fn claim_from_domain() -> &'static Block {
     // SAFETY: boxes in `blocks` are never dropped or moved (the domain lives for the
     // process; under loom, for the model execution, which every guard dies in).
     unsafe { &*block }
+}
+
+/// Enters the block just pushed on `state.blocks` in the directory, first replacing a
+/// full directory with one twice as large (an allocation).
+fn publish_block(state: &mut State) {
+    let at = state.blocks.len() - 1;
+    let full = state
+        .directories
+        .last()
+        .map_or(true, |d| d.blocks.len() == at);
+    if full {
+        let directory = Directory::with_capacity((2 * at).max(DIRECTORY_CAPACITY));
+        for (entry, block) in directory.blocks.iter().zip(&state.blocks[..at]) {
+            // Relaxed: published below with the directory (Release).
+            entry.store(ptr::from_ref::<Block>(block).cast_mut(), Ordering::Relaxed);
+        }
+        // Relaxed: as the entries.
+        directory.len.store(at, Ordering::Relaxed);
+        state.directories.push(Box::new(directory));
+        let directory: *const Directory = &**state.directories.last().expect("just pushed");
+        // Release: a reclaimer that loads the directory sees it filled with every block
+        // made before (each entered the same way, under this lock).
+        domain()
+            .directory
+            .store(directory.cast_mut(), Ordering::Release);
+    }
+    let directory = state.directories.last().expect("made above if none");
+    // Relaxed: published by the length's store below (Release).
+    directory.blocks[at].store(
+        ptr::from_ref::<Block>(&state.blocks[at]).cast_mut(),
+        Ordering::Relaxed,
+    );
+    // Release: a reclaimer that loads this length (Acquire) sees the entry filled and the
+    // block whole.
+    directory.len.store(at + 1, Ordering::Release);
 }
 
 /// The registry hook that gives a thread's block back when it exits.
