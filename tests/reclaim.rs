@@ -611,3 +611,23 @@ fn a_panicking_drop_on_the_reclaimer_reaches_join() {
     assert_eq!(poolswap::reclaim(), 0, "a version was left retired");
     assert_eq!(pool.stats().dropped_over_cap, 5);
 }
+
+/// A reclamation returns the versions it frees oldest first, whatever it keeps, so the
+/// freshest is on top of the pool and the next `get` takes it (a change log's writer then
+/// replays the fewest batches). A version kept retired *after* the freed ones in the list
+/// once reversed them: a pass moved each kept node forward by swapping it with a freed one.
+#[test]
+fn a_reclamation_returns_the_freshest_version_on_top_whatever_it_keeps() {
+    let _serial = serial();
+    // The reset keeps the value, so a get shows which version it took.
+    let pool = Pool::new(|| 0u64, |_: &mut u64| true);
+    let c = Container::from_value(&pool, 1);
+    // `adopt` does not reclaim, as `get_new` would: versions 1 and 2 stay retired, free.
+    c.update(pool.adopt(2));
+    c.update(pool.adopt(3));
+    // Version 3 retired last, held: a pass keeps it.
+    let held = c.swap(pool.adopt(4));
+    assert_eq!(poolswap::reclaim(), 2, "versions 1 and 2, free");
+    assert_eq!(*pool.get(), 2, "the freshest free version comes first");
+    assert_eq!(*held, 3);
+}

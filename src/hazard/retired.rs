@@ -83,10 +83,12 @@ const INITIAL_CAPACITY: usize = 0;
 
 /// Buffers a pass takes out of its lock and gives back, kept for their capacity: the
 /// retired nodes it judges (then those it keeps, then those it claimed), the protected
-/// addresses (sorted). A pass that finds one taken by another makes its own.
+/// addresses (sorted), and the claimed nodes while the kept ones are moved up. A pass that
+/// finds one taken by another makes its own.
 pub(super) struct Buffers {
     judged: Vec<Retired>,
     protected: Vec<*mut ()>,
+    claimed: Vec<Retired>,
 }
 
 impl Buffers {
@@ -94,6 +96,7 @@ impl Buffers {
         Buffers {
             judged: Vec::with_capacity(INITIAL_CAPACITY),
             protected: Vec::new(),
+            claimed: Vec::with_capacity(INITIAL_CAPACITY),
         }
     }
 
@@ -101,6 +104,7 @@ impl Buffers {
         Buffers {
             judged: std::mem::take(&mut self.judged),
             protected: std::mem::take(&mut self.protected),
+            claimed: std::mem::take(&mut self.claimed),
         }
     }
 
@@ -108,6 +112,7 @@ impl Buffers {
     fn keep_larger(&mut self, other: Buffers) {
         keep_larger(&mut self.judged, other.judged);
         keep_larger(&mut self.protected, other.protected);
+        keep_larger(&mut self.claimed, other.claimed);
     }
 }
 
@@ -473,7 +478,11 @@ fn global_pass() -> usize {
 /// buffer: the `n` nodes it keeps first (in their order), then those it claimed. Returns
 /// `n`.
 fn judge(buffers: &mut Buffers) -> usize {
-    let Buffers { judged, protected } = buffers;
+    let Buffers {
+        judged,
+        protected,
+        claimed,
+    } = buffers;
     // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
     // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
     // fenced needs the heavy barrier, which serves the whole batch.
@@ -489,14 +498,14 @@ fn judge(buffers: &mut Buffers) -> usize {
                 *held |= r.node.as_ptr() == node;
             }
         });
-        return partition(judged, |at, _| held[at]);
+        return partition(judged, claimed, |at, _| held[at]);
     }
     protected.clear();
     // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
     protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);
     scan(|node| protected.push(node));
     protected.sort_unstable();
-    partition(judged, |_, r| {
+    partition(judged, claimed, |_, r| {
         protected.binary_search(&r.node.as_ptr()).is_ok()
     })
 }
@@ -507,20 +516,32 @@ fn judge(buffers: &mut Buffers) -> usize {
 const DIRECT: usize = 8;
 
 /// Moves the nodes of `judged` that stay retired (those `held(index, node)` says a slot
-/// protects, and those a counted guard holds) to the front, in their order, and claims the
-/// others; returns how many stay. The claimed ones keep their order unless a kept node
-/// came after them.
-fn partition(judged: &mut [Retired], held: impl Fn(usize, &Retired) -> bool) -> usize {
+/// protects, and those a counted guard holds) to the front and claims the others, which
+/// follow them; returns how many stay. Both groups keep their order (through `claimed`,
+/// an empty buffer, left empty): the claimed ones go back oldest first, so that the
+/// freshest is on top of its depot, and a pool's idle bound drops the oldest when it is
+/// reached (tests/model.rs follows that order).
+fn partition(
+    judged: &mut Vec<Retired>,
+    claimed: &mut Vec<Retired>,
+    held: impl Fn(usize, &Retired) -> bool,
+) -> usize {
+    debug_assert!(claimed.is_empty());
     let mut kept = 0;
     for at in 0..judged.len() {
         let r = judged[at];
         // SAFETY: the list owns a counted reference on `r.node` (see `retire`), so the
         // node is live; `claim` is the function `Retired::new` was given for it.
         if held(at, &r) || !unsafe { (r.claim)(r.node) } {
-            judged.swap(kept, at);
+            // `kept <= at`: the slot written was read already.
+            judged[kept] = r;
             kept += 1;
+        } else {
+            claimed.push(r);
         }
     }
+    judged.truncate(kept);
+    judged.append(claimed);
     kept
 }
 
