@@ -104,7 +104,7 @@
 //!   version still held waits for the next reclamation; the writer never waits.
 //! - Readers may see a version for as long as they hold its guard; a long-held guard keeps
 //!   one object out of the pool (the next update then takes or builds another).
-//! - Once an object has been a container's version, its node (`128 + 24 +
+//! - Once an object has been a container's version, its node (`128 + 16 +
 //!   size_of::<T>()` bytes, rounded up to a multiple of 128 on x86-64: 256 for a `HashMap`)
 //!   stays with the pool while the pool has a handle, even after the object itself is
 //!   dropped: a reader may still touch the node's count through a stale pointer, which is

@@ -1,11 +1,13 @@
 //! The per-version reference count.
 //!
 //! Go's `poolswap.Ref` is an `atomic.Int64` padded to 64 bytes and embedded first in the
-//! user's struct. Here the count lives in the pool's node beside the object, inside a
-//! [`CachePadded`] (128 bytes on x86-64, where the adjacent-line prefetcher pairs lines), so
+//! user's struct. Here the count lives in the pool's node beside the object, first in a
+//! 128-byte pair of lines (x86-64's adjacent-line prefetcher fetches lines in pairs), so
 //! the count's line is never shared with the object's first bytes nor with another
-//! version's count. Go's `RefNoPadding` has no counterpart: a node is one allocation per
-//! pooled object, made once, so the padding costs at most 128 bytes per object.
+//! version's count; the node keeps its `ever_published` flag on the pair's second line
+//! (see `Head` in `pool/node.rs`). Go's `RefNoPadding` has no counterpart: a node is one
+//! allocation per pooled object, made once, so the padding costs at most 128 bytes per
+//! object.
 //!
 //! # Synchronization
 //!
@@ -21,27 +23,25 @@
 //! taker saw before (the container's newer pointer included) is visible to the caller's
 //! validating re-load. See `container/raw.rs` for the protocol that relies on it.
 
-use crossbeam_utils::CachePadded;
-
 use crate::sync::{AtomicUsize, Ordering};
 
 /// Counts above this abort the process, as std's `Arc` does: beyond it, a leak of guards
 /// (`mem::forget` in a loop) could wrap the count around to zero and free a live object.
 const MAX_REFCOUNT: usize = isize::MAX as usize;
 
-/// A reference count on its own cache line(s).
+/// A reference count; the node pads it onto cache lines of its own.
 pub(crate) struct RefCount {
     /// Live references on the node; its values in each state of the node are in the
     /// lifecycle table on `Node` (`pool/node.rs`). Once a node has been published, 0 means
     /// nobody holds it (idle, or being recycled): a stale reader must not take it.
-    count: CachePadded<AtomicUsize>,
+    count: AtomicUsize,
 }
 
 impl RefCount {
     /// A count of zero: an idle node.
     pub(crate) fn new() -> Self {
         RefCount {
-            count: CachePadded::new(AtomicUsize::new(0)),
+            count: AtomicUsize::new(0),
         }
     }
 

@@ -16,7 +16,7 @@
 //!
 //! [`Pool::adopt`]: crate::Pool::adopt
 
-use std::mem::MaybeUninit;
+use std::mem::{size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
 
 use super::depot::NodePtr;
@@ -43,12 +43,9 @@ use crate::sync::UnsafeCell;
 /// Every field but `refs` is written only by the node's exclusive owner: whoever took it
 /// off a free list, or dropped its count to zero.
 pub(crate) struct Node<T, K> {
-    /// See the table. Readers holding a stale pointer may try to increment it; it never
-    /// goes up from 0.
-    pub(super) refs: RefCount,
-    /// Set before the node is first published in a container, never cleared while the pool
-    /// has a handle: from then on readers may touch `refs` through stale pointers.
-    ever_published: UnsafeCell<bool>,
+    /// The count and the `ever_published` flag, on a padded pair of cache lines of their
+    /// own (see [`Head`]).
+    head: Head,
     /// The `Local` of the thread that last published the node (null if none): the depot a
     /// retired version goes back to.
     home: UnsafeCell<*const Local<Node<T, K>>>,
@@ -57,6 +54,34 @@ pub(crate) struct Node<T, K> {
     keepalive: UnsafeCell<Option<K>>,
     /// Initialised unless the node is empty.
     object: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// Bytes in a cache line.
+const LINE: usize = 64;
+
+/// The head of a node: its count on the first cache line, its `ever_published` flag on the
+/// next, 128 bytes in all (a pair of lines, which x86-64's adjacent-line prefetcher fetches
+/// together, as `crossbeam_utils::CachePadded` pads for; its own layout, so that a stale
+/// reader's pointer reaches the count without borrowing the head).
+///
+/// The count is written on every check-out, and the flag read on every drop of a
+/// `Pooled`. Apart, a guard dropped on another thread than the one that got it reads a line
+/// that is written only when the node is published, so it stays cached on both CPUs: for a
+/// node that is never published, the drop moves no line of the node to the dropping thread
+/// (`pool-pipeline-spin` in `benches/pool.rs`). Beside the count, or beside the object
+/// (where the reset writes), it moved one line per handoff. A CPU whose prefetcher fetches
+/// lines in pairs may still copy the count's line along; it then does so off the critical
+/// path.
+#[repr(C, align(128))]
+struct Head {
+    /// See the table on [`Node`]. Readers holding a stale pointer may try to increment it;
+    /// it never goes up from 0.
+    refs: RefCount,
+    /// Fills the count's line. Never read or written.
+    _rest_of_line: MaybeUninit<[u8; LINE.saturating_sub(size_of::<RefCount>())]>,
+    /// Set before the node is first published in a container, never cleared while the pool
+    /// has a handle: from then on readers may touch `refs` through stale pointers.
+    ever_published: UnsafeCell<bool>,
 }
 
 // SAFETY: a node owns its `T` (so `T: Send` is needed to move it) and a `K`, which is an
@@ -69,8 +94,11 @@ impl<T, K> Node<T, K> {
     /// A new node holding `object` (one allocation).
     pub(super) fn alloc(object: T) -> NodePtr<Self> {
         let node = Box::new(Node {
-            refs: RefCount::new(),
-            ever_published: UnsafeCell::new(false),
+            head: Head {
+                refs: RefCount::new(),
+                _rest_of_line: MaybeUninit::uninit(),
+                ever_published: UnsafeCell::new(false),
+            },
             home: UnsafeCell::new(ptr::null()),
             keepalive: UnsafeCell::new(None),
             object: UnsafeCell::new(MaybeUninit::new(object)),
@@ -85,8 +113,14 @@ impl<T, K> Node<T, K> {
     /// `node` points to a node whose memory is valid for `'a` (type-stable: its pool has a
     /// handle for `'a`).
     pub(super) unsafe fn refs_at<'a>(node: *const Self) -> &'a RefCount {
-        // SAFETY: per the caller; only the `refs` field is borrowed, never the object.
-        unsafe { &*ptr::addr_of!((*node).refs) }
+        // SAFETY: per the caller; only the count is borrowed, never the flag or the object.
+        unsafe { &*ptr::addr_of!((*node).head.refs) }
+    }
+
+    /// The count.
+    #[inline(always)]
+    pub(super) fn refs(&self) -> &RefCount {
+        &self.head.refs
     }
 
     /// Whether the node was ever a container version.
@@ -96,7 +130,7 @@ impl<T, K> Node<T, K> {
     /// The caller owns the node exclusively (a `Pooled`, a free list, or a zero count).
     pub(super) unsafe fn ever_published(&self) -> bool {
         // SAFETY: owner-written and owner-read, per the caller.
-        self.ever_published.with(|p| unsafe { *p })
+        self.head.ever_published.with(|p| unsafe { *p })
     }
 
     /// Marks the node published by the thread whose `Local` is `home`, holding `keepalive`.
@@ -108,7 +142,7 @@ impl<T, K> Node<T, K> {
     pub(super) unsafe fn publish(&self, home: *const Local<Self>, keepalive: K) {
         // SAFETY: per the caller (stale readers touch only `refs`).
         unsafe {
-            self.ever_published.with_mut(|p| *p = true);
+            self.head.ever_published.with_mut(|p| *p = true);
             self.home.with_mut(|h| *h = home);
             self.keepalive.with_mut(|k| {
                 debug_assert!((*k).is_none(), "a checked-out node held its pool");
@@ -243,17 +277,39 @@ mod tests {
 
     type Node<T> = super::Node<T, crate::sync::Arc<()>>;
 
-    /// The node size the crate docs and README state: a 128-byte padded count, 24 bytes of
-    /// bookkeeping (`ever_published`, `home`, `keepalive`), the object, rounded up to 128.
+    /// The node size the crate docs and README state: a 128-byte head (the padded count and
+    /// the `ever_published` flag), 16 bytes of bookkeeping (`home`, `keepalive`), the
+    /// object, rounded up to 128.
     #[test]
     fn node_size_is_what_the_docs_say() {
-        let stated = |object: usize| (128 + 24 + object).div_ceil(128) * 128;
+        let stated = |object: usize| (128 + 16 + object).div_ceil(128) * 128;
         assert_eq!(size_of::<Node<u64>>(), stated(8));
         assert_eq!(size_of::<Node<[u8; 100]>>(), stated(100));
+        assert_eq!(size_of::<Node<[u8; 112]>>(), stated(112));
         assert_eq!(
             size_of::<Node<std::collections::HashMap<u64, u64>>>(),
             256,
             "the docs say 256 for a HashMap"
         );
+    }
+
+    /// The count, the `ever_published` flag and the object each sit on a cache line of
+    /// their own: a guard dropped on another thread reads only the flag's line, which
+    /// nobody writes while the node stays unpublished (see `Head`).
+    #[test]
+    fn the_count_the_flag_and_the_object_are_on_separate_lines() {
+        let node = Node::<u64>::alloc(7);
+        // SAFETY: just made, owned here.
+        let n = unsafe { node.0.as_ref() };
+        let base = node.0.as_ptr() as usize;
+        let count = std::ptr::from_ref(n.refs()) as usize - base;
+        let flag = n.head.ever_published.with(|p| p as usize) - base;
+        let object = n.object.with(|p| p as usize) - base;
+        let line = |offset: usize| offset / super::LINE;
+        assert_eq!(line(count), 0, "the count leads the node");
+        assert_eq!(line(flag), 1, "the flag is on the count's pair, next line");
+        assert!(line(object) >= 2, "the object shares a line of the head");
+        // SAFETY: owned, initialised, never published.
+        unsafe { super::Node::free(node) };
     }
 }

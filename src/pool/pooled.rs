@@ -60,7 +60,7 @@ impl<'a, T> Pooled<'a, T> {
         let n = unsafe { node.0.as_ref() };
         // Release: a stale reader that reads this 1 sees the retirement of the node's
         // previous version (see `RefCount::reset_to_one`).
-        n.refs.reset_to_one();
+        n.refs().reset_to_one();
         Pooled { node: node.0, pool }
     }
 
@@ -117,7 +117,7 @@ impl<'a, T> Pooled<'a, T> {
     #[must_use]
     pub fn ref_count(this: &Pooled<'_, T>) -> usize {
         // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs.load()
+        unsafe { this.node.as_ref() }.refs().load()
     }
 }
 
@@ -141,7 +141,7 @@ unsafe fn give_back<T>(node: NonNull<PoolNode<T>>, pool: &Pool<T>) {
     // A node that was never a container version has no stale readers: no atomic needed.
     // One that was may have one holding a brief reference; the last of them recycles.
     // SAFETY: the caller owns a reference.
-    if published && !unsafe { node.as_ref() }.refs.decrement() {
+    if published && !unsafe { node.as_ref() }.refs().decrement() {
         return;
     }
     Shared::put(&pool.shared, NodePtr(node));
@@ -221,7 +221,7 @@ impl<T> OwnedPooled<T> {
     #[must_use]
     pub fn ref_count(this: &OwnedPooled<T>) -> usize {
         // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs.load()
+        unsafe { this.node.as_ref() }.refs().load()
     }
 }
 

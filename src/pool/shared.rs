@@ -770,7 +770,7 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
 /// keepalive set); if `Some`, it must be the node's pool.
 pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
     // SAFETY: the caller's reference keeps the node's memory live.
-    if !unsafe { node.as_ref() }.refs.decrement() {
+    if !unsafe { node.as_ref() }.refs().decrement() {
         return;
     }
     // SAFETY: count 0, read with Acquire: this thread owns the node.

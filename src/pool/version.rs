@@ -128,7 +128,7 @@ impl<T> Version<T> {
     #[inline]
     pub(crate) unsafe fn clone_ref(self) {
         // SAFETY: per the caller, the node is live.
-        let refs = unsafe { &self.node.as_ref().refs };
+        let refs = unsafe { &self.node.as_ref().refs() };
         debug_assert!(refs.load() >= 1, "a reference cloned from a count of zero");
         refs.increment();
     }
@@ -180,7 +180,7 @@ impl<T> Version<T> {
     /// As for [`object`](Self::object), for the call.
     pub(crate) unsafe fn ref_count(self) -> usize {
         // SAFETY: per the caller, the node is live.
-        unsafe { self.node.as_ref() }.refs.load()
+        unsafe { self.node.as_ref() }.refs().load()
     }
 
     /// The retired-list entry for this version, which the caller retires with the
@@ -214,7 +214,7 @@ impl<T> Version<T> {
     unsafe fn claim_retired(node: NonNull<()>) -> bool {
         // SAFETY: per the caller.
         unsafe { node.cast::<PoolNode<T>>().as_ref() }
-            .refs
+            .refs()
             .try_take_last()
     }
 
