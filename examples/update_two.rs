@@ -41,6 +41,18 @@ fn updates(c: &Container<[u64; 8]>, n: u64) {
     }
 }
 
+/// `n` updates of `c`, timed: wall and CPU ns per update (CPU `NaN` off Linux).
+fn timed_updates(c: &Container<[u64; 8]>, n: u64) -> (f64, f64) {
+    let (cpu0, t0) = (cpu_ns(), Instant::now());
+    updates(c, n);
+    let wall = t0.elapsed().as_secs_f64() * 1e9 / n as f64;
+    let cpu = match (cpu0, cpu_ns()) {
+        (Some(a), Some(b)) => (b - a) as f64 / n as f64,
+        _ => f64::NAN,
+    };
+    (wall, cpu)
+}
+
 /// Runs `threads` writers of `n` updates each, started together; prints their figures.
 fn run(threads: usize, n: u64) {
     let pools: Vec<_> = (0..threads)
@@ -62,14 +74,7 @@ fn run(threads: usize, n: u64) {
                 let start = &start;
                 s.spawn(move || {
                     start.wait();
-                    let (cpu0, t0) = (cpu_ns(), Instant::now());
-                    updates(c, n);
-                    let wall = t0.elapsed().as_secs_f64() * 1e9 / n as f64;
-                    let cpu = match (cpu0, cpu_ns()) {
-                        (Some(a), Some(b)) => (b - a) as f64 / n as f64,
-                        _ => f64::NAN,
-                    };
-                    (wall, cpu)
+                    timed_updates(c, n)
                 })
             })
             .collect();
@@ -99,13 +104,7 @@ fn run_parked(parked: usize, n: u64) {
         }
         step.wait();
         updates(&container, 10_000);
-        let (cpu0, t0) = (cpu_ns(), Instant::now());
-        updates(&container, n);
-        let wall = t0.elapsed().as_secs_f64() * 1e9 / n as f64;
-        let cpu = match (cpu0, cpu_ns()) {
-            (Some(a), Some(b)) => (b - a) as f64 / n as f64,
-            _ => f64::NAN,
-        };
+        let (wall, cpu) = timed_updates(&container, n);
         step.wait();
         println!(
             "1 writer, {parked} parked readers: {wall:.1} ns wall, {cpu:.1} ns CPU per update ({:?} barrier mode)",

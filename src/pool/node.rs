@@ -16,7 +16,7 @@
 //!
 //! [`Pool::adopt`]: crate::Pool::adopt
 
-use std::mem::{size_of, MaybeUninit};
+use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
 use super::depot::NodePtr;
@@ -56,9 +56,6 @@ pub(crate) struct Node<T, K> {
     object: UnsafeCell<MaybeUninit<T>>,
 }
 
-/// Bytes in a cache line.
-const LINE: usize = 64;
-
 /// The head of a node: its count on the first cache line, its `ever_published` flag on the
 /// next, 128 bytes in all (a pair of lines, which x86-64's adjacent-line prefetcher fetches
 /// together, as `crossbeam_utils::CachePadded` pads for; its own layout, so that a stale
@@ -77,12 +74,15 @@ struct Head {
     /// See the table on [`Node`]. Readers holding a stale pointer may try to increment it;
     /// it never goes up from 0.
     refs: RefCount,
-    /// Fills the count's line. Never read or written.
-    _rest_of_line: MaybeUninit<[u8; LINE.saturating_sub(size_of::<RefCount>())]>,
     /// Set before the node is first published in a container, never cleared while the pool
-    /// has a handle: from then on readers may touch `refs` through stale pointers.
-    ever_published: UnsafeCell<bool>,
+    /// has a handle: from then on readers may touch `refs` through stale pointers. Its
+    /// alignment puts it on the line after the count's.
+    ever_published: NextLine<UnsafeCell<bool>>,
 }
+
+/// A value aligned to a 64-byte cache line: in [`Head`], the start of its second line.
+#[repr(align(64))]
+struct NextLine<T>(T);
 
 // SAFETY: a node owns its `T` (so `T: Send` is needed to move it) and a `K`, which is an
 // `Arc` of `Sync` pool state for every `T: Send`; its raw `home` pointer leads to a `Local`,
@@ -96,8 +96,7 @@ impl<T, K> Node<T, K> {
         let node = Box::new(Node {
             head: Head {
                 refs: RefCount::new(),
-                _rest_of_line: MaybeUninit::uninit(),
-                ever_published: UnsafeCell::new(false),
+                ever_published: NextLine(UnsafeCell::new(false)),
             },
             home: UnsafeCell::new(ptr::null()),
             keepalive: UnsafeCell::new(None),
@@ -130,7 +129,7 @@ impl<T, K> Node<T, K> {
     /// The caller owns the node exclusively (a `Pooled`, a free list, or a zero count).
     pub(super) unsafe fn ever_published(&self) -> bool {
         // SAFETY: owner-written and owner-read, per the caller.
-        self.head.ever_published.with(|p| unsafe { *p })
+        self.head.ever_published.0.with(|p| unsafe { *p })
     }
 
     /// Marks the node published by the thread whose `Local` is `home`, holding `keepalive`.
@@ -142,7 +141,7 @@ impl<T, K> Node<T, K> {
     pub(super) unsafe fn publish(&self, home: *const Local<Self>, keepalive: K) {
         // SAFETY: per the caller (stale readers touch only `refs`).
         unsafe {
-            self.head.ever_published.with_mut(|p| *p = true);
+            self.head.ever_published.0.with_mut(|p| *p = true);
             self.home.with_mut(|h| *h = home);
             self.keepalive.with_mut(|k| {
                 debug_assert!((*k).is_none(), "a checked-out node held its pool");
@@ -303,9 +302,9 @@ mod tests {
         let n = unsafe { node.0.as_ref() };
         let base = node.0.as_ptr() as usize;
         let count = std::ptr::from_ref(n.refs()) as usize - base;
-        let flag = n.head.ever_published.with(|p| p as usize) - base;
+        let flag = n.head.ever_published.0.with(|p| p as usize) - base;
         let object = n.object.with(|p| p as usize) - base;
-        let line = |offset: usize| offset / super::LINE;
+        let line = |offset: usize| offset / 64;
         assert_eq!(line(count), 0, "the count leads the node");
         assert_eq!(line(flag), 1, "the flag is on the count's pair, next line");
         assert!(line(object) >= 2, "the object shares a line of the head");

@@ -128,7 +128,7 @@ impl<T> Version<T> {
     #[inline]
     pub(crate) unsafe fn clone_ref(self) {
         // SAFETY: per the caller, the node is live.
-        let refs = unsafe { &self.node.as_ref().refs() };
+        let refs = unsafe { self.node.as_ref().refs() };
         debug_assert!(refs.load() >= 1, "a reference cloned from a count of zero");
         refs.increment();
     }
