@@ -153,6 +153,8 @@ pub(super) struct Raw<T> {
 /// fenced: its readers pay a fence per `acquire` (a few ns) so that reclaiming it costs a
 /// fence instead of a heavy barrier (0.3-12 µs, and an interrupt to every core running the
 /// process). Readers make it plain again after [`UNFENCE_AFTER`] fenced acquisitions.
+/// (Loom and Miri tag every other version instead: see [`Raw::tag_new`].)
+#[cfg(not(any(loom, miri)))]
 const FENCED_WITHIN_NS: u64 = 50_000;
 
 /// After this many fenced acquisitions, a thread stores the fenced value it acquired last

@@ -53,7 +53,10 @@ fn a_thread_keeps_registry_entries_for_live_pools_only() {
         drop(pool.get());
     }
     let before = registry::len();
-    for _ in 0..1000 {
+    // Under Miri 1,000 took 51 s; 100 still pass several doublings, and without sweeps
+    // would leave ~100 entries, far above the bound below.
+    let dead = if cfg!(miri) { 100 } else { 1000 };
+    for _ in 0..dead {
         let pool = Pool::new(|| 0u8, |_| true);
         drop(pool.get());
     }
@@ -65,6 +68,6 @@ fn a_thread_keeps_registry_entries_for_live_pools_only() {
     let after = registry::len();
     assert!(
         after <= 2 * before.max(4) + 8,
-        "{after} registry entries after 1000 dead pools ({before} before)"
+        "{after} registry entries after {dead} dead pools ({before} before)"
     );
 }
