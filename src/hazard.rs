@@ -18,6 +18,12 @@
 //! that outlived its thread, or one that was `mem::forget`-ten) is handed to a new thread
 //! only when no clean block is free: a new block is made instead.
 //!
+//! Each block has a *high-water mark*: how many of its leading slots were ever taken (at
+//! least 1). A thread takes the first free slot, so one that holds a guard at a time only
+//! ever takes slot 0 and never writes the mark; taking a slot at or past the mark raises it
+//! first (a `Relaxed` store, once per slot index in the block's life). The mark only grows,
+//! also when the block goes to a new thread, and a pass loads only the slots under it.
+//!
 //! # Reader (`Container::acquire`)
 //!
 //! 1. Load `current` (`Acquire`).
@@ -57,8 +63,9 @@
 //! background `Reclaimer`, the async getters' thread), each list under its own lock,
 //! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
 //! [`heavy`](crate::barrier::heavy) (a fence if every node taken was published fenced, below), one pass over
-//! every slot of every block (through the domain's directory of blocks, an array it reads
-//! without a lock; an empty block costs its 8 loads and one branch), and for each node
+//! every block (through the domain's directory of blocks, an array it reads without a
+//! lock), loading its mark and then each slot under it once (a block whose owner never
+//! held two guards at once costs two loads and one branch, not 8 loads), and for each node
 //! taken, a test against the protected addresses: for a batch of at most 8 nodes a
 //! comparison with each full slot's address, for a larger one a binary search of a sorted
 //! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
@@ -68,9 +75,9 @@
 //! (`Retired::recycle`: the pool's return path, which may drop the object), and the pass
 //! ends on each list (`List::passes_ended`). No lock is held across the barrier or user
 //! code, so retirements and other passes go on meanwhile, each judging the nodes it took.
-//! So a pass costs one heavy barrier, one load per slot and at most 8 comparisons per full
-//! slot or `O(log slots)` per retired node, whatever the number of threads and held
-//! versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
+//! So a pass costs one heavy barrier, one load per block and per slot under its mark, and
+//! at most 8 comparisons per full slot or `O(log slots)` per retired node, whatever the
+//! number of threads and held versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
 //! others: the pass finishes its batch, then resumes the panic on the thread that ran it.
 //!
 //! A getter of a pool that found nothing idle first waits (a bounded number of yields)
@@ -103,6 +110,22 @@
 //! that protects with it re-loads `current` after the barrier, so not a node retired
 //! before it.
 //!
+//! The scan skips the slots at or past a block's mark, which it loads (`Relaxed`) after
+//! its heavy barrier. The owner raises the mark before it takes such a slot, so the mark's
+//! store precedes the slot's store, and both precede the reader's light barrier: its
+//! `fence(SeqCst)` (fence mode), or, in membarrier mode, the compiler fence that keeps both
+//! stores before any point of the reader at which the heavy barrier may interrupt it with
+//! the re-load after it. So in the first case above (light before heavy), everything the
+//! argument needs the scan to see, the slot's store, comes with the mark's: the scan loads
+//! the mark after the barrier, reads a mark past the slot (the mark only grows), and loads
+//! the slot. In the second case the scan need not see either. The order of the two stores
+//! between themselves does not matter; that both precede the light barrier does (a mark
+//! raised after it, or not at all, lets a pass miss a protecting slot: loom's
+//! `second_slot_vs_scan`). So a slot the scan skips protects no node of its batch: a fill
+//! whose barrier came before the heavy one came with a raise the scan sees, and a later
+//! fill is the second case. A block handed to a new thread keeps its mark, and the new
+//! owner reads it through the domain lock, so the mark still covers every slot ever filled.
+//!
 //! A node published *fenced* (`container/raw.rs`, "Fenced versions") was protected only by
 //! readers that issued `fence(SeqCst)` as their light barrier. For a pass whose nodes are
 //! all fenced, a `fence(SeqCst)` of the reclaimer's own takes the heavy barrier's place in
@@ -111,6 +134,8 @@
 //!
 //! # Orderings
 //!
+//! - The high-water mark is `Relaxed` both ways: it carries no data, and the barriers
+//!   order it as they order the slot stores (above).
 //! - Slot stores `Release`, the reclaimer's slot loads `Acquire`: a guard's reads of the
 //!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
 //!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
@@ -170,8 +195,25 @@ pub(crate) struct Slot {
 }
 
 /// A thread's slots, on cache lines of their own.
-#[repr(align(128))]
+///
+/// `repr(C)`: the high-water mark comes first, on the line of the first 7 slots, so that a
+/// scan of a block whose owner only ever took its first slot reads one line.
+#[repr(C, align(128))]
 pub(crate) struct Block {
+    /// The block's *high-water mark*: how many of its leading slots may have been filled,
+    /// at least 1. Every slot at or past it has been null since the block was made, so a
+    /// scan loads `slots[..mark]` only (a thread that holds one guard at a time only ever
+    /// takes slot 0: its block costs the scan the mark and one slot).
+    ///
+    /// | who | what | when |
+    /// |---|---|---|
+    /// | the owner thread | raises it to `i + 1` (`Relaxed` load, then `Relaxed` store) | before it hands out slot `i >= mark` ([`Block::take`]), so before that slot's store and the barrier after it |
+    /// | a reclaimer | loads it (`Relaxed`) | after its heavy barrier, before the slot loads |
+    /// | nobody | lowers it | never: it stays when the block goes to another thread |
+    ///
+    /// Only the owner writes it, and a new owner takes the block under the domain lock
+    /// that the old one gave it back under, so the owner's load reads the last store.
+    mark: AtomicUsize,
     slots: [Slot; BLOCK_SLOTS],
     /// The owner's next block (its *spill* chain), or null: read and written by the owner
     /// thread only, and emptied when the owner gives its blocks back.
@@ -181,11 +223,60 @@ pub(crate) struct Block {
 impl Block {
     fn new() -> Block {
         Block {
+            // Slot 0 is always scanned: the reader's common path (one guard at a time)
+            // never touches the mark.
+            mark: AtomicUsize::new(1),
             slots: std::array::from_fn(|_| Slot {
                 node: AtomicPtr::new(ptr::null_mut()),
             }),
             spill: AtomicPtr::new(ptr::null_mut()),
         }
+    }
+
+    /// Slot `at` of the block, for its owner thread to fill: first raises the high-water
+    /// mark past it if it is not yet (a load and a branch; a store, the first time only).
+    /// The caller stores into the slot after this returns, then issues its barrier: the
+    /// mark's store precedes that barrier as the slot's store does, which is all the scan
+    /// needs (module docs, "Why a recycled node is never read").
+    #[inline]
+    fn take(&self, at: usize) -> &Slot {
+        // Relaxed: only the owner writes the mark (see the field), so this reads its own
+        // last store, or the previous owner's, which the domain lock ordered before.
+        if at >= self.mark.load(Ordering::Relaxed) {
+            self.raise(at);
+        }
+        &self.slots[at]
+    }
+
+    /// Raises the mark to cover slot `at`: once per slot index per block, ever.
+    #[cold]
+    #[inline(never)]
+    fn raise(&self, at: usize) {
+        // Relaxed: the mark carries no data (the slot's own `Release` store does); it needs
+        // only to be visible to a pass that must see the slot's store, and the reader's
+        // barrier, which follows both stores, gives it exactly that (module docs).
+        self.mark.store(at + 1, Ordering::Relaxed);
+    }
+
+    /// The high-water mark as a pass reads it, after its heavy barrier (module docs): the
+    /// scan loads `slots[..mark]`, that is slot 0 and [`past_first`](Self::past_first).
+    #[inline(always)]
+    pub(super) fn mark(&self) -> usize {
+        // Relaxed: the pass's heavy barrier orders it against the readers' barriers, which
+        // follow each raise (module docs).
+        self.mark.load(Ordering::Relaxed)
+    }
+
+    /// Slot 0, which every mark covers.
+    #[inline(always)]
+    pub(super) fn first(&self) -> &Slot {
+        &self.slots[0]
+    }
+
+    /// The slots under `mark` past slot 0 (none if `mark` is 1). The mark never exceeds
+    /// the array: `min` only spares the caller a bounds check's panic path.
+    pub(super) fn past_first(&self, mark: usize) -> &[Slot] {
+        self.slots.get(1..mark.min(BLOCK_SLOTS)).unwrap_or_default()
     }
 
     /// Whether no slot of the block protects anything: a block fit for a new thread.
@@ -382,9 +473,11 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
     let free = block
         .slots
         .iter()
-        .find(|slot| slot.node.load(Ordering::Acquire).is_null());
+        .position(|slot| slot.node.load(Ordering::Acquire).is_null());
     match free {
-        Some(slot) => Some(slot),
+        // Slot 0 is under every mark: the common path does not touch it.
+        Some(0) => Some(&block.slots[0]),
+        Some(at) => Some(block.take(at)),
         None => spill_slot(block),
     }
 }
@@ -423,11 +516,13 @@ fn spill_slot(first: &'static Block) -> Option<&'static Slot> {
             }
         };
         // Acquire: as in `free_slot`.
-        if let Some(slot) = block
+        if let Some(at) = block
             .slots
             .iter()
-            .find(|slot| slot.node.load(Ordering::Acquire).is_null())
+            .position(|slot| slot.node.load(Ordering::Acquire).is_null())
         {
+            // The mark covers a slot taken once; the hint above is one of those.
+            let slot = block.take(at);
             let _ = SPILL_HINT.try_with(|h| h.set(slot));
             return Some(slot);
         }
@@ -629,8 +724,57 @@ impl fmt::Debug for Slot {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::SLOTS;
+    use super::{this_block, Block, SLOTS};
     use crate::{Container, Guard, Pool};
+
+    /// The mark shares slot 0's cache line: a scan of a block whose owner only ever took
+    /// slot 0 reads one line.
+    #[test]
+    fn the_mark_is_on_the_first_slots_line() {
+        assert_eq!(std::mem::offset_of!(Block, mark), 0);
+        assert_eq!(std::mem::offset_of!(Block, slots), 8);
+        assert_eq!(std::mem::align_of::<Block>(), 128);
+    }
+
+    /// Guards in slots 1 and 2 of a thread's block raise its mark to at least 3, where it
+    /// stays after they are dropped; while they live, passes keep their versions (a scan that stopped
+    /// at slot 0 would recycle them, and the updates below would refill them).
+    #[test]
+    fn slots_past_the_first_raise_the_mark_and_are_scanned() {
+        let pool = Pool::new(|| 0u32, |n| *n = 0);
+        let c = Container::from_value(&pool, 1u32);
+        let publish = |v: u32| {
+            let mut next = c.get_new();
+            *next = v;
+            c.update(next);
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mark = || {
+                    // SAFETY: this thread's block, taken by its first read below and kept
+                    // until the thread exits; blocks are never freed.
+                    unsafe { &*this_block() }.mark()
+                };
+                let mut guards = vec![c.acquire()];
+                // A block that another test's thread gave back keeps its mark.
+                let before = mark();
+                for v in 2..=3 {
+                    publish(v);
+                    guards.push(c.acquire());
+                }
+                assert_eq!(mark(), before.max(3));
+                for v in 4..40 {
+                    publish(v);
+                    crate::reclaim();
+                }
+                let seen: Vec<u32> = guards.iter().map(|g| **g).collect();
+                assert_eq!(seen, [1, 2, 3], "a held version was recycled");
+                assert!(guards.iter().all(|g| !Guard::is_counted(g)));
+                drop(guards);
+                assert_eq!(mark(), before.max(3), "the mark went down");
+            });
+        });
+    }
 
     /// A thread holding one guard on each of `SLOTS + 1` containers: every guard but the
     /// last reads through a slot (its spill chain grows), the last through a count; a slot

@@ -888,6 +888,43 @@ fn slot_reused_after_a_foreign_drop() {
     });
 }
 
+/// A reader that already holds a guard (slot 0) acquires a second one, in slot 1 of its
+/// block (loom's blocks have 2), while the writer retires that version and a pass scans:
+/// the scan must load slot 1, so the block's high-water mark must be raised before the
+/// reader's barrier. With the raise left out, or moved after the barrier, this model reads
+/// a recycled object (the reset races with the read).
+#[test]
+fn second_slot_vs_scan() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let held = Arc::new(first_version(&pool, 9));
+        let c = Arc::new(first_version(&pool, 1));
+        let reader = {
+            let (held, c) = (held.clone(), c.clone());
+            thread::spawn(move || {
+                // The reader's first read: takes slot 0, which the scan always loads.
+                let first = held.acquire();
+                let second = c.acquire();
+                assert!(!Guard::is_counted(&second), "no slot for the second guard");
+                let v = second.value;
+                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                drop(second);
+                drop(first);
+            })
+        };
+        publish(&c, 2);
+        // A pass judges version 1 while the reader may hold it in slot 1.
+        poolswap::reclaim();
+        // Reset lazily: a recycled version 1 is reset (and refilled) when handed out here.
+        publish(&c, 3);
+        reader.join().unwrap();
+        drop(c);
+        drop(held);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
 /// Two writers `rcu` at once: one of them retries on the other's version, and neither
 /// update is lost; the refused object goes back to the pool.
 #[test]
