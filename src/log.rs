@@ -78,8 +78,9 @@
 //!   out otherwise. So `publish` runs the pass when the list holds a version and no other
 //!   pass ended since the last publish (one would have returned it), and either the pass
 //!   needs only `fence(SeqCst)` (every version on the list was published fenced, within
-//!   50 µs of its predecessor, or the process runs in `Fence` mode: a few ns) or the batch
-//!   has at least 32 operations (worth a `membarrier`, ~1-10 µs). Otherwise it leaves the
+//!   50 µs of its predecessor, or the process runs in `Fence` mode: a few ns) or the log
+//!   holds at least 32 operations (worth a `membarrier`, ~1-10 µs): the pending batch and
+//!   what the older idle version lacks, which it would replay instead. Otherwise it leaves the
 //!   pass to the pool's getter, which runs one only when nothing is idle. The test costs
 //!   one relaxed and one acquire load, plus the list's lock when something is retired.
 //! - **Applications per operation**: with readers that let go between publishes, two
@@ -91,18 +92,29 @@
 //!   batches, at least `2k + 64` operations where it lacks that many, by value where no
 //!   other version needs them (they then leave the log). So the spare never needs a full
 //!   copy, at the price of a third, deferred application of each operation once the log
-//!   passes half its bound. `examples/change_log.rs` prints the figure for its run
-//!   ([`LogStats::applied`]).
+//!   passes half its bound. And whenever a reader holds a guard across a publish (on a
+//!   loaded machine, a reader descheduled mid-lookup), the spare is written and replays
+//!   everything it missed since it was last written. So every version that is ever
+//!   written again applies every operation: over a long run with such readers each
+//!   operation is still applied about three times (`benches/delta.rs`, 2026-11-26: 2.99-3.00
+//!   per op, as before), the spare's share in bursts rather than at every publish; only a
+//!   run whose readers never hold a guard across a publish stays at two. What the pass
+//!   buys is the cheaper common publish (2k applications instead of 3k). `examples/change_log.rs`
+//!   prints the figure for its run ([`LogStats::applied`]).
 //! - **Fixed cost**: a publish also takes a version from the pool, updates the container
 //!   and keeps the log. `examples/publish_loop.rs` under callgrind (a 100,000-entry
 //!   `HashMap<String, Vec<String>>`, one overwrite per batch, three versions, no reader,
-//!   `POOLSWAP_BARRIER=fence`; its docs give the command) counts 3,030 instructions per
-//!   append + publish: 1,850 for the operation's three applications (each hashes the key
-//!   with SipHash; the last one frees the overwritten value), 540 for the pool's get (on
-//!   average: a reclamation pass of ~600 every other publish), 225 for
-//!   [`Container::update`] (half of it the clock read that picks fenced versions), and
-//!   ~415 for the log's own bookkeeping and the pool's fast path. The same loop timed 1.9-2.1
-//!   µs p50 on the 2-core VM at load average 5-6 (2026-11-25).
+//!   `POOLSWAP_BARRIER=fence`; its docs give the command) counted 3,130 instructions per
+//!   append + publish with the operation applied three times (2026-11-26, before the
+//!   publish-time pass), and counts 2,441 with it applied twice and a pass per publish (a
+//!   fence, a scan of the slots, the list's lock twice, and the depot's lock to take the
+//!   returned version). Earlier breakdown (three applications): 1,850 for the
+//!   applications (each hashes the key with SipHash; the last one frees the overwritten
+//!   value), 540 for the pool's get, 225 for [`Container::update`] (half of it the clock
+//!   read that picks fenced versions), ~415 for the log's bookkeeping. Timed, 20,000
+//!   publishes, membarrier mode, interleaved: 1.49-1.55 µs p50 (two applications) against
+//!   2.13 µs (three), p99 3.8-4.0 µs against 3.3-3.6 µs (the pass), 2-core VM at load
+//!   average 3-5 (2026-11-26).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
@@ -381,9 +393,10 @@ pub struct LogBuilder<T> {
     versions: usize,
 }
 
-/// The smallest batch for which `publish` reclaims ahead of the pool's getter even when the
-/// pass needs the heavy barrier (`membarrier`, ~1-10 µs): about what applying that many
-/// operations once more costs on a large table (~100-500 ns each).
+/// The smallest log (pending batch included) for which `publish` reclaims ahead of the
+/// pool's getter even when the pass needs the heavy barrier (`membarrier`, ~1-10 µs): about
+/// what applying that many operations once more costs on a large table (~100-500 ns each).
+/// The log holds the batch and what the idle version the getter would take instead lacks.
 const HEAVY_PASS_OPS: usize = 32;
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
@@ -715,7 +728,9 @@ where
         // an older idle one (module docs, "What it costs": when this pass runs).
         let list = container.pool().retired_list();
         if list.has_pending() && list.passes_ended() == *passes_seen {
-            list.reclaim_unless_heavy(batch >= HEAVY_PASS_OPS);
+            // Worth a heavy barrier when the batch is large, or when the log is: without the
+            // pass, the writer would take the idle version, which lacks what the log holds.
+            list.reclaim_unless_heavy(log.len() >= HEAVY_PASS_OPS);
         }
         // The freshest version back from the readers, else whatever the pool has.
         let mut next = container

@@ -203,8 +203,9 @@ fn two_alternating_versions_apply_each_operation_twice() {
     assert_eq!(stats.versions, 1, "{stats:?}");
 }
 
-/// Operations per batch in the tests below: at least the batch from which `publish`
-/// reclaims ahead of its getter even when the pass needs the heavy barrier (32), so that
+/// Operations per batch in the tests below: at least the log length (pending batch
+/// included) from which `publish` reclaims ahead of its getter even when the pass needs the
+/// heavy barrier (32), so that
 /// what they count does not depend on how fast the publishes follow each other (a version
 /// published more than 50 µs after the last is not fenced).
 const BATCH: u32 = 32;
