@@ -13,7 +13,8 @@
 //! ```
 //!
 //! The operations are made before the loop, so the count holds what the log does with them
-//! (three applications each, with three versions in circulation), not their allocation.
+//! (two applications each: each publish reclaims the version the last one retired and
+//! writes it again; the third version stays idle), not their allocation.
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -40,10 +40,12 @@
 //! ([`Logged::seq`]). The writer keeps the batches that some version it may get back still
 //! lacks, in order, each operation tagged with its batch's number. To publish batch `n`:
 //!
-//! 1. Take a version from the container's pool: the one most recently returned, which is
-//!    usually the freshest (the pool's magazine is last-in, first-out). A version is in the
-//!    pool only once no reader holds it: the writer never waits for a reader, and never
-//!    sees a version a reader can still see.
+//! 1. Take a version from the container's pool: first reclaim the version the last
+//!    publish retired, if it is still on the pool's retired list and the pass is cheap
+//!    enough (see "What it costs"), then take the one a reclamation returned last (the
+//!    freshest: usually that one, lag 1), else whatever the pool has idle. A version is
+//!    in the pool only once no reader holds it: the writer never waits for a reader, and
+//!    never sees a version a reader can still see.
 //! 2. Bring it up to batch `n - 1`: replay the logged operations it lacks, or, if the log
 //!    no longer holds them all (it was truncated, see below) or the version is new from
 //!    the pool's factory, make it a full copy of the current version
@@ -66,34 +68,68 @@
 //!
 //! - **Time per publish**: *(lag + 1) × k* operations applied, where *k* is the batch's
 //!   size and *lag* the number of batches the recycled version missed, plus one
-//!   [`Container::update`] (a swap and a push on the retired list) and, when the pool has
-//!   no idle version, a reclamation (one heavy barrier and a scan of the hazard slots: see
-//!   [`reclaim`](crate::reclaim)). The lag is the number of versions in circulation less
-//!   one: the current one, the ones readers still hold, and those waiting for the next
-//!   reclamation. With readers looking up keys all the time, three or four versions
-//!   circulate, so each operation is applied three or four times (left-right: twice);
-//!   `examples/change_log.rs` prints the figure for its run ([`LogStats::applied`]).
+//!   [`Container::update`] (a swap and a push on the retired list) and usually one
+//!   reclamation pass over the pool's retired list (a barrier and a scan of the hazard
+//!   slots, ~100-300 ns: see [`reclaim`](crate::reclaim)).
+//! - **Why a pass per publish**: the version the last publish retired is the freshest
+//!   (lag 1), and by the next publish its readers have usually let go (a lookup takes
+//!   ~100 ns, a publish microseconds). Reclaiming it first saves *k* applications (~100-500
+//!   ns each on a 100,000-entry map) against the older idle version the pool would hand
+//!   out otherwise. So `publish` runs the pass when the list holds a version and no other
+//!   pass ended since the last publish (one would have returned it), and either the pass
+//!   needs only `fence(SeqCst)` (every version on the list was published fenced, within
+//!   50 µs of its predecessor, or the process runs in `Fence` mode: a few ns) or the log
+//!   holds at least 32 operations (worth a `membarrier`, ~1-10 µs): the pending batch and
+//!   what the older idle version lacks, which it would replay instead. Otherwise it leaves the
+//!   pass to the pool's getter, which runs one only when nothing is idle. The test costs
+//!   one relaxed and one acquire load, plus the list's lock when something is retired.
+//! - **Applications per operation**: with readers that let go between publishes, two
+//!   versions alternate and each operation is applied twice on the publish path
+//!   (left-right: twice). A reader that holds a guard across a publish makes the writer
+//!   take a third version, which replays what it missed. That third version, while idle,
+//!   is the *spare*: the log keeps what it lacks, and once the log holds more than half of
+//!   [`max_log_ops`](LogBuilder::max_log_ops), each publish replays on it the oldest
+//!   batches, at least `2k + 64` operations where it lacks that many, by value where no
+//!   other version needs them (they then leave the log). So the spare never needs a full
+//!   copy, at the price of a third, deferred application of each operation once the log
+//!   passes half its bound. And whenever a reader holds a guard across a publish (on a
+//!   loaded machine, a reader descheduled mid-lookup), the spare is written and replays
+//!   everything it missed since it was last written. So every version that is ever
+//!   written again applies every operation: over a long run with such readers each
+//!   operation is still applied about three times (`benches/delta.rs`, 2026-11-26: 2.99-3.00
+//!   per op, as before), the spare's share in bursts rather than at every publish; only a
+//!   run whose readers never hold a guard across a publish stays at two. What the pass
+//!   buys is the cheaper common publish (2k applications instead of 3k). `examples/change_log.rs`
+//!   prints the figure for its run ([`LogStats::applied`]).
 //! - **Fixed cost**: a publish also takes a version from the pool, updates the container
 //!   and keeps the log. `examples/publish_loop.rs` under callgrind (a 100,000-entry
 //!   `HashMap<String, Vec<String>>`, one overwrite per batch, three versions, no reader,
-//!   `POOLSWAP_BARRIER=fence`; its docs give the command) counts 3,030 instructions per
-//!   append + publish: 1,850 for the operation's three applications (each hashes the key
-//!   with SipHash; the last one frees the overwritten value), 540 for the pool's get (on
-//!   average: a reclamation pass of ~600 every other publish), 225 for
-//!   [`Container::update`] (half of it the clock read that picks fenced versions), and
-//!   ~415 for the log's own bookkeeping and the pool's fast path. The same loop timed 1.9-2.1
-//!   µs p50 on the 2-core VM at load average 5-6 (2026-11-25).
+//!   `POOLSWAP_BARRIER=fence`; its docs give the command) counted 3,130 instructions per
+//!   append + publish with the operation applied three times (2026-11-26, before the
+//!   publish-time pass), and counts 2,441 with it applied twice and a pass per publish (a
+//!   fence, a scan of the slots, the list's lock twice, and the depot's lock to take the
+//!   returned version). Earlier breakdown (three applications): 1,850 for the
+//!   applications (each hashes the key with SipHash; the last one frees the overwritten
+//!   value), 540 for the pool's get, 225 for [`Container::update`] (half of it the clock
+//!   read that picks fenced versions), ~415 for the log's bookkeeping. Timed, 20,000
+//!   publishes, membarrier mode, interleaved: 1.49-1.55 µs p50 (two applications) against
+//!   2.13 µs (three), p99 3.8-4.0 µs against 3.3-3.6 µs (the pass), 2-core VM at load
+//!   average 3-5 (2026-11-26).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
 //!   (usually three or four), unless [`LogBuilder::versions`] made them at build time;
 //!   after that, full copies happen only when a version comes back after the log was
 //!   truncated past it (a reader held it for more than `max_log_ops` operations' worth of
-//!   publishes), or when readers hold more versions at once than were made.
+//!   publishes), or when readers hold more versions at once than were made. An idle spare
+//!   is caught up before the log would drop what it lacks (above), so it never needs one.
+//!   A version that came back out of the log's reach stays in the pool, and is copied whole
+//!   if a publish ever takes it.
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
-//!   [`max_log_ops`](LogBuilder::max_log_ops) operations (the operations the stalest
-//!   version in circulation lacks: a few batches). To keep one copy of each entry's data
+//!   [`max_log_ops`](LogBuilder::max_log_ops) operations for versions readers hold, and
+//!   about half of it for the idle spare (the batches it lacks; lower `max_log_ops` to
+//!   keep fewer). To keep one copy of each entry's data
 //!   whatever the number of versions, put keys and values behind `Arc`
 //!   (`HashMap<Arc<str>, Arc<V>>`): each version then holds pointers, and applying an
 //!   operation to a version clones two `Arc`s instead of the data (flashmap shares values
@@ -128,6 +164,7 @@ use std::sync::Arc;
 use crate::{Container, Pool};
 
 mod ops;
+mod spare;
 
 pub use self::ops::{MapOp, SetOp, VecOp};
 
@@ -340,6 +377,10 @@ pub struct LogWriter<T, O> {
     /// The log keeps what the smallest lacks.
     versions: VecDeque<u64>,
     max_log_ops: usize,
+    /// The pool's retired list's count of ended passes, read after the last publish
+    /// retired its version: unchanged at the next publish, no pass took that version off
+    /// the list since (see `publish`'s first step).
+    passes_seen: usize,
     stats: LogStats,
 }
 
@@ -351,6 +392,12 @@ pub struct LogBuilder<T> {
     max_idle: Option<usize>,
     versions: usize,
 }
+
+/// The smallest log (pending batch included) for which `publish` reclaims ahead of the
+/// pool's getter even when the pass needs the heavy barrier (`membarrier`, ~1-10 µs): about
+/// what applying that many operations once more costs on a large table (~100-500 ns each).
+/// The log holds the batch and what the idle version the getter would take instead lacks.
+const HEAVY_PASS_OPS: usize = 32;
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
 pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
@@ -488,6 +535,7 @@ where
             base: 0,
             versions,
             max_log_ops: self.max_log_ops,
+            passes_seen: 0,
             stats: LogStats::default(),
         }
     }
@@ -669,12 +717,26 @@ where
             base,
             versions,
             max_log_ops,
+            passes_seen,
             stats,
         } = self;
         // Zeroed for the call: if an operation panics, the batch is dropped (by the next
         // append) rather than left to panic again at the next publish.
         let batch = std::mem::take(pending);
-        let mut next = container.get_new();
+        // The version the last publish retired (lag 1) is usually still on the retired list,
+        // its reader long gone: reclaim it first, so that the pool hands it out rather than
+        // an older idle one (module docs, "What it costs": when this pass runs).
+        let list = container.pool().retired_list();
+        if list.has_pending() && list.passes_ended() == *passes_seen {
+            // Worth a heavy barrier when the batch is large, or when the log is: without the
+            // pass, the writer would take the idle version, which lacks what the log holds.
+            list.reclaim_unless_heavy(log.len() >= HEAVY_PASS_OPS);
+        }
+        // The freshest version back from the readers, else whatever the pool has.
+        let mut next = container
+            .pool()
+            .get_returned()
+            .unwrap_or_else(|| container.get_new());
         let had = next.seq;
         // This version is the writer's now: the log no longer keeps anything for it. It is
         // often the stalest (in half the publishes of a run without readers), so the front
@@ -731,6 +793,9 @@ where
         let seq = *head + 1;
         next.seq = seq;
         container.update(next);
+        // After the update: a pass that ends from now on may have taken the version it
+        // retired off the list.
+        *passes_seen = list.passes_ended();
         // The version just replaced (numbered `head`) may come back from the pool.
         versions.push_back(*head);
         *head = seq;
@@ -749,6 +814,9 @@ where
         }
         while versions.front().is_some_and(|&v| v < *base) {
             versions.pop_front();
+        }
+        if log.len() > *max_log_ops / 2 {
+            self.catch_up_spare(batch);
         }
         seq
     }

@@ -316,6 +316,30 @@ impl<T> Pool<T> {
         self.shared.retired
     }
 
+    /// The version a reclamation returned to this thread's depot last, if any: the
+    /// freshest of those the thread published, where [`get`](Pool::get) would first hand
+    /// out whatever its magazine holds (an idle object put back by a dropped `Pooled`,
+    /// however old). For the change log's writer (`log.rs`), which replays less on a
+    /// fresher version. `None` (and the caller gets as usual) if the depot is empty, the
+    /// thread has no share looked up yet, or the pool has a live bound (whose getters take
+    /// permits). Costs the depot's lock (uncontended: one atomic read-modify-write to take,
+    /// one to release) and the reset.
+    pub(crate) fn get_returned(&self) -> Option<Pooled<'_, T>> {
+        let shared = &*self.shared;
+        if shared.max_live.is_some() {
+            return None;
+        }
+        let local = shared.local_fast()?;
+        let node = local.take_one(self::depot::Generation::Primary)?;
+        // The node's budget slot: it leaves the idle objects (as in `take_or_acquire_permit`).
+        shared.budget.unreserve(1);
+        if !shared.reset(&node) {
+            return None;
+        }
+        local.count_hit();
+        Some(Pooled::check_out(node, self))
+    }
+
     /// Reads the pool's counters. Walks every thread's share with plain atomic loads: it
     /// takes no lock and never blocks.
     ///

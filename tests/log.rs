@@ -203,6 +203,87 @@ fn two_alternating_versions_apply_each_operation_twice() {
     assert_eq!(stats.versions, 1, "{stats:?}");
 }
 
+/// Operations per batch in the tests below: at least the log length (pending batch
+/// included) from which `publish` reclaims ahead of its getter even when the pass needs the
+/// heavy barrier (32), so that
+/// what they count does not depend on how fast the publishes follow each other (a version
+/// published more than 50 µs after the last is not fenced).
+const BATCH: u32 = 32;
+
+/// Publishes `batches` batches of [`BATCH`] overwrites while a reader on this thread
+/// acquires and drops a guard before each publish.
+fn publish_with_a_reader_that_lets_go(
+    w: &mut LogWriter<HashMap<u32, u32>, MapOp<u32, u32>>,
+    batches: u32,
+) {
+    for i in 0..batches {
+        let g = w.container().acquire();
+        assert_eq!(g.len(), BATCH as usize);
+        drop(g);
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    }
+}
+
+/// With three versions and a reader that lets go between publishes, `publish` reclaims
+/// the version the last one retired and writes it again: each operation is applied twice
+/// (by the version that publishes it and by the next one), not three times as when the
+/// getter took the idle third version (lag 2) first. The first batch is applied once (its
+/// version was a copy of batch 0, made at build time). No timing: the reader has let go
+/// before each publish.
+#[test]
+fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
+    let _serial = serial();
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+        .versions(3)
+        .build();
+    publish_with_a_reader_that_lets_go(&mut w, 100);
+    let stats = w.stats();
+    assert_eq!(stats.appended, 100 * u64::from(BATCH));
+    assert_eq!(
+        stats.applied,
+        2 * stats.appended - u64::from(BATCH),
+        "{stats:?}"
+    );
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    // The third version, idle all along at batch 0: the log keeps every batch for it.
+    assert_eq!(stats.versions, 2, "{stats:?}");
+    assert_eq!(w.container().pool().stats().created, 3);
+}
+
+/// The idle third version is caught up before the log would drop what it lacks: after
+/// many batches with no reader holding a guard across a publish, a reader that does makes
+/// the writer take that version, and it replays what it lacks instead of being copied
+/// whole. The log stays within its bound meanwhile.
+#[test]
+fn the_idle_spare_stays_within_the_log_reach() {
+    let _serial = serial();
+    let max_log_ops = 8 * BATCH as usize;
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+        .versions(3)
+        .max_log_ops(max_log_ops)
+        .build();
+    publish_with_a_reader_that_lets_go(&mut w, 100);
+    let quiet = w.stats();
+    assert!(quiet.log_len <= max_log_ops, "{quiet:?}");
+    assert_eq!(quiet.truncated, 0, "{quiet:?}");
+    // Catching up the spare applies each operation a third time, no more.
+    assert!(quiet.applied <= 3 * quiet.appended, "{quiet:?}");
+    // A reader holds the current version across two publishes: the first takes the version
+    // the last publish retired, the second the spare.
+    let held = w.container().acquire();
+    for i in 100..102 {
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    }
+    assert_eq!(held[&0], 99);
+    drop(held);
+    let stats = w.stats();
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    assert_eq!(w.container().pool().stats().created, 3);
+    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 101));
+}
+
 /// Publishes 5,000 one-key batches (30 under Miri) through a writer built with three
 /// versions while one reader thread holds one guard at a time and checks what it reads;
 /// then asserts that at most `extra` publishes copied the whole table into a version the

@@ -114,3 +114,34 @@ fn truncation_vs_a_held_version() {
         assert_eq!(Logged::seq(&now), 3);
     });
 }
+
+/// Three versions and a log of two operations: each publish first reclaims the version
+/// the last one retired (a pass on the writer's thread, while the reader may still hold
+/// it) and takes the freshest returned version from its depot, and once the log is over
+/// half its bound it catches the idle spare up. The reader must never see a version being
+/// replayed, whichever of them the writer writes.
+#[test]
+fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
+    bounded(2, || {
+        let mut w: Writer = LogWriter::builder(Vec::new())
+            .versions(3)
+            .max_log_ops(2)
+            .build();
+        publish(&mut w, 1);
+        let table = w.container().clone();
+        let reader = thread::spawn(move || {
+            let g = table.acquire();
+            check(&g);
+            drop(g);
+            let g = table.acquire();
+            check(&g);
+        });
+        for n in 2..=4 {
+            publish(&mut w, n);
+        }
+        reader.join().unwrap();
+        let now = w.container().acquire();
+        check(&now);
+        assert_eq!(Logged::seq(&now), 4);
+    });
+}

@@ -322,6 +322,26 @@ impl List {
         list_pass(self, self.state.lock()).unwrap_or(0)
     }
 
+    /// [`reclaim`](Self::reclaim), unless the pass would need the heavy barrier and
+    /// `heavy` is `false`: for a writer that reclaims ahead of its pool's getter because a
+    /// fresher version saves it work, but only when the pass is cheap enough to pay.
+    /// `None` when no pass ran (the list was empty, or the pass was not worth a heavy
+    /// barrier); else how many nodes went back. The test takes the list's lock (as
+    /// [`retire`] does) and reads each retired node's flag: a few ns for the handful that
+    /// wait between passes.
+    pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
+        let state = self.state.lock();
+        // The same rule as `judge`'s, on the nodes the pass would take now (a node retired
+        // between this look and the take can only make it take the heavy barrier anyway:
+        // a hint, as the caller's rule is).
+        let full_only = crate::barrier::mode() == crate::barrier::BarrierMode::Fence
+            || state.retired.iter().all(|r| r.fenced);
+        if !heavy && !full_only {
+            return None;
+        }
+        list_pass(self, state)
+    }
+
     /// How many passes that took nodes off this list have ended: read by a pool getter
     /// before it looks at its pool, and given to [`reclaim_pending`](Self::reclaim_pending)
     /// after the look found nothing.
