@@ -64,8 +64,9 @@
 //! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
 //! [`heavy`](crate::barrier::heavy) (a fence if every node taken was published fenced, below), one pass over
 //! every block (through the domain's directory of blocks, an array it reads without a
-//! lock), loading its mark and then each slot under it once (a block whose owner never
-//! held two guards at once costs two loads and one branch, not 8 loads), and for each node
+//! lock), loading its mark and then, if the mark is 1, slot 0 only (a block whose owner
+//! never held two guards at once costs two loads and one branch, not 8 loads), else all 8
+//! slots (their OR, and one branch if all are null), and for each node
 //! taken, a test against the protected addresses: for a batch of at most 8 nodes a
 //! comparison with each full slot's address, for a larger one a binary search of a sorted
 //! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
@@ -75,7 +76,8 @@
 //! (`Retired::recycle`: the pool's return path, which may drop the object), and the pass
 //! ends on each list (`List::passes_ended`). No lock is held across the barrier or user
 //! code, so retirements and other passes go on meanwhile, each judging the nodes it took.
-//! So a pass costs one heavy barrier, one load per block and per slot under its mark, and
+//! So a pass costs one heavy barrier, two loads per block whose mark is 1 and nine per other
+//! block, and
 //! at most 8 comparisons per full slot or `O(log slots)` per retired node, whatever the
 //! number of threads and held versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
 //! others: the pass finishes its batch, then resumes the panic on the thread that ran it.
@@ -202,8 +204,9 @@ pub(crate) struct Slot {
 pub(crate) struct Block {
     /// The block's *high-water mark*: how many of its leading slots may have been filled,
     /// at least 1. Every slot at or past it has been null since the block was made, so a
-    /// scan loads `slots[..mark]` only (a thread that holds one guard at a time only ever
-    /// takes slot 0: its block costs the scan the mark and one slot).
+    /// scan of a block whose mark is 1 loads slot 0 only (a thread that holds one guard at
+    /// a time only ever takes slot 0: its block costs the scan the mark and one slot); a
+    /// block with a higher mark is loaded whole, as without the mark.
     ///
     /// | who | what | when |
     /// |---|---|---|
@@ -258,8 +261,8 @@ impl Block {
         self.mark.store(at + 1, Ordering::Relaxed);
     }
 
-    /// The high-water mark as a pass reads it, after its heavy barrier (module docs): the
-    /// scan loads `slots[..mark]`, that is slot 0 and [`past_first`](Self::past_first).
+    /// The high-water mark as a pass reads it, after its heavy barrier (module docs): if
+    /// it is 1, the scan loads slot 0 only ([`first`](Self::first)).
     #[inline(always)]
     pub(super) fn mark(&self) -> usize {
         // Relaxed: the pass's heavy barrier orders it against the readers' barriers, which
@@ -271,12 +274,6 @@ impl Block {
     #[inline(always)]
     pub(super) fn first(&self) -> &Slot {
         &self.slots[0]
-    }
-
-    /// The slots under `mark` past slot 0 (none if `mark` is 1). The mark never exceeds
-    /// the array: `min` only spares the caller a bounds check's panic path.
-    pub(super) fn past_first(&self, mark: usize) -> &[Slot] {
-        self.slots.get(1..mark.min(BLOCK_SLOTS)).unwrap_or_default()
     }
 
     /// Whether no slot of the block protects anything: a block fit for a new thread.

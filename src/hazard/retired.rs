@@ -583,32 +583,29 @@ fn scan(mut protected: impl FnMut(*mut ())) {
         return;
     };
     for b in directory.blocks() {
-        // Acquire, each: see the module docs. Each slot under the mark is loaded once: a
-        // null read here is a guard's `Release` clear (its reads of the node happen before
-        // this pass recycles it) or a slot never filled since the barrier. A slot past the
-        // mark read here, not loaded, protects no node of this pass's batch (module docs,
-        // "Why a recycled node is never read": the mark's store precedes the reader's
-        // barrier).
-        let mark = b.mark();
+        // Acquire, each: see the module docs. Each slot loaded is loaded once: a null read
+        // here is a guard's `Release` clear (its reads of the node happen before this pass
+        // recycles it) or a slot never filled since the barrier. A block whose mark is 1
+        // has only slot 0 loaded: the slots past the mark protect no node of this pass's
+        // batch (module docs, "Why a recycled node is never read": the mark's store
+        // precedes the reader's barrier). A block whose mark is past 1 is loaded whole
+        // (its 8 loads, their OR, one branch), in line: a call per such block to load
+        // only the slots under its mark cost ~8 ns a block in `benches/read.rs`, whose
+        // `update-held` group leaves 64 empty blocks with mark 8 behind.
+        if b.mark() > 1 {
+            let nodes: [*mut (); super::BLOCK_SLOTS] =
+                std::array::from_fn(|i| b.slots[i].node.load(Ordering::Acquire));
+            if nodes.iter().fold(0, |any, &node| any | node as usize) == 0 {
+                continue;
+            }
+            for node in nodes {
+                if !node.is_null() {
+                    protected(untag(node).0);
+                }
+            }
+            continue;
+        }
         let node = b.first().node.load(Ordering::Acquire);
-        if !node.is_null() {
-            protected(untag(node).0);
-        }
-        if mark > 1 {
-            scan_past_first(b.past_first(mark), &mut protected);
-        }
-    }
-}
-
-/// The rest of a block's scan: the slots under its mark past slot 0, each loaded once
-/// (`Acquire`, as in [`scan`]). Out of line: inlined, its bounds were computed for every
-/// block (9 more instructions per block, most of whose owners only ever took slot 0).
-#[cold]
-#[inline(never)]
-fn scan_past_first(slots: &[super::Slot], protected: &mut impl FnMut(*mut ())) {
-    for slot in slots {
-        // Acquire: see `scan`.
-        let node = slot.node.load(Ordering::Acquire);
         if !node.is_null() {
             protected(untag(node).0);
         }
