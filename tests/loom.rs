@@ -1,4 +1,7 @@
-//! Loom models of the swap/recycle protocol, the free lists, and a thread's exit.
+//! Loom models of the swap/recycle protocol: readers, hazard slots and counted guards
+//! against updates and reclamation passes, `Cache`, `rcu`, the pool's close and the
+//! background reclaimer. The pool's own free lists, a thread's exit and the waits at the
+//! live bound are in `tests/loom_pool.rs`.
 //!
 //! Run with:
 //!
@@ -21,104 +24,16 @@
 #![cfg(loom)]
 
 // The models' own bookkeeping (counters, the handles shared between model threads) uses
-// std's atomics and `Arc`: loom then has no extra operations of the test's to interleave,
-// only the crate's. Each execution makes its own, and loom runs one thread at a time.
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+// std's atomics and `Arc` (see `support/loom_objects.rs`).
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 use loom::thread;
 use poolswap::{Cache, Container, Guard, Pool};
 
-/// Runs a model with at most `bound` preemptions (or fewer, if `LOOM_MAX_PREEMPTIONS` says
-/// so), for models whose three threads would take too long at the CI's bound.
-fn bounded(bound: usize, f: impl Fn() + Send + Sync + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.min(bound)));
-    builder.check(f);
-}
-
-/// A pooled integer whose drops are counted.
-struct Obj {
-    value: usize,
-    counts: Arc<Counts>,
-}
-
-impl Drop for Obj {
-    fn drop(&mut self) {
-        self.counts.dropped.fetch_add(1, SeqCst);
-    }
-}
-
-#[derive(Default)]
-struct Counts {
-    made: AtomicUsize,
-    resets: AtomicUsize,
-    dropped: AtomicUsize,
-}
-
-impl Counts {
-    /// Reclaims once more ([`poolswap::reclaim`]), then checks that every object made was
-    /// dropped exactly once; call once every handle, guard and `Pooled` is gone. The
-    /// reclamation is for a version whose last guard was dropped after the last
-    /// container's drop reclaimed: guards never reclaim.
-    fn assert_all_dropped(&self) {
-        poolswap::reclaim();
-        self.assert_all_dropped_unaided();
-    }
-
-    /// As [`assert_all_dropped`](Self::assert_all_dropped), without a reclamation of its
-    /// own: for models whose own writer-side calls must have returned every version.
-    fn assert_all_dropped_unaided(&self) {
-        assert_eq!(
-            self.dropped.load(SeqCst),
-            self.made.load(SeqCst),
-            "objects leaked"
-        );
-    }
-}
-
-/// A factory of `Obj`s that counts them in `counts`.
-fn counted_objects(counts: &Arc<Counts>) -> impl Fn() -> Obj + Send + Sync + 'static {
-    let c = counts.clone();
-    move || {
-        c.made.fetch_add(1, SeqCst);
-        Obj {
-            value: 0,
-            counts: c.clone(),
-        }
-    }
-}
-
-/// A pool of `Obj` whose reset zeroes the value, and its counters.
-fn counting_pool() -> (Pool<Obj>, Arc<Counts>) {
-    let counts = Arc::new(Counts::default());
-    let pool = Pool::builder(counted_objects(&counts), |o: &mut Obj| {
-        o.value = 0;
-        o.counts.resets.fetch_add(1, SeqCst);
-        true
-    })
-    .max_idle(8)
-    .build();
-    (pool, counts)
-}
-
-/// Takes an object, checks that it was reset, and stores `v` in it.
-fn take_reset(pool: &Pool<Obj>, v: usize) -> poolswap::Pooled<'_, Obj> {
-    let mut mine = pool.get();
-    assert_eq!(mine.value, 0, "handed out without a reset");
-    mine.value = v;
-    mine
-}
-
-/// A container whose first version has the value `v`.
-fn first_version(pool: &Pool<Obj>, v: usize) -> Container<Obj> {
-    Container::new(pool, take_reset(pool, v))
-}
-
-/// A version published with the value `v`.
-fn publish(c: &Container<Obj>, v: usize) {
-    c.update(take_reset(c.pool(), v));
-}
+#[path = "support/loom_objects.rs"]
+mod objects;
+use objects::*;
 
 /// A reader acquires while a writer publishes twice, so the first version can be recycled
 /// and handed out again (its node reused) while the reader is between its load and its
@@ -215,186 +130,6 @@ fn last_two_guards_released_at_once() {
     });
 }
 
-/// A thread fills its magazine until it spills a batch to its depot while another thread,
-/// with nothing of its own, steals from that depot: no object is handed out twice (loom's
-/// cell tracking reports two owners writing one object), none is lost.
-#[test]
-fn steal_vs_spill() {
-    loom::model(|| {
-        let (pool, counts) = counting_pool();
-        let putter = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                // Three objects through a magazine of two: the third put spills one.
-                let mut held = [pool.get(), pool.get(), pool.get()];
-                for (i, p) in held.iter_mut().enumerate() {
-                    p.value = i + 1;
-                }
-            })
-        };
-        let taker = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 9)))
-        };
-        putter.join().unwrap();
-        taker.join().unwrap();
-
-        let stats = pool.stats();
-        // The taker stole one of the three or built a fourth.
-        assert!(stats.created == 3 || stats.created == 4, "{stats:?}");
-        assert_eq!(stats.hits + stats.misses, 4, "{stats:?}");
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// The last guard on a retired version is dropped on a reader thread, which donates the
-/// object to the writer's depot, while a third thread steals from that depot: the object is
-/// not handed out before the reader is done with it, and not twice.
-#[test]
-fn donate_vs_steal() {
-    loom::model(|| {
-        let (pool, counts) = counting_pool();
-        let c = Arc::new(first_version(&pool, 1));
-        let g = c.acquire();
-        publish(&c, 2); // version 1 now lives only through `g`
-
-        let reader = thread::spawn(move || {
-            assert_eq!(g.value, 1);
-            drop(g); // donates version 1 to the main thread's depot
-        });
-        let thief = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 7)))
-        };
-        reader.join().unwrap();
-        thief.join().unwrap();
-        assert_eq!(c.acquire().value, 2);
-        drop((c, pool));
-        counts.assert_all_dropped();
-    });
-}
-
-/// The second `trim` frees the victims the first one marked while another thread, with
-/// nothing of its own, steals from that same victim list: nothing is freed twice or handed
-/// out after being freed, and every object made is either trimmed or still idle. One
-/// preemption: since a trim also asks for the other thread's magazine (`local/steal.rs`),
-/// three ran past 10 minutes and two past 5; the magazine handshake itself has its own
-/// model (`trim_steals_a_magazine_vs_its_owner`) at the full bound.
-#[test]
-fn trim_vs_steal() {
-    bounded(1, || {
-        let (pool, counts) = counting_pool();
-        pool.prefill(2); // two idle objects in the main thread's depot
-        pool.trim(); // ... now both victims
-
-        let trimmer = {
-            let pool = pool.clone();
-            thread::spawn(move || pool.trim())
-        };
-        let user = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 5)))
-        };
-        trimmer.join().unwrap();
-        user.join().unwrap();
-
-        let stats = pool.stats();
-        assert!(stats.trimmed >= 1, "two trims freed nothing: {stats:?}");
-        assert!(
-            counts.dropped.load(SeqCst) as u64 >= stats.trimmed,
-            "{stats:?}"
-        );
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// A trim on another thread takes this thread's magazine (one idle object) while this
-/// thread gets and returns an object through it, the lock-free hit path: the handshake
-/// (`local.rs`, "Reaching an idle thread's magazine") lets the trimmer take the magazine
-/// only while its owner is not in the middle of an operation, and the owner then reads it
-/// as empty. Loom's `UnsafeCell` tracking reports an owner and a trimmer in the magazine at
-/// once, and a node taken twice shows as a second object handed out without a reset or a
-/// wrong count. Fails (checked 2026-11-25) without the owner's `barrier::signal`, without
-/// the trimmer's heavy barrier, or without the owner's request check.
-#[test]
-fn trim_steals_a_magazine_vs_its_owner() {
-    loom::model(|| {
-        let (pool, counts) = counting_pool();
-        drop(take_reset(&pool, 1)); // one object in this thread's magazine
-
-        let trimmer = {
-            let pool = pool.clone();
-            thread::spawn(move || pool.trim())
-        };
-        // The hit path, or (after a steal) a refill from this thread's depot.
-        let mut mine = take_reset(&pool, 2);
-        mine.value = 3;
-        drop(mine);
-        trimmer.join().unwrap();
-
-        let stats = pool.stats();
-        assert_eq!((stats.created, stats.trimmed), (1, 0), "{stats:?}");
-        assert_eq!(stats.idle, 1, "{stats:?}");
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// Two threads reach a slow path when a decay tick is due (the pool's clock reads two
-/// periods after the build) while they get and return objects: one thread runs the tick,
-/// which drops the idle objects in depots and magazines it reaches; the other's `get`
-/// steals or builds. Nothing is
-/// dropped twice or lost, and the adaptive idle bound's demand (raised at the misses,
-/// lowered by the tick) never makes a count inconsistent.
-#[test]
-fn decay_tick_vs_get() {
-    use std::sync::atomic::AtomicU64;
-    use std::time::Duration;
-
-    // Two preemptions: since the tick asks for the other thread's magazine (the
-    // handshake, modelled at the full bound by `trim_steals_a_magazine_vs_its_owner`),
-    // three ran past 14 minutes alone; two take ~45 s, one 2 s.
-    bounded(2, || {
-        let counts = Arc::new(Counts::default());
-        let now = Arc::new(AtomicU64::new(0));
-        let clock = now.clone();
-        let pool = Pool::builder(counted_objects(&counts), |o: &mut Obj| o.value = 0)
-            .decay(Duration::from_secs(1))
-            .clock(move || Duration::from_secs(clock.load(SeqCst)))
-            .build();
-        pool.prefill(2); // two idle objects in the main thread's depot
-        now.store(2, SeqCst); // two periods later: the next tick drops them
-
-        // Two threads (a third makes the model run for hours): both magazines are empty,
-        // so both `get`s take the slow path, where the tick is due.
-        let user = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 1)))
-        };
-        drop(take_reset(&pool, 2));
-        user.join().unwrap();
-
-        let stats = pool.stats();
-        // One tick reaches the two prefilled objects and, with the magazine handshake, the
-        // object the other thread returned to its magazine meanwhile (`local/steal.rs`).
-        assert!(stats.decayed <= 3, "a tick ran twice: {stats:?}");
-        assert_eq!(
-            stats.created - stats.decayed - stats.dropped_over_cap,
-            stats.live,
-            "{stats:?}"
-        );
-        assert_eq!(
-            counts.dropped.load(SeqCst) as u64,
-            stats.decayed,
-            "{stats:?}"
-        );
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
 /// Two writers publish at once while a reader reads: last writer wins, nothing is lost.
 #[test]
 fn concurrent_writers() {
@@ -422,89 +157,6 @@ fn concurrent_writers() {
         let v = c.acquire().value;
         assert!(v == 2 || v == 3);
         drop(c);
-        counts.assert_all_dropped();
-    });
-}
-
-/// A thread exits (its thread-local destructor runs the pool's exit hook: its magazine
-/// moves to its depot and its `Local` is given up) while another thread, new to the pool,
-/// takes an object: it claims the exited thread's `Local` or makes its own, and steals the
-/// flushed object or builds one. Loom's `UnsafeCell` tracking reports it if the claimant's
-/// use of the magazine is not ordered after the exiting thread's last use.
-#[test]
-fn thread_exit_vs_claim() {
-    loom::model(|| {
-        let (pool, counts) = counting_pool();
-        let leaver = {
-            let pool = pool.clone();
-            // Kept in this thread's magazine until it exits.
-            thread::spawn(move || drop(take_reset(&pool, 3)))
-        };
-        let newcomer = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 4)))
-        };
-        leaver.join().unwrap();
-        newcomer.join().unwrap();
-
-        let stats = pool.stats();
-        assert!(stats.created == 1 || stats.created == 2, "{stats:?}");
-        assert_eq!(stats.hits + stats.misses, 2, "{stats:?}");
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// Two threads new to the pool race to claim the `Local` an exited thread left: exactly one
-/// may own it. A claim that checked and then set the ownership flag in two steps would let
-/// both use one magazine, which loom's `UnsafeCell` tracking reports.
-///
-/// Four threads: at 3 preemptions this model alone ran for over ten minutes on 2 cores, so
-/// it runs with at most 2 (22 s), which still catches a two-step claim.
-#[test]
-fn two_newcomers_race_to_claim() {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(builder.preemption_bound.map_or(2, |b| b.min(2)));
-    builder.check(|| {
-        let (pool, counts) = counting_pool();
-        {
-            let pool = pool.clone();
-            thread::spawn(move || drop(pool.get())).join().unwrap();
-        }
-        let newcomers: Vec<_> = (0..2)
-            .map(|v| {
-                let pool = pool.clone();
-                thread::spawn(move || drop(take_reset(&pool, v + 1)))
-            })
-            .collect();
-        for t in newcomers {
-            t.join().unwrap();
-        }
-        let stats = pool.stats();
-        assert_eq!(stats.hits + stats.misses, 3, "{stats:?}");
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// The last pool handle is dropped on one thread while another thread, which used the pool
-/// and dropped its own handle, exits: its exit hook moves its magazine to its depot beside
-/// the close that drains every magazine and depot. Every object is dropped exactly once,
-/// and the two never touch one magazine at once.
-#[test]
-fn last_handle_vs_thread_exit() {
-    loom::model(|| {
-        let (pool, counts) = counting_pool();
-        let user = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                let held = [pool.get(), pool.get()];
-                drop(held); // in this thread's magazine...
-                drop(pool); // ...while the main thread may already be closing the pool
-            })
-        };
-        drop(pool);
-        user.join().unwrap();
         counts.assert_all_dropped();
     });
 }
@@ -947,45 +599,6 @@ fn concurrent_rcus_lose_no_update() {
     });
 }
 
-/// Two threads get and return one object each from a pool that allows one to exist: one of
-/// them may have to wait at the bound until the other, on its own thread, gives its object
-/// back (with `max_idle` 0, drops it instead, freeing the slot). The waiter must be woken
-/// in every interleaving (loom reports a deadlock otherwise), and two objects must never
-/// exist at once.
-fn max_live_model(max_idle: usize) {
-    loom::model(move || {
-        let counts = Arc::new(Counts::default());
-        let pool = one_object_pool(&counts, max_idle);
-        let pool = Arc::new(pool);
-        let other = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                let mut mine = pool.get();
-                assert_eq!(mine.value, 0, "handed out without a reset");
-                mine.value = 1;
-            })
-        };
-        let mut mine = pool.get();
-        assert_eq!(mine.value, 0, "handed out without a reset");
-        mine.value = 2;
-        drop(mine);
-        other.join().unwrap();
-        assert!(pool.stats().live <= 1);
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-#[test]
-fn max_live_waiter_is_woken_by_a_return_on_another_thread() {
-    max_live_model(8);
-}
-
-#[test]
-fn max_live_waiter_is_woken_by_a_drop_on_another_thread() {
-    max_live_model(0);
-}
-
 /// A background reclaimer and a writer that retires a version: the update wakes the
 /// reclaimer, or the reclaimer sees the retirement before it sleeps (the handshake's two
 /// `SeqCst` fences, `src/reclaimer.rs`). Under loom the reclaimer's idle wait waits for a
@@ -1007,80 +620,6 @@ fn background_reclaimer_vs_retire() {
         }
         reclaimer.join().expect("no drop panicked");
         drop(c);
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// A pool of `Obj` that allows one object to exist, checking in its factory that no second
-/// one does.
-fn one_object_pool(counts: &Arc<Counts>, max_idle: usize) -> Pool<Obj> {
-    let c = counts.clone();
-    Pool::builder(
-        move || {
-            // Objects that exist once this one is built: a dropped object is counted before
-            // its live slot is given back.
-            let now = c.made.fetch_add(1, SeqCst) + 1 - c.dropped.load(SeqCst);
-            assert!(now <= 1, "{now} objects exist under max_live(1)");
-            Obj {
-                value: 0,
-                counts: c.clone(),
-            }
-        },
-        |o: &mut Obj| o.value = 0,
-    )
-    .max_idle(max_idle)
-    .max_live(1)
-    .build()
-}
-
-/// A `get_timeout` at the bound races the return of the only object on another thread. Loom
-/// has no clock: there the deadline passes after one wait (`sync::Deadline`), so the timed
-/// getter looks, waits once, looks again and gives up. Either it gets the object or it
-/// gives up leaving no permit taken: the object is then idle, and a `try_get` finds it.
-#[test]
-fn timed_get_vs_return() {
-    loom::model(|| {
-        let counts = Arc::new(Counts::default());
-        let pool = Arc::new(one_object_pool(&counts, 8));
-        let mut held = pool.get_owned();
-        held.value = 1;
-        let returner = thread::spawn(move || drop(held));
-        let got = pool.get_timeout(std::time::Duration::from_millis(10));
-        if let Some(obj) = &got {
-            assert_eq!(obj.value, 0, "handed out without a reset");
-        }
-        let gave_up = got.is_none();
-        drop(got);
-        returner.join().unwrap();
-        assert!(pool.stats().live <= 1);
-        if gave_up {
-            assert!(pool.try_get().is_some(), "a timed getter kept a permit");
-        }
-        drop(pool);
-        counts.assert_all_dropped();
-    });
-}
-
-/// A timed getter and a blocking one wait at the bound while a third thread returns the
-/// only object: whatever the timed one does (takes it, or gives up), the blocking one must
-/// be woken in every interleaving (loom reports a deadlock otherwise: its backstop wait
-/// waits for a notification only under loom).
-#[test]
-fn timed_get_vs_blocking_get_vs_return() {
-    bounded(2, || {
-        let counts = Arc::new(Counts::default());
-        let pool = Arc::new(one_object_pool(&counts, 8));
-        let held = pool.get_owned();
-        let returner = thread::spawn(move || drop(held));
-        let blocking = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(pool.get()))
-        };
-        drop(pool.get_timeout(std::time::Duration::from_millis(10)));
-        returner.join().unwrap();
-        blocking.join().unwrap();
-        assert!(pool.stats().live <= 1);
         drop(pool);
         counts.assert_all_dropped();
     });

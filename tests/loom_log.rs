@@ -43,6 +43,19 @@ fn publish(w: &mut Writer, n: usize) {
     assert_eq!(w.publish(), n as u64);
 }
 
+/// A reader thread that acquires `w`'s container, checks the version, lets it go, and
+/// does it again.
+fn read_twice(w: &Writer) -> thread::JoinHandle<()> {
+    let table = w.container().clone();
+    thread::spawn(move || {
+        let g = table.acquire();
+        check(&g);
+        drop(g);
+        let g = table.acquire();
+        check(&g);
+    })
+}
+
 /// A reader acquires while the writer publishes three batches: the third takes back the
 /// version the reader may still hold (if its guard is gone) and replays onto it.
 #[test]
@@ -50,14 +63,7 @@ fn replay_vs_guard_on_the_version_being_recycled() {
     bounded(3, || {
         let mut w: Writer = LogWriter::new(Vec::new());
         publish(&mut w, 1);
-        let table = w.container().clone();
-        let reader = thread::spawn(move || {
-            let g = table.acquire();
-            check(&g);
-            drop(g);
-            let g = table.acquire();
-            check(&g);
-        });
+        let reader = read_twice(&w);
         for n in 2..=3 {
             publish(&mut w, n);
         }
@@ -128,14 +134,7 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
             .max_log_ops(2)
             .build();
         publish(&mut w, 1);
-        let table = w.container().clone();
-        let reader = thread::spawn(move || {
-            let g = table.acquire();
-            check(&g);
-            drop(g);
-            let g = table.acquire();
-            check(&g);
-        });
+        let reader = read_twice(&w);
         for n in 2..=4 {
             publish(&mut w, n);
         }

@@ -267,10 +267,13 @@ impl<T> Raw<T> {
             // starts over, protected plain: correct, if one fence more.
             if again == raw {
                 let (node, fenced) = untag(again);
+                // Loom models no unfencing (`count_fenced_read` is not compiled there).
                 #[cfg(not(loom))]
                 if fenced {
                     self.count_fenced_read(again);
                 }
+                #[cfg(loom)]
+                let _ = fenced;
                 // The re-loaded pointer, as in `acquire_protected`.
                 return Version::from_ptr(node).map(|version| Guard::protected(version, slot));
             }

@@ -11,7 +11,7 @@
 //! notified: a notification and a timeout race under the queue's lock, one wins), and it
 //! looks, finding what the notifier made available unless another getter took it first; or
 //! it timed out, and the notification went to another waiter. The loom model
-//! `timed_get_vs_return` (tests/loom.rs) checks the look-then-give-up order in every
+//! `timed_get_vs_return` (tests/loom_pool.rs) checks the look-then-give-up order in every
 //! interleaving; loom has no clock, so there a deadline passes after one wait (see
 //! `sync::Deadline`).
 //!

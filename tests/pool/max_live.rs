@@ -6,7 +6,7 @@
 //! Threads that must wait for one another synchronize through channels, never sleeps. A
 //! test that wants a `get` to wait cannot know, from outside, that it does wait rather than
 //! find the object already back: both orders must work, and the loom model
-//! `max_live_waiter_is_woken_by_a_return_on_another_thread` (tests/loom.rs) checks the
+//! `max_live_waiter_is_woken_by_a_return_on_another_thread` (tests/loom_pool.rs) checks the
 //! waiting one in every interleaving.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -5,7 +5,7 @@
 //! Threads synchronize through channels, never sleeps: a deadline is what the tests
 //! measure, not how they order threads. A returner cannot know that the getter already
 //! sleeps, so either order must give `Some`; the loom model `timed_get_vs_return`
-//! (tests/loom.rs) checks both in every interleaving.
+//! (tests/loom_pool.rs) checks both in every interleaving.
 
 use std::sync::mpsc;
 use std::thread;
