@@ -331,11 +331,11 @@ impl List {
     /// wait between passes.
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
         let state = self.state.lock();
-        // The same rule as `judge`'s, on the nodes the pass would take now (a node retired
-        // between this look and the take can only make it take the heavy barrier anyway:
-        // a hint, as the caller's rule is).
+        // `judge`'s rule, on the nodes the pass would take now (a node retired between this
+        // look and the take can only make it take the heavy barrier anyway: a hint, as the
+        // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
         let full_only = crate::barrier::mode() == crate::barrier::BarrierMode::Fence
-            || state.retired.iter().all(|r| r.fenced);
+            || all_fenced(&state.retired);
         if !heavy && !full_only {
             return None;
         }
@@ -493,6 +493,12 @@ fn global_pass() -> usize {
     released.unwrap_or_else(|payload| panic::resume_unwind(payload))
 }
 
+/// Whether every node of a batch was published fenced, so that a `fence(SeqCst)` serves
+/// the pass as its heavy barrier (`judge`).
+fn all_fenced(batch: &[Retired]) -> bool {
+    batch.iter().all(|r| r.fenced)
+}
+
 /// The unlocked middle of a pass: judges the nodes in `buffers.judged` (taken off their
 /// lists), claims those no slot protects and no counted guard holds, and orders the
 /// buffer: the `n` nodes it keeps first (in their order), then those it claimed. Returns
@@ -506,7 +512,7 @@ fn judge(buffers: &mut Buffers) -> usize {
     // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
     // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
     // fenced needs the heavy barrier, which serves the whole batch.
-    if judged.iter().all(|r| r.fenced) {
+    if all_fenced(judged) {
         full();
     } else {
         heavy();
