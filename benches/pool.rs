@@ -41,6 +41,7 @@
 //! cargo bench --bench pool -- --test         # smoke run
 //! cargo bench --bench pool -- pool-handoff   # one group
 //! cargo bench --bench pool -- pool-pipeline  # the producer/consumer pipeline
+//! PIPE_PAIRS=8 cargo bench --bench pool -- pool-pipeline   # 8 producers, 8 consumers
 //! ```
 
 use std::hint::black_box;
@@ -177,11 +178,24 @@ enum Hand {
     Spin,
 }
 
-/// Runs one pipeline benchmark: thread 0 gets `BATCH` buffers into a `Vec` (one allocation
-/// per batch: 1/64 = 0.0156 allocations per buffer) and hands the batch over (`hand`),
-/// at most `PIPELINE_DEPTH` batches ahead; thread 1 takes each batch and calls `put` on
-/// every buffer. Both threads live for the whole batch of criterion iterations, as a
-/// reader thread and a worker thread of a service do. Time per op is wall time / buffers.
+/// Producer/consumer pairs in the pipeline groups: `PIPE_PAIRS` (default 1). With P > 1 the
+/// groups are named `pool-pipeline-PxP` and `pool-pipeline-spin-PxP`: P producers and P
+/// consumers, each pair with its own channel or queue, all on one pool (a 16-core device
+/// runs `PIPE_PAIRS=8`).
+fn pipe_pairs() -> usize {
+    std::env::var("PIPE_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&p| p > 0)
+        .unwrap_or(1)
+}
+
+/// Runs one pipeline benchmark: each producer (even threads) gets `BATCH` buffers into a
+/// `Vec` (one allocation per batch: 1/64 = 0.0156 allocations per buffer) and hands the
+/// batch over (`hand`) to its consumer (the next odd thread), at most `PIPELINE_DEPTH`
+/// batches ahead; the consumer takes each batch and calls `put` on every buffer. All
+/// threads live for the whole batch of criterion iterations, as a service's reader and
+/// worker threads do. Time per op is wall time / buffers (of all pairs).
 fn pipeline<G: Send>(
     c: &mut Criterion,
     group: &str,
@@ -191,16 +205,31 @@ fn pipeline<G: Send>(
     get: impl Fn() -> G + Sync,
     put: impl Fn(G) + Sync,
 ) {
+    let pairs = pipe_pairs();
+    let group = if pairs > 1 {
+        format!("{group}-{pairs}x{pairs}")
+    } else {
+        group.to_owned()
+    };
     let mut tally = Tally::default();
-    c.benchmark_group(group).bench_function(name, |b| {
+    c.benchmark_group(&group).bench_function(name, |b| {
         b.iter_custom(|ops| {
-            let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
-            let rx = Mutex::new(rx);
-            let queue = ArrayQueue::<Vec<G>>::new(PIPELINE_DEPTH);
+            let channels: Vec<_> = (0..pairs)
+                .map(|_| {
+                    let (tx, rx) = sync_channel::<Vec<G>>(PIPELINE_DEPTH);
+                    (tx, Mutex::new(rx))
+                })
+                .collect();
+            let queues: Vec<_> = (0..pairs)
+                .map(|_| ArrayQueue::<Vec<G>>::new(PIPELINE_DEPTH))
+                .collect();
             let worker = |t: usize, _: u64, start: &Barrier| {
-                if t == 0 {
+                let pair = t / 2;
+                let (tx, rx) = &channels[pair];
+                let queue = &queues[pair];
+                let mut left = support::share(ops, pairs, pair) as usize;
+                if t % 2 == 0 {
                     start.wait();
-                    let mut left = ops as usize;
                     while left > 0 {
                         let n = left.min(BATCH);
                         let mut batch = Vec::with_capacity(BATCH);
@@ -220,7 +249,6 @@ fn pipeline<G: Send>(
                 } else {
                     let rx = rx.lock().unwrap();
                     start.wait();
-                    let mut left = ops as usize;
                     while left > 0 {
                         let batch = match hand {
                             Hand::Channel => rx.recv().expect("sender alive"),
@@ -239,11 +267,11 @@ fn pipeline<G: Send>(
                     }
                 }
             };
-            support::parallel(ops, 2, &mut tally, worker, support::idle)
+            support::parallel(ops, 2 * pairs, &mut tally, worker, support::idle)
         });
     });
     tally.extra = factory.calls();
-    support::record("pool", group, name, "", &tally, Some("factory"));
+    support::record("pool", &group, name, "", &tally, Some("factory"));
 }
 
 /// A spinning wait's next step: `spin_loop` 64 times, then `yield_now` (the other thread
@@ -373,7 +401,7 @@ fn pool_handoff(c: &mut Criterion) {
 }
 
 fn pool_pipeline(c: &mut Criterion) {
-    let cap = (PIPELINE_DEPTH + 3) * BATCH;
+    let cap = (PIPELINE_DEPTH + 3) * BATCH * pipe_pairs();
     every_peer!(&mut *c, pipeline("pool-pipeline", Hand::Channel), cap);
     every_peer!(c, pipeline("pool-pipeline-spin", Hand::Spin), cap);
 }
