@@ -334,6 +334,26 @@ impl<T> Pool<T> {
         self.hand_out(node, Some(local))
     }
 
+    /// An idle object from the calling thread's own share only: its magazine, else (as
+    /// [`get_returned`](Pool::get_returned)) its depot. Never steals from other threads,
+    /// never runs a reclamation pass or the factory: `None` when this thread holds nothing
+    /// idle, or as for `get_returned`. For the change log's writer, which catches up its
+    /// idle spare only when one is at hand (`log/spare.rs`); the versions it published come
+    /// back to its own share. Costs a thread-local lookup and the magazine's plain loads and
+    /// stores, or else `get_returned`'s depot lock; plus the reset.
+    pub(crate) fn get_idle_here(&self) -> Option<Pooled<'_, T>> {
+        let shared = &*self.shared;
+        if shared.max_live.is_some() {
+            return None;
+        }
+        let local = shared.local_fast()?;
+        // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
+        match unsafe { local.pop(&shared.budget) } {
+            Some(node) => self.hand_out(node, Some(local)),
+            None => self.get_returned(),
+        }
+    }
+
     /// The end of every hit that leaves the magazine's fast path: resets `node` and hands
     /// it out, counting the hit on `local` (the calling thread's share, if it has one);
     /// `None` if the reset discarded it (`shared.reset` then dropped it). Costs the reset

@@ -27,7 +27,7 @@ where
 {
     /// Replays on the stalest idle version the oldest whole batches it lacks, at least
     /// `2 × batch + 64` operations if it lacks that many (see the module docs). Does
-    /// nothing if no version is idle (the pool would build one), or if the one the pool
+    /// nothing if no version is idle in this thread's share of the pool, or if the one it
     /// hands out is not the stalest version the log keeps operations for (a reader holds
     /// the stalest: catching up another would shrink nothing) or is out of the log's reach.
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
@@ -41,10 +41,15 @@ where
             ..
         } = self;
         // Besides the spare, the version the last publish retired (on the retired list).
-        if versions.len() < 2 || container.pool().stats().idle == 0 {
+        if versions.len() < 2 {
             return;
         }
-        let mut spare = container.get_new();
+        // Only a version idle in this thread's share, where the pool puts back the versions
+        // this writer published and the spare it caught up last: no walk over the other
+        // threads' shares, no pass, no factory (a miss skips this publish's catch-up).
+        let Some(mut spare) = container.pool().get_idle_here() else {
+            return;
+        };
         let had = spare.seq;
         if had == UNSYNCED || had < *base || versions.front() != Some(&had) {
             // Back to the pool as it was (dropping it gives it back).
