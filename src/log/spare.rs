@@ -63,29 +63,44 @@ where
         let limit = 2 * batch + 64;
         let mut applied = 0;
         let mut upto = had;
-        // Operations before `at` stay in the log (another version lacks them).
+        // Whole batches only, none past the current one: whether the operation numbered
+        // `n` is past what this catch-up replays.
+        let past = |n: u64, upto: u64, applied: usize| n > *head || (n > upto && applied >= limit);
+        // First, from the front, the operations no other version lacks: their last
+        // application, by value. Operations before `at` stay in the log (the spare holds
+        // them, or another version lacks them).
         let mut at = 0;
         while let Some(&(n, _)) = log.get(at) {
-            // Whole batches only, none past the current one.
-            if n > *head || (n > upto && applied >= limit) {
+            if past(n, upto, applied) {
                 break;
             }
             if n <= had {
                 at += 1;
                 continue;
             }
-            if at == 0 && n <= others {
-                // No other version lacks it: the last application, by value.
-                let (n, op) = log.pop_front().expect("front was just seen");
-                spare.value.absorb_owned(op);
-                *base = (*base).max(n);
-            } else {
-                spare.value.absorb(&log[at].1);
-                at += 1;
+            if at > 0 || n > others {
+                break;
             }
+            let (n, op) = log.pop_front().expect("front was just seen");
+            spare.value.absorb_owned(op);
+            *base = (*base).max(n);
             upto = n;
             applied += 1;
         }
+        // Then those another version lacks, by reference, in one replay (a map reuses what
+        // one operation removes for a later insert: `Absorb::absorb_all`). All of them are
+        // numbered past `had`: the log is in order, and the loop above stopped at the first
+        // such operation it did not apply.
+        let mut end = at;
+        while let Some(&(n, _)) = log.get(end) {
+            if past(n, upto, applied) {
+                break;
+            }
+            upto = n;
+            applied += 1;
+            end += 1;
+        }
+        spare.value.absorb_all(log.range(at..end).map(|(_, op)| op));
         stats.applied += applied as u64;
         spare.seq = upto;
         let at = versions.partition_point(|&v| v <= upto);
