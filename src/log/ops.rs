@@ -136,15 +136,29 @@ where
         I: IntoIterator<Item = &'a MapOp<K, V>>,
         MapOp<K, V>: 'a,
     {
-        let mut removed = Removed::new();
+        let mut removed = Removed::<K, V>::new();
         for op in ops {
             match op {
-                MapOp::Insert(k, v) => match self.get_mut(k) {
-                    Some(old) => old.clone_from(v),
-                    None => {
-                        let (k, v) = removed.reuse_for(k, v);
-                        self.insert(k, v);
+                MapOp::Insert(k, v) => match removed.take() {
+                    // A removed entry to reuse: its key, rewritten, makes the one lookup.
+                    Some((mut old_k, mut old_v)) => {
+                        old_k.clone_from(k);
+                        match self.entry(old_k) {
+                            // The map keeps its own key; the removed entry is dropped here,
+                            // as a plain `absorb` would have dropped it at the remove.
+                            Entry::Occupied(mut e) => e.get_mut().clone_from(v),
+                            Entry::Vacant(e) => {
+                                old_v.clone_from(v);
+                                e.insert(old_v);
+                            }
+                        }
                     }
+                    None => match self.get_mut(k) {
+                        Some(old) => old.clone_from(v),
+                        None => {
+                            self.insert(k.clone(), v.clone());
+                        }
+                    },
                 },
                 MapOp::Remove(k) => {
                     if let Some(entry) = self.remove_entry(k) {
@@ -190,22 +204,11 @@ impl<K: Clone, V: Clone> Removed<K, V> {
         }
     }
 
-    /// An owned copy of `k` and `v` for an insert: in the last removed entry's buffers if
-    /// one is kept, else fresh clones.
-    fn reuse_for(&mut self, k: &K, v: &V) -> (K, V) {
-        let last = self
-            .len
-            .checked_sub(1)
-            .and_then(|at| self.entries[at].take());
-        match last {
-            Some((mut old_k, mut old_v)) => {
-                self.len -= 1;
-                old_k.clone_from(k);
-                old_v.clone_from(v);
-                (old_k, old_v)
-            }
-            None => (k.clone(), v.clone()),
-        }
+    /// The entry kept last, if any.
+    fn take(&mut self) -> Option<(K, V)> {
+        let at = self.len.checked_sub(1)?;
+        self.len = at;
+        self.entries[at].take()
     }
 }
 
