@@ -136,10 +136,11 @@ where
         I: IntoIterator<Item = &'a MapOp<K, V>>,
         MapOp<K, V>: 'a,
     {
-        let mut removed = Removed::<K, V>::new();
+        // Made at the first remove: a replay without one pays nothing for it.
+        let mut removed: Option<Removed<K, V>> = None;
         for op in ops {
             match op {
-                MapOp::Insert(k, v) => match removed.take() {
+                MapOp::Insert(k, v) => match removed.as_mut().and_then(Removed::take) {
                     // A removed entry to reuse: its key, rewritten, makes the one lookup.
                     Some((mut old_k, mut old_v)) => {
                         old_k.clone_from(k);
@@ -162,7 +163,7 @@ where
                 },
                 MapOp::Remove(k) => {
                     if let Some(entry) = self.remove_entry(k) {
-                        removed.keep(entry);
+                        removed.get_or_insert_with(Removed::new).keep(entry);
                     }
                 }
                 MapOp::Clear => self.clear(),
