@@ -114,7 +114,16 @@
 //!   read that picks fenced versions), ~415 for the log's bookkeeping. Timed, 20,000
 //!   publishes, membarrier mode, interleaved: 1.49-1.55 µs p50 (two applications) against
 //!   2.13 µs (three), p99 3.8-4.0 µs against 3.3-3.6 µs (the pass), 2-core VM at load
-//!   average 3-5 (2026-11-26).
+//!   average 3-5 (2026-11-26). Later the same day (branch h25, after
+//!   [`Absorb::absorb_all`]) it counts 2,563 per publish at k = 1 and 11,734 at k = 10
+//!   (`publish_loop 2000 10`, the bench's mix: six overwrites, two removes, two inserts;
+//!   each operation applied twice): of the k = 10 figure, ~3,900 hash the 20 keys
+//!   looked up (SipHash, ~196 each), ~2,900 copy values into the old ones' buffers
+//!   (`clone_from` of three strings), ~480 remove entries, ~600 append, ~530 the pass and
+//!   ~230 the update. Timed, the applications dominate: each is ~0.5 µs on this map, most
+//!   of it cache misses (the control bytes, the bucket, the key's bytes for the compare,
+//!   the value's buffer, then its strings), which no reordering of the batch overlapped
+//!   (looking each key up a few operations ahead made publishes slower).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
