@@ -48,6 +48,7 @@
 //! DELTA_BIG=1 cargo bench --bench delta      # and n = 1,000,000 (slow, ~3 GB)
 //! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
 //! DELTA_N=100000 cargo bench --bench delta   # only this n
+//! DELTA_K=10 cargo bench --bench delta       # only the rows of this k (no held-guard row)
 //! POOLSWAP_BARRIER=fence cargo bench --bench delta
 //! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -664,6 +665,8 @@ impl System for SwapClone {
 #[derive(Clone, Copy)]
 struct Plan {
     smoke: bool,
+    /// `DELTA_K`: only the (not held) row of this batch size.
+    only_k: Option<usize>,
 }
 
 impl Plan {
@@ -918,6 +921,7 @@ fn bench<S: System>(
         .iter()
         .map(|&k| (k, false))
         .chain(held_iter.then_some((1, true)))
+        .filter(|&(k, held)| plan.only_k.map_or(true, |o| o == k && !held))
     {
         let Measured {
             times,
@@ -1190,7 +1194,8 @@ fn main() {
     let smoke = std::env::args().any(|a| a == "--test");
     let big = std::env::var_os("DELTA_BIG").is_some_and(|v| v != "0");
     let only = std::env::var("DELTA_ONLY").ok();
-    let plan = Plan { smoke };
+    let only_k = std::env::var("DELTA_K").ok().and_then(|v| v.parse().ok());
+    let plan = Plan { smoke, only_k };
     let one_n: Option<u64> = std::env::var("DELTA_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]

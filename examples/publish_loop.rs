@@ -1,18 +1,21 @@
-//! The fixed cost of a publish: a [`LogWriter`] over a 100,000-entry
-//! `HashMap<String, Vec<String>>`, one overwrite per batch (k = 1), on one thread, with no
-//! reader. Prints the time per append + publish (p50, p99); under callgrind, restricted to
-//! the two calls, the instruction count per publish is the difference between two runs'
-//! totals divided by the difference in publishes (building the map cancels out):
+//! The cost of a publish: a [`LogWriter`] over a 100,000-entry `HashMap<String,
+//! Vec<String>>`, batches of `k` operations (default 1), on one thread, with no reader.
+//! Prints the time per batch's appends + publish (p50, p99); under callgrind, restricted
+//! to the two calls, the instruction count per publish is the difference between two
+//! runs' totals divided by the difference in publishes (building the map cancels out):
 //!
 //! ```text
 //! cargo build --release --example publish_loop
-//! POOLSWAP_BARRIER=fence target/release/examples/publish_loop 20000
+//! POOLSWAP_BARRIER=fence target/release/examples/publish_loop 20000 [k]
 //! POOLSWAP_BARRIER=fence valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='publish_loop::append' --toggle-collect='publish_loop::publish' \
-//!     target/release/examples/publish_loop 0     # then 2000
+//!     target/release/examples/publish_loop 0 [k]    # then 2000 [k]
 //! ```
 //!
-//! The operations are made before the loop, so the count holds what the log does with them
+//! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
+//! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
+//! and an insert of a new one, so the size stays put; `k` = 1 is one overwrite. The
+//! operations are made before the loop, so the count holds what the log does with them
 //! (two applications each: each publish reclaims the version the last one retired and
 //! writes it again; the third version stays idle), not their allocation.
 
@@ -49,39 +52,58 @@ fn value(i: usize, version: usize) -> Vec<String> {
 }
 
 fn main() {
-    let rounds: usize = match std::env::args().nth(1) {
+    let arg = |at: usize, default: usize, what: &str| match std::env::args().nth(at) {
         Some(arg) => arg
             .parse()
-            .unwrap_or_else(|_| panic!("publishes: a number, not {arg:?}")),
-        None => 20_000,
+            .unwrap_or_else(|_| panic!("{what}: a number, not {arg:?}")),
+        None => default,
     };
+    let rounds = arg(1, 20_000, "publishes");
+    let k = arg(2, 1, "operations per batch").max(1);
     let init: Map = (0..N)
         .map(|i| (format!("key-{i:07}"), value(i, 0)))
         .collect();
     let mut w = LogWriter::builder(init).versions(3).build();
-    // Popped from the end: the overwrite of round r is at index `len - 1 - r`.
-    let mut ops: Vec<Op> = (0..WARM_UP + rounds)
-        .rev()
+    // The batches, in order; popped from the end.
+    let (mut lo, mut hi) = (N / 2, N);
+    let mut batches: Vec<Vec<Op>> = (0..WARM_UP + rounds)
         .map(|r| {
-            let i = r * 7919 % N;
-            MapOp::Insert(format!("key-{i:07}"), value(i, r + 1))
+            let pairs = k / 4;
+            let mut ops: Vec<Op> = (0..k - 2 * pairs)
+                .map(|j| {
+                    let i = (r * k + j) * 7919 % (N / 2);
+                    MapOp::Insert(format!("key-{i:07}"), value(i, r + 1))
+                })
+                .collect();
+            for _ in 0..pairs {
+                ops.push(MapOp::Remove(format!("key-{lo:07}")));
+                ops.push(MapOp::Insert(format!("key-{hi:07}"), value(hi, r + 1)));
+                lo += 1;
+                hi += 1;
+            }
+            ops
         })
         .collect();
+    batches.reverse();
     for _ in 0..WARM_UP {
-        append(&mut w, ops.pop().expect("made above"));
+        for op in batches.pop().expect("made above") {
+            append(&mut w, op);
+        }
         publish(&mut w);
     }
     let mut ns = Vec::with_capacity(rounds);
     for _ in 0..rounds {
-        let op = ops.pop().expect("made above");
+        let batch = batches.pop().expect("made above");
         let start = Instant::now();
-        append(&mut w, op);
+        for op in batch {
+            append(&mut w, op);
+        }
         publish(&mut w);
         ns.push(start.elapsed().as_nanos());
     }
     ns.sort_unstable();
     if let (Some(p50), Some(p99)) = (ns.get(rounds / 2), ns.get(rounds * 99 / 100)) {
-        println!("{rounds} publishes of 1 op into {N} entries: p50 {p50} ns, p99 {p99} ns");
+        println!("{rounds} publishes of {k} ops into {N} entries: p50 {p50} ns, p99 {p99} ns");
     }
     let stats = w.stats();
     println!(

@@ -114,7 +114,16 @@
 //!   read that picks fenced versions), ~415 for the log's bookkeeping. Timed, 20,000
 //!   publishes, membarrier mode, interleaved: 1.49-1.55 µs p50 (two applications) against
 //!   2.13 µs (three), p99 3.8-4.0 µs against 3.3-3.6 µs (the pass), 2-core VM at load
-//!   average 3-5 (2026-11-26).
+//!   average 3-5 (2026-11-26). Later the same day (branch h25, after
+//!   [`Absorb::absorb_all`]) it counts 2,563 per publish at k = 1 and 11,734 at k = 10
+//!   (`publish_loop 2000 10`, the bench's mix: six overwrites, two removes, two inserts;
+//!   each operation applied twice): of the k = 10 figure, ~3,900 hash the 20 keys
+//!   looked up (SipHash, ~196 each), ~2,900 copy values into the old ones' buffers
+//!   (`clone_from` of three strings), ~480 remove entries, ~600 append, ~530 the pass and
+//!   ~230 the update. Timed, the applications dominate: each is ~0.5 µs on this map, most
+//!   of it cache misses (the control bytes, the bucket, the key's bytes for the compare,
+//!   the value's buffer, then its strings), which no reordering of the batch overlapped
+//!   (looking each key up a few operations ahead made publishes slower).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
@@ -143,7 +152,11 @@
 //!   arena and recycle removed ones into it, so that inserts balanced by removals allocate
 //!   only when a recycled buffer is shorter than what it is given and grows (the
 //!   `change_log` example prints allocations per operation applied). On a plain
-//!   `HashMap`, every version but the last clones an inserted key and value.
+//!   `HashMap`, every version but the last clones an inserted key and value, unless the
+//!   same replay removed an entry before the insert: the insert then reuses that entry's
+//!   buffers ([`Absorb::absorb_all`]), so batches that replace entries (removes, then
+//!   inserts) allocate nothing once the versions exist (`tests/log_alloc.rs`;
+//!   `benches/delta.rs` at k = 10: 0 allocations per publish, 20 before, 2026-11-26).
 //!
 //! # Publishing only through the writer
 //!
@@ -161,11 +174,13 @@ use std::ops::Deref;
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
-use crate::{Container, Pool};
+use crate::Container;
 
+mod builder;
 mod ops;
 mod spare;
 
+pub use self::builder::LogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
 
 /// An operation type `O` that a `T` can apply to itself: how a [`LogWriter`] changes its
@@ -220,6 +235,22 @@ pub trait Absorb<O> {
     /// cloning it. Defaults to [`absorb`](Absorb::absorb).
     fn absorb_owned(&mut self, op: O) {
         self.absorb(&op);
+    }
+
+    /// Applies `ops` in order, none of them for the last time: the same as
+    /// [`absorb`](Absorb::absorb) on each, which is what it defaults to. A type may
+    /// override it to share work across the operations of a replay: `HashMap` under
+    /// [`MapOp`] reuses the key and value an operation removed for a later insert of a new
+    /// key (`clone_from` into their buffers, up to 8 removed entries kept on the stack)
+    /// instead of freeing them and allocating the insert's clones.
+    fn absorb_all<'a, I>(&mut self, ops: I)
+    where
+        I: IntoIterator<Item = &'a O>,
+        O: 'a,
+    {
+        for op in ops {
+            self.absorb(op);
+        }
     }
 
     /// Makes `self` equal to `src`: the full copy for a version the log cannot bring up to
@@ -384,15 +415,6 @@ pub struct LogWriter<T, O> {
     stats: LogStats,
 }
 
-/// Configures a [`LogWriter`]; see [`LogWriter::builder`].
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct LogBuilder<T> {
-    init: T,
-    max_log_ops: usize,
-    max_idle: Option<usize>,
-    versions: usize,
-}
-
 /// The smallest log (pending batch included) for which `publish` reclaims ahead of the
 /// pool's getter even when the pass needs the heavy barrier (`membarrier`, ~1-10 µs): about
 /// what applying that many operations once more costs on a large table (~100-500 ns each).
@@ -401,190 +423,6 @@ const HEAVY_PASS_OPS: usize = 32;
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
 pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
-
-impl<T> LogBuilder<T>
-where
-    T: Default + Send + Sync + 'static,
-{
-    /// The most operations the log keeps for versions that lack them (default
-    /// [`DEFAULT_MAX_LOG_OPS`]). Past it, the oldest are dropped, and a version that still
-    /// lacked them is copied whole ([`Absorb::sync_from`]) when it next comes back: a
-    /// bound on the log's memory, at the price of a full copy after a reader held a
-    /// version across that many operations. The log always keeps the current batch, so a
-    /// batch larger than the bound is kept whole.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
-    ///
-    /// let mut w = LogWriter::builder(HashMap::new()).max_log_ops(1_000).build();
-    /// w.append(MapOp::Insert(1, "one"));
-    /// w.publish();
-    /// # let _: &LogWriter<_, MapOp<i32, &str>> = &w;
-    /// ```
-    pub fn max_log_ops(mut self, ops: usize) -> Self {
-        self.max_log_ops = ops;
-        self
-    }
-
-    /// The most idle versions the container's pool keeps (default: the pool's
-    /// [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE)); see
-    /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
-    /// is simply not recycled.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
-    ///
-    /// let w = LogWriter::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
-    /// assert_eq!(w.container().pool().max_idle(), 4);
-    /// ```
-    pub fn max_idle(mut self, n: usize) -> Self {
-        self.max_idle = Some(n);
-        self
-    }
-
-    /// How many versions to make at build time, the initial one included (default 1):
-    /// each extra one is a full copy of `init` ([`Absorb::sync_from`]), made here rather
-    /// than on a publish. Without them, the first publishes that find no idle version make
-    /// one from the pool's factory and copy the current version into it, on the publishing
-    /// thread: an O(n) publish for each version the workload needs beyond the first, the
-    /// last of which may come late (when a reader first holds a guard at the wrong moment).
-    /// A writer with readers that each hold one guard at a time circulates three (the
-    /// current version, one a reader still holds, the one being written); readers that
-    /// hold guards across publishes need more.
-    ///
-    /// Costs `n - 1` full copies and their memory at once (they would be made later
-    /// anyway, if the workload needs them). The log keeps what these versions lack until
-    /// the writer takes them, within [`max_log_ops`](LogBuilder::max_log_ops).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
-    ///
-    /// let mut w = LogWriter::builder(HashMap::from([(1, "one")])).versions(3).build();
-    /// assert_eq!(w.container().pool().stats().idle, 2);
-    /// for i in 2..100 {
-    ///     w.append(MapOp::Insert(i, "more"));
-    ///     w.publish();
-    /// }
-    /// assert_eq!(w.stats().full_syncs, 0); // no publish copied the whole map
-    /// ```
-    pub fn versions(mut self, n: usize) -> Self {
-        self.versions = n;
-        self
-    }
-
-    /// Makes the writer; its container holds `init` as batch 0.
-    ///
-    /// # Panics
-    ///
-    /// If [`Absorb::sync_from`] panics while it makes the extra
-    /// [`versions`](LogBuilder::versions).
-    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    pub fn build<O>(self) -> LogWriter<T, O>
-    where
-        T: Absorb<O>,
-    {
-        let mut pool = Pool::builder(
-            || Logged {
-                value: T::default(),
-                seq: UNSYNCED,
-            },
-            // The reset keeps the contents: the writer brings a recycled version up to
-            // date from what it held.
-            |_: &mut Logged<T>| {},
-        );
-        if let Some(n) = self.max_idle {
-            pool = pool.max_idle(n);
-        }
-        let pool = pool.build();
-        let container = Container::from_value(
-            &pool,
-            Logged {
-                value: self.init,
-                seq: 0,
-            },
-        );
-        // The extra versions, copies of batch 0, taken out together (so that each is a new
-        // object) and then given back idle.
-        let mut versions = VecDeque::new();
-        {
-            let current = container.acquire();
-            let extra: Vec<_> = (1..self.versions)
-                .map(|_| {
-                    let mut v = pool.get();
-                    v.value.sync_from(&current.value);
-                    v.seq = 0;
-                    v
-                })
-                .collect();
-            versions.extend(extra.iter().map(|_| 0));
-        }
-        LogWriter {
-            container: Arc::new(container),
-            log: VecDeque::new(),
-            pending: 0,
-            head: 0,
-            base: 0,
-            versions,
-            max_log_ops: self.max_log_ops,
-            passes_seen: 0,
-            stats: LogStats::default(),
-        }
-    }
-}
-
-impl<T, O> LogWriter<T, O>
-where
-    T: Absorb<O> + Default + Send + Sync + 'static,
-{
-    /// A writer whose container holds `init` as its first version (batch 0).
-    ///
-    /// The container's pool makes further versions with `T::default()` and brings each up
-    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that, versions
-    /// come back from the pool and replay only what they missed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
-    ///
-    /// let w: LogWriter<HashMap<String, u32>, MapOp<String, u32>> = LogWriter::new(HashMap::new());
-    /// assert!(w.container().acquire().is_empty());
-    /// ```
-    pub fn new(init: T) -> LogWriter<T, O> {
-        LogWriter::builder(init).build()
-    }
-
-    /// Starts configuring a writer whose container holds `init`; see [`LogBuilder`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
-    ///
-    /// let mut w = LogWriter::builder(Vec::new()).max_log_ops(10_000).build();
-    /// w.append(VecOp::Push(7));
-    /// w.publish();
-    /// assert_eq!(*w.container().acquire(), vec![7]);
-    /// ```
-    pub fn builder(init: T) -> LogBuilder<T> {
-        LogBuilder {
-            init,
-            max_log_ops: DEFAULT_MAX_LOG_OPS,
-            max_idle: None,
-            versions: 1,
-        }
-    }
-}
 
 impl<T, O> LogWriter<T, O>
 where
@@ -785,9 +623,7 @@ where
         };
         // The new batch among them: every other version lacks it, so it is applied by
         // reference and stays logged.
-        for (_, op) in log.range(start..) {
-            next.value.absorb(op);
-        }
+        next.value.absorb_all(log.range(start..).map(|(_, op)| op));
         stats.applied += (log.len() - start) as u64;
         stats.appended += batch as u64;
         let seq = *head + 1;
@@ -875,16 +711,6 @@ impl<T, O> fmt::Debug for LogWriter<T, O> {
             .field("pending", &self.pending)
             .field("log_len", &self.logged())
             .field("versions", &self.versions.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<T> fmt::Debug for LogBuilder<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LogBuilder")
-            .field("max_log_ops", &self.max_log_ops)
-            .field("max_idle", &self.max_idle)
-            .field("versions", &self.versions)
             .finish_non_exhaustive()
     }
 }

@@ -330,13 +330,46 @@ impl<T> Pool<T> {
             return None;
         }
         let local = shared.local_fast()?;
-        let node = local.take_one(self::depot::Generation::Primary)?;
-        // The node's budget slot: it leaves the idle objects (as in `take_or_acquire_permit`).
-        shared.budget.unreserve(1);
-        if !shared.reset(&node) {
+        let node = shared.take_from_depot(local, self::depot::Generation::Primary)?;
+        self.hand_out(node, Some(local))
+    }
+
+    /// An idle object from the calling thread's own share only: its magazine, else (as
+    /// [`get_returned`](Pool::get_returned)) its depot. Never steals from other threads,
+    /// never runs a reclamation pass or the factory: `None` when this thread holds nothing
+    /// idle, or as for `get_returned`. For the change log's writer, which catches up its
+    /// idle spare only when one is at hand (`log/spare.rs`); the versions it published come
+    /// back to its own share. Costs a thread-local lookup and the magazine's plain loads and
+    /// stores, or else `get_returned`'s depot lock; plus the reset.
+    pub(crate) fn get_idle_here(&self) -> Option<Pooled<'_, T>> {
+        let shared = &*self.shared;
+        if shared.max_live.is_some() {
             return None;
         }
-        local.count_hit();
+        let local = shared.local_fast()?;
+        // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
+        match unsafe { local.pop(&shared.budget) } {
+            Some(node) => self.hand_out(node, Some(local)),
+            None => self.get_returned(),
+        }
+    }
+
+    /// The end of every hit that leaves the magazine's fast path: resets `node` and hands
+    /// it out, counting the hit on `local` (the calling thread's share, if it has one);
+    /// `None` if the reset discarded it (`shared.reset` then dropped it). Costs the reset
+    /// and a relaxed load and store.
+    #[inline]
+    fn hand_out(
+        &self,
+        node: NodePtr<PoolNode<T>>,
+        local: Option<&PoolLocal<T>>,
+    ) -> Option<Pooled<'_, T>> {
+        if !self.shared.reset(&node) {
+            return None;
+        }
+        if let Some(local) = local {
+            local.count_hit();
+        }
         Some(Pooled::check_out(node, self))
     }
 
@@ -543,9 +576,8 @@ impl<T> Pool<T> {
                 let looked = shared.retired.passes_ended();
                 // SAFETY: `Shared::local` returns the calling thread's own `Local`.
                 while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
-                    if shared.reset(&node) {
-                        local.count_hit();
-                        return Pooled::check_out(node, self);
+                    if let Some(pooled) = self.hand_out(node, Some(local)) {
+                        return pooled;
                     }
                 }
                 if shared.retired.reclaim_pending(looked) == 0 {
@@ -587,11 +619,8 @@ impl<T> Pool<T> {
                     // Outside the lock: the reset is user code. If it discards the object,
                     // the permit it frees is ours to take on the next turn (or a
                     // waiter's, which the discard wakes).
-                    if shared.reset(&node) {
-                        if let Some(local) = local {
-                            local.count_hit();
-                        }
-                        return Some(Pooled::check_out(node, self));
+                    if let Some(pooled) = self.hand_out(node, local) {
+                        return Some(pooled);
                     }
                 }
                 Ok(None) => return Some(self.make_new()),

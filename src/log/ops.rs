@@ -6,6 +6,7 @@
 //! operation takes its data by value instead; a [`Recycled`] map copies it as the others
 //! do, into buffers from its arena, so that its arena does not grow with every publish.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
 
@@ -116,10 +117,11 @@ where
 
     fn absorb_owned(&mut self, op: MapOp<K, V>) {
         match op {
-            MapOp::Insert(k, v) => match self.get_mut(&k) {
-                Some(old) => *old = v,
-                None => {
-                    self.insert(k, v);
+            // One lookup: the key is ours to give (an overwrite drops it).
+            MapOp::Insert(k, v) => match self.entry(k) {
+                Entry::Occupied(mut e) => *e.get_mut() = v,
+                Entry::Vacant(e) => {
+                    e.insert(v);
                 }
             },
             MapOp::Remove(k) => {
@@ -129,8 +131,85 @@ where
         }
     }
 
+    fn absorb_all<'a, I>(&mut self, ops: I)
+    where
+        I: IntoIterator<Item = &'a MapOp<K, V>>,
+        MapOp<K, V>: 'a,
+    {
+        // Made at the first remove: a replay without one pays nothing for it.
+        let mut removed: Option<Removed<K, V>> = None;
+        for op in ops {
+            match op {
+                MapOp::Insert(k, v) => match removed.as_mut().and_then(Removed::take) {
+                    // A removed entry to reuse: its key, rewritten, makes the one lookup.
+                    Some((mut old_k, mut old_v)) => {
+                        old_k.clone_from(k);
+                        match self.entry(old_k) {
+                            // The map keeps its own key; the removed entry is dropped here,
+                            // as a plain `absorb` would have dropped it at the remove.
+                            Entry::Occupied(mut e) => e.get_mut().clone_from(v),
+                            Entry::Vacant(e) => {
+                                old_v.clone_from(v);
+                                e.insert(old_v);
+                            }
+                        }
+                    }
+                    None => match self.get_mut(k) {
+                        Some(old) => old.clone_from(v),
+                        None => {
+                            self.insert(k.clone(), v.clone());
+                        }
+                    },
+                },
+                MapOp::Remove(k) => {
+                    if let Some(entry) = self.remove_entry(k) {
+                        removed.get_or_insert_with(Removed::new).keep(entry);
+                    }
+                }
+                MapOp::Clear => self.clear(),
+            }
+        }
+    }
+
     fn sync_from(&mut self, src: &Self) {
         self.clone_from(src);
+    }
+}
+
+/// How many removed entries [`Removed`] keeps for later inserts: a replay that removes more
+/// before it inserts frees the rest, as a plain `absorb` would.
+const REUSED: usize = 8;
+
+/// Entries a replay removed, kept (up to [`REUSED`], on the stack) so that a later insert
+/// of a new key reuses their buffers: `clone_from` into a removed key and value of the
+/// same shape allocates nothing, where `clone` allocates each buffer anew and the removal
+/// freed the old ones. What is left unused is dropped with it.
+struct Removed<K, V> {
+    entries: [Option<(K, V)>; REUSED],
+    len: usize,
+}
+
+impl<K: Clone, V: Clone> Removed<K, V> {
+    fn new() -> Self {
+        Removed {
+            entries: [const { None }; REUSED],
+            len: 0,
+        }
+    }
+
+    /// Keeps a removed entry if there is room; else it is dropped here.
+    fn keep(&mut self, entry: (K, V)) {
+        if let Some(slot) = self.entries.get_mut(self.len) {
+            *slot = Some(entry);
+            self.len += 1;
+        }
+    }
+
+    /// The entry kept last, if any.
+    fn take(&mut self) -> Option<(K, V)> {
+        let at = self.len.checked_sub(1)?;
+        self.len = at;
+        self.entries[at].take()
     }
 }
 

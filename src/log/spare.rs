@@ -27,7 +27,7 @@ where
 {
     /// Replays on the stalest idle version the oldest whole batches it lacks, at least
     /// `2 × batch + 64` operations if it lacks that many (see the module docs). Does
-    /// nothing if no version is idle (the pool would build one), or if the one the pool
+    /// nothing if no version is idle in this thread's share of the pool, or if the one it
     /// hands out is not the stalest version the log keeps operations for (a reader holds
     /// the stalest: catching up another would shrink nothing) or is out of the log's reach.
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
@@ -41,10 +41,15 @@ where
             ..
         } = self;
         // Besides the spare, the version the last publish retired (on the retired list).
-        if versions.len() < 2 || container.pool().stats().idle == 0 {
+        if versions.len() < 2 {
             return;
         }
-        let mut spare = container.get_new();
+        // Only a version idle in this thread's share, where the pool puts back the versions
+        // this writer published and the spare it caught up last: no walk over the other
+        // threads' shares, no pass, no factory (a miss skips this publish's catch-up).
+        let Some(mut spare) = container.pool().get_idle_here() else {
+            return;
+        };
         let had = spare.seq;
         if had == UNSYNCED || had < *base || versions.front() != Some(&had) {
             // Back to the pool as it was (dropping it gives it back).
@@ -58,29 +63,44 @@ where
         let limit = 2 * batch + 64;
         let mut applied = 0;
         let mut upto = had;
-        // Operations before `at` stay in the log (another version lacks them).
+        // Whole batches only, none past the current one: whether the operation numbered
+        // `n` is past what this catch-up replays.
+        let past = |n: u64, upto: u64, applied: usize| n > *head || (n > upto && applied >= limit);
+        // First, from the front, the operations no other version lacks: their last
+        // application, by value. Operations before `at` stay in the log (the spare holds
+        // them, or another version lacks them).
         let mut at = 0;
         while let Some(&(n, _)) = log.get(at) {
-            // Whole batches only, none past the current one.
-            if n > *head || (n > upto && applied >= limit) {
+            if past(n, upto, applied) {
                 break;
             }
             if n <= had {
                 at += 1;
                 continue;
             }
-            if at == 0 && n <= others {
-                // No other version lacks it: the last application, by value.
-                let (n, op) = log.pop_front().expect("front was just seen");
-                spare.value.absorb_owned(op);
-                *base = (*base).max(n);
-            } else {
-                spare.value.absorb(&log[at].1);
-                at += 1;
+            if at > 0 || n > others {
+                break;
             }
+            let (n, op) = log.pop_front().expect("front was just seen");
+            spare.value.absorb_owned(op);
+            *base = (*base).max(n);
             upto = n;
             applied += 1;
         }
+        // Then those another version lacks, by reference, in one replay (a map reuses what
+        // one operation removes for a later insert: `Absorb::absorb_all`). All of them are
+        // numbered past `had`: the log is in order, and the loop above stopped at the first
+        // such operation it did not apply.
+        let mut end = at;
+        while let Some(&(n, _)) = log.get(end) {
+            if past(n, upto, applied) {
+                break;
+            }
+            upto = n;
+            applied += 1;
+            end += 1;
+        }
+        spare.value.absorb_all(log.range(at..end).map(|(_, op)| op));
         stats.applied += applied as u64;
         spare.seq = upto;
         let at = versions.partition_point(|&v| v <= upto);

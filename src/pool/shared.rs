@@ -633,6 +633,21 @@ impl<T> Shared<T> {
         }
     }
 
+    /// Takes one idle node from `local`'s depot list of `generation`, under its lock, and
+    /// gives back the node's budget slot (it leaves the idle objects). The depot part of
+    /// every take that bypasses the magazine: `take_or_acquire_permit` and the change log's
+    /// `Pool::get_returned`. Costs the depot's lock (uncontended: two atomic
+    /// read-modify-writes) and one budget read-modify-write when a node is there.
+    pub(super) fn take_from_depot(
+        &self,
+        local: &PoolLocal<T>,
+        generation: Generation,
+    ) -> Option<NodePtr<PoolNode<T>>> {
+        let node = local.take_one(generation)?;
+        self.budget.unreserve(1);
+        Some(node)
+    }
+
     /// For a pool with a live bound: takes an idle object from some depot (the calling
     /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
@@ -657,9 +672,7 @@ impl<T> Shared<T> {
                     .iter()
                     .filter(|l| !own.is_some_and(|o| ptr_eq(l, o)));
                 for local in own.into_iter().chain(others) {
-                    if let Some(node) = local.take_one(generation) {
-                        // The node's budget slot: it leaves the idle objects.
-                        self.budget.unreserve(1);
+                    if let Some(node) = self.take_from_depot(local, generation) {
                         return Ok(Some(node));
                     }
                 }

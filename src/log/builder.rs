@@ -1,0 +1,215 @@
+//! Building a [`LogWriter`]: [`LogBuilder`]'s options (the log's bound, the pool's idle
+//! bound, versions made up front) and the writer's constructors.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+// std's `Arc`, as in `log.rs`: the readers' handle is public.
+#[allow(clippy::disallowed_types)]
+use std::sync::Arc;
+
+use super::{Absorb, LogStats, LogWriter, Logged, DEFAULT_MAX_LOG_OPS, UNSYNCED};
+use crate::{Container, Pool};
+
+/// Configures a [`LogWriter`]; see [`LogWriter::builder`].
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct LogBuilder<T> {
+    init: T,
+    max_log_ops: usize,
+    max_idle: Option<usize>,
+    versions: usize,
+}
+
+impl<T> LogBuilder<T>
+where
+    T: Default + Send + Sync + 'static,
+{
+    /// The most operations the log keeps for versions that lack them (default
+    /// [`DEFAULT_MAX_LOG_OPS`]). Past it, the oldest are dropped, and a version that still
+    /// lacked them is copied whole ([`Absorb::sync_from`]) when it next comes back: a
+    /// bound on the log's memory, at the price of a full copy after a reader held a
+    /// version across that many operations. The log always keeps the current batch, so a
+    /// batch larger than the bound is kept whole.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::builder(HashMap::new()).max_log_ops(1_000).build();
+    /// w.append(MapOp::Insert(1, "one"));
+    /// w.publish();
+    /// # let _: &LogWriter<_, MapOp<i32, &str>> = &w;
+    /// ```
+    pub fn max_log_ops(mut self, ops: usize) -> Self {
+        self.max_log_ops = ops;
+        self
+    }
+
+    /// The most idle versions the container's pool keeps (default: the pool's
+    /// [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE)); see
+    /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
+    /// is simply not recycled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let w = LogWriter::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
+    /// assert_eq!(w.container().pool().max_idle(), 4);
+    /// ```
+    pub fn max_idle(mut self, n: usize) -> Self {
+        self.max_idle = Some(n);
+        self
+    }
+
+    /// How many versions to make at build time, the initial one included (default 1):
+    /// each extra one is a full copy of `init` ([`Absorb::sync_from`]), made here rather
+    /// than on a publish. Without them, the first publishes that find no idle version make
+    /// one from the pool's factory and copy the current version into it, on the publishing
+    /// thread: an O(n) publish for each version the workload needs beyond the first, the
+    /// last of which may come late (when a reader first holds a guard at the wrong moment).
+    /// A writer with readers that each hold one guard at a time circulates three (the
+    /// current version, one a reader still holds, the one being written); readers that
+    /// hold guards across publishes need more.
+    ///
+    /// Costs `n - 1` full copies and their memory at once (they would be made later
+    /// anyway, if the workload needs them). The log keeps what these versions lack until
+    /// the writer takes them, within [`max_log_ops`](LogBuilder::max_log_ops).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::builder(HashMap::from([(1, "one")])).versions(3).build();
+    /// assert_eq!(w.container().pool().stats().idle, 2);
+    /// for i in 2..100 {
+    ///     w.append(MapOp::Insert(i, "more"));
+    ///     w.publish();
+    /// }
+    /// assert_eq!(w.stats().full_syncs, 0); // no publish copied the whole map
+    /// ```
+    pub fn versions(mut self, n: usize) -> Self {
+        self.versions = n;
+        self
+    }
+
+    /// Makes the writer; its container holds `init` as batch 0.
+    ///
+    /// # Panics
+    ///
+    /// If [`Absorb::sync_from`] panics while it makes the extra
+    /// [`versions`](LogBuilder::versions).
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
+    pub fn build<O>(self) -> LogWriter<T, O>
+    where
+        T: Absorb<O>,
+    {
+        let mut pool = Pool::builder(
+            || Logged {
+                value: T::default(),
+                seq: UNSYNCED,
+            },
+            // The reset keeps the contents: the writer brings a recycled version up to
+            // date from what it held.
+            |_: &mut Logged<T>| {},
+        );
+        if let Some(n) = self.max_idle {
+            pool = pool.max_idle(n);
+        }
+        let pool = pool.build();
+        let container = Container::from_value(
+            &pool,
+            Logged {
+                value: self.init,
+                seq: 0,
+            },
+        );
+        // The extra versions, copies of batch 0, taken out together (so that each is a new
+        // object) and then given back idle.
+        let mut versions = VecDeque::new();
+        {
+            let current = container.acquire();
+            let extra: Vec<_> = (1..self.versions)
+                .map(|_| {
+                    let mut v = pool.get();
+                    v.value.sync_from(&current.value);
+                    v.seq = 0;
+                    v
+                })
+                .collect();
+            versions.extend(extra.iter().map(|_| 0));
+        }
+        LogWriter {
+            container: Arc::new(container),
+            log: VecDeque::new(),
+            pending: 0,
+            head: 0,
+            base: 0,
+            versions,
+            max_log_ops: self.max_log_ops,
+            passes_seen: 0,
+            stats: LogStats::default(),
+        }
+    }
+}
+
+impl<T, O> LogWriter<T, O>
+where
+    T: Absorb<O> + Default + Send + Sync + 'static,
+{
+    /// A writer whose container holds `init` as its first version (batch 0).
+    ///
+    /// The container's pool makes further versions with `T::default()` and brings each up
+    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that, versions
+    /// come back from the pool and replay only what they missed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let w: LogWriter<HashMap<String, u32>, MapOp<String, u32>> = LogWriter::new(HashMap::new());
+    /// assert!(w.container().acquire().is_empty());
+    /// ```
+    pub fn new(init: T) -> LogWriter<T, O> {
+        LogWriter::builder(init).build()
+    }
+
+    /// Starts configuring a writer whose container holds `init`; see [`LogBuilder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::log::{LogWriter, VecOp};
+    ///
+    /// let mut w = LogWriter::builder(Vec::new()).max_log_ops(10_000).build();
+    /// w.append(VecOp::Push(7));
+    /// w.publish();
+    /// assert_eq!(*w.container().acquire(), vec![7]);
+    /// ```
+    pub fn builder(init: T) -> LogBuilder<T> {
+        LogBuilder {
+            init,
+            max_log_ops: DEFAULT_MAX_LOG_OPS,
+            max_idle: None,
+            versions: 1,
+        }
+    }
+}
+
+impl<T> fmt::Debug for LogBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogBuilder")
+            .field("max_log_ops", &self.max_log_ops)
+            .field("max_idle", &self.max_idle)
+            .field("versions", &self.versions)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,98 @@
+//! Zero allocations per publish for a change log over `HashMap<String, Vec<String>>`.
+//!
+//! Overwrites that fit the old value's buffers go through `clone_from`; an insert of a new
+//! key reuses the buffers of an entry the same replay removed before it
+//! (`Absorb::absorb_all`); the last application moves the operation's data in. Batches of
+//! overwrites and remove + insert pairs (the size stays put, as in `benches/delta.rs`)
+//! then allocate nothing once the log and the versions exist: the operations are made
+//! before the counter is read, and only the writer's thread is counted.
+//!
+//! The counting allocator is process-wide, so this file holds one test.
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use std::collections::HashMap;
+
+use poolswap::log::{LogWriter, MapOp};
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+type Op = MapOp<String, Vec<String>>;
+
+/// Stable keys (overwritten) below this; churning keys (removed, inserted) from here up.
+/// Fewer under Miri, where building the map's strings dominates.
+const STABLE: usize = if cfg!(miri) { 50 } else { 1_000 };
+
+fn key(i: usize) -> String {
+    format!("key-{i:07}")
+}
+
+/// Three strings of equal length whatever `tag` is, so that an overwrite fits.
+fn value(i: usize, tag: usize) -> Vec<String> {
+    (0..3)
+        .map(|j| format!("backend-{j}-{tag:08}-{i:010}"))
+        .collect()
+}
+
+/// Batch `r`: six overwrites of stable keys, then two pairs of a remove of the oldest
+/// churning key and an insert of a new one.
+fn batch(r: usize) -> Vec<Op> {
+    let mut ops: Vec<Op> = (0..6)
+        .map(|j| {
+            let i = (r * 6 + j) * 7 % STABLE;
+            MapOp::Insert(key(i), value(i, r))
+        })
+        .collect();
+    for p in 0..2 {
+        let gone = STABLE + 2 * r + p;
+        let new = gone + STABLE;
+        ops.push(MapOp::Remove(key(gone)));
+        ops.push(MapOp::Insert(key(new), value(new, r)));
+    }
+    ops
+}
+
+#[test]
+fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
+    let (warm_up, timed) = if cfg!(miri) { (40, 10) } else { (600, 2_000) };
+    let init: HashMap<String, Vec<String>> =
+        (0..2 * STABLE).map(|i| (key(i), value(i, 0))).collect();
+    // A small log bound, so that the warm-up reaches the spare's catch-up and the log's
+    // largest length: from then on its buffer no longer grows.
+    let mut w = LogWriter::builder(init)
+        .versions(3)
+        .max_log_ops(160)
+        .build();
+    let mut batches: Vec<Vec<Op>> = (0..warm_up + timed).map(batch).collect();
+    batches.reverse();
+    for _ in 0..warm_up {
+        w.extend(batches.pop().expect("made above"));
+        w.publish();
+    }
+    let before = counting_alloc::thread_allocs();
+    for _ in 0..timed {
+        let ops = batches.pop().expect("made above");
+        // A reader on this thread that lets go before each publish, as in tests/log.rs.
+        drop(w.container().acquire());
+        w.extend(ops);
+        w.publish();
+    }
+    let allocs = counting_alloc::thread_allocs() - before;
+    let stats = w.stats();
+    assert_eq!(
+        allocs, 0,
+        "{allocs} allocations in {timed} publishes: {stats:?}"
+    );
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    // The map is what the batches say: the last batch's churning keys are in, the first
+    // ones out, and a stable key holds its last overwrite.
+    let last = warm_up + timed - 1;
+    let now = w.container().acquire();
+    assert_eq!(now.len(), 2 * STABLE);
+    assert!(!now.contains_key(&key(STABLE)));
+    assert!(now.contains_key(&key(2 * STABLE + 2 * last + 1)));
+    let i = (last * 6 + 5) * 7 % STABLE;
+    assert_eq!(now[&key(i)], value(i, last));
+}
