@@ -517,10 +517,12 @@ impl<N> Local<N> {
         .ok_or(NodePtr(node))
     }
 
-    /// `push`'s slow path: spills half of a full magazine to the depot, taking the slots
-    /// parked there (see `refill_from`) under the same lock; if no slot is spare, reserves
-    /// [`SLOT_BATCH`] from the budget, or once it is spent, takes the depot's parked slots.
-    /// Returns the node if the idle bound is reached, for the caller to drop.
+    /// `push`'s slow path: spills half of a full magazine to the depot (all of it if the
+    /// thread got nothing since its last spill), taking the slots parked there (see
+    /// `refill_from`) under the same lock; if no slot is spare, takes the depot's parked
+    /// slots if its hint shows any, else reserves [`SLOT_BATCH`] from the budget. Notes
+    /// whether the budget is near its ceiling (`Magazine::roomy`). Returns the node if the
+    /// idle bound is reached, for the caller to drop.
     ///
     /// # Safety
     ///
