@@ -97,12 +97,15 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///   read-modify-write (and no fence: the busy mark that lets `trim` take an idle thread's
 ///   magazine is one plain store, a compiler fence, a load and a branch). Otherwise one
 ///   lock per depot that seems to hold objects (its own first, then other threads'),
-///   moving up to [`MAGAZINE_SIZE`] objects at once, and one atomic read-modify-write on
-///   the idle budget; on a miss, the factory and one allocation
-///   (the node), none if a discarded object left its node behind.
+///   moving up to [`MAGAZINE_SIZE`] objects at once (the budget slots this thread's gets
+///   freed are parked in that depot under the same lock, for its owner's next puts); on a
+///   miss, the factory and one allocation (the node), none if a discarded object left its
+///   node behind.
 /// - Dropping a [`Pooled`]: the same, the other way. A full magazine spills half of itself
-///   to the thread's depot under one lock; once per [`SLOT_BATCH`] puts, one atomic
-///   read-modify-write on the idle budget.
+///   (all of it if the thread got nothing since its last spill: it only puts back what
+///   another thread gets) to the thread's depot under one lock, and takes the slots parked
+///   there; with no slot spare and none parked, one atomic read-modify-write on the idle
+///   budget for [`SLOT_BATCH`] slots.
 /// - The first use of a pool on a thread allocates that thread's magazine and depot
 ///   (once), and an entry in the thread's registry (one allocation).
 /// - With [`decay`](PoolBuilder::decay): one clock read per slow path above and per 256

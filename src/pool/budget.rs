@@ -2,18 +2,45 @@
 //!
 //! `max_idle` counts every idle object, magazines included, yet the hit path must not touch
 //! a shared counter. So the pool keeps a budget of idle slots and hands it out in batches,
-//! as Linux's per-CPU counters do. A magazine holds one slot per object in it plus at most
-//! [`SLOT_BATCH`] spare ones; it goes to the budget only when it has no spare slot on a
-//! put (reserving `SLOT_BATCH` at once), holds more than `SLOT_BATCH` spare after a get, or
-//! refills (giving back all its spare slots). Objects moving between a magazine and a depot
-//! carry their slots with them. So at every instant:
+//! as Linux's per-CPU counters do. A magazine holds one slot per object in it and the rest
+//! spare, at most `MAGAZINE_SIZE + SLOT_BATCH` slots in all: a get turns an object's slot
+//! into a spare one and a put the other way, so neither hit path reaches that bound or
+//! touches the budget. Objects moving between a magazine and a depot carry their slots with
+//! them, and so do the spare slots, the other way:
+//!
+//! - a thread that refills its magazine from a depot *parks* its spare slots there (with
+//!   the slot of the object it hands out), under the depot's lock it holds anyway, up to
+//!   `PARKED_MAX` per depot;
+//! - a thread that spills into its own depot takes the slots parked there, under the same
+//!   lock, up to its magazine's room; a donation to a depot (a retired version coming
+//!   back) takes a parked slot first.
+//!
+//! Near the ceiling (fewer than `SLOTS_MAX` slots left when a magazine last reached a slow
+//! path), a magazine keeps at most [`SLOT_BATCH`] spare, giving the rest back to the budget
+//! in batches, and a refill gives its freed slots back instead of parking them: parked
+//! slots are out of reach of other threads' puts. So a tight bound behaves as before.
+//!
+//! So in a handoff (one thread gets, another puts back) the slots go back the way the
+//! objects came, and neither thread touches the shared counter per batch: in the
+//! producer/consumer pipeline of `benches/pool.rs` (`examples/pipeline_loop.rs`, with a
+//! temporary counter in each budget operation), 0.26-0.43 budget read-modify-writes per 16
+//! objects (when a parked count runs dry or fills up), against 8 before (one per
+//! `SLOT_BATCH` objects on each side). The budget is reached only by a put that finds no spare slot and none
+//! parked in its depot ([`SLOT_BATCH`] at once), a refill that parks past `PARKED_MAX`,
+//! donations to a depot with nothing parked, and flushes, trims and closes (which give
+//! back what they find). So at every instant:
 //!
 //! ```text
-//! idle objects <= slots in use = objects in magazines + spare slots + objects in depots <= max
+//! idle objects <= slots in use
+//!               = objects in magazines + spare slots + objects in depots + parked slots
+//!              <= max
 //! ```
 //!
-//! Spare slots of threads that went quiet can make the pool drop an object while fewer
-//! than `max` are idle: at most `SLOT_BATCH` per such thread.
+//! Spare and parked slots of threads that went quiet can make the pool drop an object while
+//! fewer than `max` are idle: [`SLOT_BATCH`] per such thread's magazine near the ceiling;
+//! further from it, at most `MAGAZINE_SIZE + SLOT_BATCH` per magazine (objects and spare
+//! slots together, the same as before slots travelled back) and `PARKED_MAX` per depot.
+//! `trim` and decay give the parked slots back.
 //!
 //! # The adaptive bound
 //!
@@ -35,10 +62,12 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicUsize, Ordering};
 
-/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes or gives
-/// back at once, and the most it holds spare: each thread that uses a pool may hold up to
-/// this many slots it is not using.
+/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes at once
+/// when it puts an object back and has no spare slot, and how many slots a thread's
+/// magazine holds beyond [`MAGAZINE_SIZE`]: each thread that uses a pool holds at most
+/// `MAGAZINE_SIZE + SLOT_BATCH` slots, one per object in its magazine, the rest spare.
 ///
+/// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
 /// [`PoolBuilder::max_idle`]: crate::PoolBuilder::max_idle
 pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
 
@@ -113,6 +142,13 @@ impl IdleBudget {
     pub(crate) fn in_use(&self) -> usize {
         // Relaxed: a reading, used for no synchronization.
         self.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Whether fewer than `margin` slots are left under the ceiling: threads then hand
+    /// slots back to the budget rather than keep them (see the module docs). A load of
+    /// `in_use` and of the ceiling.
+    pub(crate) fn near_ceiling(&self, margin: usize) -> bool {
+        self.in_use().saturating_add(margin) > self.max()
     }
 
     /// Takes up to `n` slots; returns how many it got (0 when the budget is spent).

@@ -81,11 +81,16 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// bound, if a burst must not pin memory. [`Pool::max_idle`] reads the bound now.
     ///
     /// The bound is enforced through a shared budget handed to threads [`SLOT_BATCH`] slots
-    /// at a time, so that the hit path need not touch a shared counter. It is never
-    /// exceeded, but each thread that uses the pool may hold up to `SLOT_BATCH` slots it is
-    /// not using, so the pool may drop a returned object while up to `SLOT_BATCH` per thread
-    /// fewer than `max_idle` are idle. With many threads and a tight bound, leave room for
-    /// that.
+    /// at a time, whose slots then travel with the objects from thread to thread, so that
+    /// neither the hit path nor a handoff between threads touches a shared counter per
+    /// object. It is never exceeded, but each thread that uses the pool may hold slots it
+    /// is not using: up to `SLOT_BATCH` once the pool is within `MAGAZINE_SIZE +
+    /// SLOT_BATCH` slots of the bound; further from it, up to `MAGAZINE_SIZE + SLOT_BATCH`
+    /// (spare and in use in its magazine together), plus up to `2 * MAGAZINE_SIZE` parked
+    /// in its depot by threads that took objects from it, for its next puts
+    /// ([`Pool::trim`] gives those back). So the pool may drop a returned object while
+    /// that many per thread fewer than `max_idle` are idle. With many threads and a tight
+    /// bound, leave room for that.
     ///
     /// [`SLOT_BATCH`]: crate::SLOT_BATCH
     ///

@@ -7,6 +7,7 @@
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
+use super::local::MAGAZINE_SIZE;
 use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// The only handle on an idle node while it sits in a magazine or depot or moves between
@@ -25,12 +26,15 @@ pub(crate) enum Generation {
     Victim,
 }
 
-/// A depot: two lists behind a lock, and their total length readable without it.
+/// A depot: two lists and the budget slots parked with them behind a lock, and their
+/// counts readable without it.
 pub(crate) struct Depot<N> {
     lists: Mutex<Lists<N>>,
     /// Mirror of `lists`' total length, stored when a [`DepotGuard`] unlocks. Read without
     /// the lock as a hint.
     len: AtomicUsize,
+    /// Mirror of `Lists::parked`, stored when a [`DepotGuard`] unlocks; a hint, as `len`.
+    parked: AtomicUsize,
 }
 
 /// The depot's contents.
@@ -40,6 +44,11 @@ pub(crate) struct Lists<N> {
     /// Set, under the lock, when the pool's last handle is dropped: from then on the depot
     /// takes nothing in (see `Local::donate`).
     pub(crate) closed: bool,
+    /// Idle-budget slots parked here with no node: left by a thread that refilled its
+    /// magazine from this depot, for whoever puts nodes in next (the owner's spill, a
+    /// donation), so that slots go back the way nodes came without touching the shared
+    /// budget (see `budget.rs`). At most `local::PARKED_MAX`.
+    pub(crate) parked: usize,
 }
 
 /// A locked depot; updates the depot's length mirror when it unlocks.
@@ -48,6 +57,9 @@ pub(crate) struct DepotGuard<'a, N> {
     len: &'a AtomicUsize,
     /// The length when locked: the mirror is stored only if it changed.
     locked_len: usize,
+    parked: &'a AtomicUsize,
+    /// `Lists::parked` when locked, as `locked_len`.
+    locked_parked: usize,
 }
 
 impl<N> Depot<N> {
@@ -58,19 +70,30 @@ impl<N> Depot<N> {
                 primary: Vec::with_capacity(room),
                 victim: Vec::with_capacity(room),
                 closed: false,
+                parked: 0,
             }),
             len: AtomicUsize::new(0),
+            parked: AtomicUsize::new(0),
         }
     }
 
     pub(crate) fn lock(&self) -> DepotGuard<'_, N> {
         let lists = self.lists.lock();
         let locked_len = lists.len();
+        let locked_parked = lists.parked;
         DepotGuard {
             lists,
             len: &self.len,
             locked_len,
+            parked: &self.parked,
+            locked_parked,
         }
+    }
+
+    /// The parked slots at the last unlock: a hint, possibly stale.
+    pub(crate) fn parked_hint(&self) -> usize {
+        // Relaxed: a hint, as `len_hint`.
+        self.parked.load(Ordering::Relaxed)
     }
 
     /// The length at the last unlock: a hint, possibly stale.
@@ -80,9 +103,27 @@ impl<N> Depot<N> {
     }
 }
 
+/// The most budget slots a depot keeps parked; more go back to the shared budget.
+pub(crate) const PARKED_MAX: usize = 2 * MAGAZINE_SIZE;
+
 impl<N> Lists<N> {
     pub(crate) fn len(&self) -> usize {
         self.primary.len() + self.victim.len()
+    }
+
+    /// Parks `n` budget slots here, up to [`PARKED_MAX`]; returns those that did not fit,
+    /// for the caller to give back to the budget.
+    pub(crate) fn park(&mut self, n: usize) -> usize {
+        let kept = n.min(PARKED_MAX - self.parked);
+        self.parked += kept;
+        n - kept
+    }
+
+    /// Takes up to `most` parked slots; returns how many.
+    pub(crate) fn unpark(&mut self, most: usize) -> usize {
+        let n = most.min(self.parked);
+        self.parked -= n;
+        n
     }
 
     pub(crate) fn list(&mut self, generation: Generation) -> &mut Vec<NodePtr<N>> {
@@ -100,6 +141,10 @@ impl<N> Drop for DepotGuard<'_, N> {
             // Relaxed: a mirror for hints and statistics, written under the lock (this runs
             // before the `lists` field, the lock guard, is dropped).
             self.len.store(len, Ordering::Relaxed);
+        }
+        if self.lists.parked != self.locked_parked {
+            // Relaxed: as above.
+            self.parked.store(self.lists.parked, Ordering::Relaxed);
         }
     }
 }

@@ -13,11 +13,15 @@
 //!
 //! Batches are what a handoff (one thread gets, another puts back) pays for: each spill and
 //! each steal takes a contended lock, so their size sets how often (measured with
-//! `cargo bench --bench pool -- pool-handoff`). The owner's half of a [`Local`] and the
+//! `cargo bench --bench pool -- pool-handoff`). A thread that got nothing since its last
+//! spill only puts (the consumer of a pipeline) and spills its whole magazine: one lock per
+//! `MAGAZINE_SIZE` objects on each side of the handoff, not two on the putter's (counted
+//! with `examples/pipeline_loop.rs`: 3 depot locks per 16 objects before, 2 after). The owner's half of a [`Local`] and the
 //! depot's half sit on separate cache lines, so a thief locking the depot does not evict
 //! the owner's magazine from the owner's CPU.
 //!
-//! The idle budget ([`IdleBudget`]) travels with the nodes: see `budget.rs`.
+//! The idle budget ([`IdleBudget`]) travels with the nodes, and spare slots travel back
+//! through the depots (`Lists::parked`): see `budget.rs`.
 //!
 //! # Reaching an idle thread's magazine
 //!
@@ -41,8 +45,9 @@
 //!    CAS to claim.
 //! 2. Nodes change hands only under a depot's lock, or through the refcount's last
 //!    decrement (see `refcount.rs`).
-//! 3. The depot's length mirror, `hits` and the budget are Relaxed: hints and counts that
-//!    never publish a node. So are `OwnerSide::len`'s loads and stores but for rule 5's.
+//! 3. The depot's length and parked-slot mirrors, `hits` and the budget are Relaxed:
+//!    hints and counts that never publish a node. Parked slots themselves change only
+//!    under their depot's lock. So are `OwnerSide::len`'s loads and stores but for rule 5's.
 //! 4. The list of `Local`s is pushed at the front with a Release CAS and read with Acquire
 //!    loads; a `Local`'s `next` is written only before it is published, and a `Local` is
 //!    freed only with the pool.
@@ -60,9 +65,12 @@ use crossbeam_utils::CachePadded;
 use super::budget::{IdleBudget, SLOT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
 use crate::barrier;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 
+mod list;
 mod steal;
+
+pub(crate) use list::LocalList;
 
 /// The most idle objects one thread's magazine holds, per pool: its share that it gets and
 /// puts without a lock or an atomic read-modify-write.
@@ -76,6 +84,10 @@ pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// How many nodes a full magazine spills to its depot at once.
 const SPILL: usize = MAGAZINE_SIZE / 2;
+/// The most budget slots a magazine holds, one per node in it and the rest spare: a `get`
+/// turns a node's slot into a spare one, a put the other way, so the hit paths never
+/// reach this bound and never touch the shared budget (see `budget.rs`).
+pub(crate) const SLOTS_MAX: usize = MAGAZINE_SIZE + SLOT_BATCH;
 /// The most nodes an empty magazine takes at once from a depot's primary list.
 const REFILL: usize = MAGAZINE_SIZE;
 /// Depot room reserved up front per list (beyond it a list grows, once).
@@ -129,8 +141,17 @@ struct Magazine<N> {
     /// stale or dangling, never dereferenced. A fixed array: a push is one store, never an
     /// allocation, and `get(i)` both bounds-checks and tests for empty/full in one compare.
     nodes: [NonNull<N>; MAGAZINE_SIZE],
-    /// Budget slots held beyond the nodes in the magazine: it holds `len + spare` slots.
+    /// Budget slots held beyond the nodes in the magazine: it holds `len + spare` slots,
+    /// at most [`SLOTS_MAX`].
     spare: usize,
+    /// Whether the budget was at least [`SLOTS_MAX`] slots under its ceiling at this
+    /// magazine's last refill or put slow path. If so, a get keeps the slots it frees
+    /// spare (up to `SLOTS_MAX` in all), for the next refill to park in the depot it takes
+    /// from; if not, it gives them back to the budget once `SLOT_BATCH` are spare.
+    roomy: bool,
+    /// `OwnerSide::hits` at the last spill: unchanged at the next one, the thread only
+    /// puts (a consumer of objects another thread gets), and spills its whole magazine.
+    hits_at_spill: u64,
 }
 
 /// Whether `refill_from` may skip a depot whose length hint reads 0.
@@ -156,6 +177,8 @@ impl<N> Local<N> {
                 magazine: UnsafeCell::new(Magazine {
                     nodes: [NonNull::dangling(); MAGAZINE_SIZE],
                     spare: 0,
+                    roomy: false,
+                    hits_at_spill: u64::MAX,
                 }),
                 len: AtomicUsize::new(0),
                 request: AtomicUsize::new(NO_REQUEST),
@@ -249,7 +272,7 @@ impl<N> Local<N> {
             let m = unsafe { &mut *m };
             let r = f(m, &mut len);
             debug_assert!(
-                len <= MAGAZINE_SIZE && m.spare <= SLOT_BATCH,
+                len <= MAGAZINE_SIZE && len + m.spare <= SLOTS_MAX,
                 "magazine over bounds"
             );
             r
@@ -326,8 +349,9 @@ impl<N> Local<N> {
     }
 
     /// The hit path of `get`: pops the most recently stored node, if any. Plain loads and
-    /// stores; once per [`SLOT_BATCH`] pops, one budget RMW to give back spare slots. Gives
-    /// up (`None`) when a trimmer's request is pending: `take` answers it.
+    /// stores: the node's budget slot stays in the magazine, spare; past [`SLOT_BATCH`]
+    /// spare, an out-of-line look at the budget (see `pop_top`). Gives up (`None`) when a
+    /// trimmer's request is pending: `take` answers it.
     ///
     /// # Safety
     ///
@@ -370,19 +394,18 @@ impl<N> Local<N> {
     unsafe fn refill(&self, budget: &IdleBudget, list: &LocalList<N>) -> Option<NodePtr<N>> {
         for generation in [Generation::Primary, Generation::Victim] {
             // SAFETY: the caller owns this `Local`.
-            let mut found = unsafe { self.refill_from(self, generation, Look::Hinted) };
+            let mut found = unsafe { self.refill_from(self, generation, Look::Hinted, budget) };
             for target in list.iter() {
-                if found > 0 {
+                if found.is_some() {
                     break;
                 }
                 if !ptr::eq(target, self) {
                     // SAFETY: as above.
-                    found = unsafe { self.refill_from(target, generation, Look::Hinted) };
+                    found = unsafe { self.refill_from(target, generation, Look::Hinted, budget) };
                 }
             }
-            if found > 0 {
-                // SAFETY: as above.
-                return unsafe { self.pop_refilled(budget) };
+            if found.is_some() {
+                return found;
             }
         }
         // A hint may be stale: a donation to this thread's depot may have been stored while
@@ -390,45 +413,41 @@ impl<N> Local<N> {
         // here than a factory call while a donated object waits.
         for generation in [Generation::Primary, Generation::Victim] {
             // SAFETY: the caller owns this `Local`.
-            if unsafe { self.refill_from(self, generation, Look::Locked) } > 0 {
-                // SAFETY: as above.
-                return unsafe { self.pop_refilled(budget) };
+            if let Some(node) = unsafe { self.refill_from(self, generation, Look::Locked, budget) }
+            {
+                return Some(node);
             }
         }
         None
     }
 
-    /// Pops the node a refill just brought, and gives its budget slot back at once, with
-    /// the magazine's spare slots (one read-modify-write per refill): the slots a refilling
-    /// thread keeps spare are ones that the threads putting objects back lack, and with a
-    /// small `max_idle`, one a donation to this thread's depot would lack (with
-    /// `max_idle(1)`, every retired version would be dropped).
-    ///
-    /// # Safety
-    ///
-    /// As for `take`.
-    unsafe fn pop_refilled(&self, budget: &IdleBudget) -> Option<NodePtr<N>> {
-        // SAFETY: the caller owns the magazine; nothing here runs user code.
-        let (node, spare) = unsafe {
-            self.with_magazine(|m, len| {
-                let node = *m.nodes.get(len.wrapping_sub(1))?;
-                *len -= 1;
-                Some((node, std::mem::take(&mut m.spare)))
-            })
-        }?;
-        budget.unreserve(spare + 1);
-        Some(NodePtr(node))
-    }
-
     /// Moves nodes from `target`'s depot into this thread's magazine, with their slots: up
-    /// to [`REFILL`] from its primary list, or one from its victim list. Returns how many.
+    /// to [`REFILL`] from its primary list, or one from its victim list; pops the newest
+    /// and returns it, if it moved any.
+    ///
+    /// Then it parks the magazine's spare slots in `target`'s depot under the same lock,
+    /// with the slot of the node it returns: the slots a getting thread frees are the ones
+    /// that the thread putting nodes in that depot needs, and it takes them back there on
+    /// its next spill; a donation to the depot uses them too (with `max_idle(1)`, a
+    /// writer's retired versions would otherwise be dropped while its magazine held the
+    /// one slot). What `PARKED_MAX` leaves over goes back to `budget`. The pop is in the
+    /// same magazine operation as the park: a trimmer that took the magazine in between
+    /// would move the node back to the depot with its slot, parked already (a slot counted
+    /// twice; `decay_tick_vs_get` in `tests/loom_pool.rs` found that).
     ///
     /// # Safety
     ///
-    /// The calling thread owns this `Local` (not necessarily `target`).
-    unsafe fn refill_from(&self, target: &Local<N>, generation: Generation, look: Look) -> usize {
+    /// The calling thread owns this `Local` (not necessarily `target`), and `budget` is its
+    /// pool's.
+    unsafe fn refill_from(
+        &self,
+        target: &Local<N>,
+        generation: Generation,
+        look: Look,
+        budget: &IdleBudget,
+    ) -> Option<NodePtr<N>> {
         if look == Look::Hinted && target.depot.len_hint() == 0 {
-            return 0;
+            return None;
         }
         // From a victim list, one object, handed out at once, as Go's `Get` takes from the
         // victim generation: a batch would sit in this magazine and be flushed back as
@@ -440,19 +459,32 @@ impl<N> Local<N> {
         // SAFETY: the caller owns this magazine and holds no depot lock (the target's is
         // taken inside, after the busy mark); moving nodes runs no user code. Exactly `n`
         // nodes are drained into exactly `n` free slots.
-        unsafe {
+        let (node, excess) = unsafe {
             self.with_magazine(|m, len| {
                 let mut depot = target.depot.lock();
                 let list = depot.list(generation);
                 let n = list.len().min(most).min(MAGAZINE_SIZE - *len);
+                if n == 0 {
+                    return (None, 0);
+                }
                 let from = list.len() - n;
                 for (slot, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
                     *slot = node.0;
                 }
-                *len += n;
-                n
+                *len += n - 1;
+                let node = NodePtr(m.nodes[*len]);
+                let freed = std::mem::take(&mut m.spare) + 1;
+                m.roomy = !budget.near_ceiling(SLOTS_MAX);
+                let excess = if m.roomy {
+                    depot.park(freed)
+                } else {
+                    freed // parked, they would be out of reach of other threads' puts
+                };
+                (Some(node), excess)
             })
-        }
+        };
+        budget.unreserve(excess);
+        node
     }
 
     /// The hit path of dropping a `Pooled`: stores `node` if the magazine has room and a
@@ -485,9 +517,12 @@ impl<N> Local<N> {
         .ok_or(NodePtr(node))
     }
 
-    /// `push`'s slow path: spills half of a full magazine to the depot, and reserves budget
-    /// if no slot is spare; returns the node if the idle bound is reached, for the caller
-    /// to drop.
+    /// `push`'s slow path: spills half of a full magazine to the depot (all of it if the
+    /// thread got nothing since its last spill), taking the slots parked there (see
+    /// `refill_from`) under the same lock; if no slot is spare, takes the depot's parked
+    /// slots if its hint shows any, else reserves [`SLOT_BATCH`] from the budget. Notes
+    /// whether the budget is near its ceiling (`Magazine::roomy`). Returns the node if the
+    /// idle bound is reached, for the caller to drop.
     ///
     /// # Safety
     ///
@@ -501,11 +536,28 @@ impl<N> Local<N> {
         // SAFETY: the caller owns the magazine; nothing here runs user code.
         unsafe {
             self.with_magazine(|m, len| {
+                m.roomy = !budget.near_ceiling(SLOTS_MAX);
                 if *len == MAGAZINE_SIZE {
-                    // The oldest half goes (the newest is likeliest still in the CPU cache).
-                    spill(&mut self.depot.lock(), &m.nodes[..SPILL]);
-                    m.nodes.copy_within(SPILL.., 0);
-                    *len -= SPILL;
+                    // The oldest half goes (the newest is likeliest still in the CPU cache),
+                    // or all of it if this thread got nothing since its last spill: it
+                    // only puts, and another thread takes its objects, in batches of up to
+                    // `REFILL`: one lock a batch on either side, not two for the putter.
+                    // Relaxed: only this thread writes `hits`.
+                    let hits = self.owner.hits.load(Ordering::Relaxed);
+                    let n = if hits == m.hits_at_spill {
+                        MAGAZINE_SIZE
+                    } else {
+                        SPILL
+                    };
+                    m.hits_at_spill = hits;
+                    let mut depot = self.depot.lock();
+                    spill(&mut depot, &m.nodes[..n]);
+                    m.nodes.copy_within(n.., 0);
+                    *len -= n;
+                    m.spare += depot.unpark(unpark_most(m, *len));
+                }
+                if m.spare == 0 && self.depot.parked_hint() > 0 {
+                    m.spare = self.depot.lock().unpark(unpark_most(m, *len));
                 }
                 if m.spare == 0 {
                     m.spare = budget.reserve(SLOT_BATCH);
@@ -521,7 +573,8 @@ impl<N> Local<N> {
         }
     }
 
-    /// Moves the whole magazine to the depot and gives back its spare slots.
+    /// Moves the whole magazine to the depot and gives back its spare slots and those
+    /// parked in the depot.
     ///
     /// # Safety
     ///
@@ -539,7 +592,8 @@ impl<N> Local<N> {
                 );
                 spill(&mut depot, &m.nodes[..*len]);
                 *len = 0;
-                budget.unreserve(std::mem::take(&mut m.spare));
+                let parked = depot.unpark(usize::MAX);
+                budget.unreserve(std::mem::take(&mut m.spare) + parked);
             })
         }
     }
@@ -580,6 +634,7 @@ impl<N> Local<N> {
             })
         };
         let lists = &mut *depot;
+        slots += lists.unpark(usize::MAX);
         for list in [&mut lists.primary, &mut lists.victim] {
             slots += list.len();
             out.append(list);
@@ -597,6 +652,32 @@ impl<N> Local<N> {
         }
         depot.primary.push(node);
         Ok(())
+    }
+
+    /// Pushes a node into this `Local`'s depot, a donation from any thread, with a budget
+    /// slot: one parked there if any, else one reserved from `budget`. Hands the node back
+    /// with `Err(true)` if the pool is closed, `Err(false)` if the idle bound is reached.
+    pub(crate) fn donate_reserving(
+        &self,
+        node: NodePtr<N>,
+        budget: &IdleBudget,
+    ) -> Result<(), (NodePtr<N>, bool)> {
+        let mut depot = self.depot.lock();
+        if depot.closed {
+            return Err((node, true));
+        }
+        if depot.unpark(1) == 0 && budget.reserve(1) == 0 {
+            return Err((node, false));
+        }
+        depot.primary.push(node);
+        Ok(())
+    }
+
+    /// Gives the slots parked in this `Local`'s depot back to `budget`: `trim` and decay.
+    pub(crate) fn unpark_all(&self, budget: &IdleBudget) {
+        if self.depot.parked_hint() > 0 {
+            budget.unreserve(self.depot.lock().unpark(usize::MAX));
+        }
     }
 
     /// Pops the newest node of `generation` from this `Local`'s depot: how a pool with a
@@ -682,8 +763,16 @@ impl<N> Local<N> {
         let depot = self.depot.lock();
         // SAFETY: per the caller's contract (no thread uses the pool); no user code runs.
         let (len, spare) = unsafe { self.with_magazine_locked(|m, len| (*len, m.spare)) };
-        assert!(spare <= SLOT_BATCH, "a magazine holds {spare} spare slots");
-        len + spare + depot.len()
+        assert!(
+            len + spare <= SLOTS_MAX,
+            "a magazine holds {len} + {spare} slots"
+        );
+        assert!(
+            depot.parked <= super::depot::PARKED_MAX,
+            "a depot parks {} slots",
+            depot.parked
+        );
+        len + spare + depot.len() + depot.parked
     }
 }
 
@@ -693,15 +782,32 @@ fn pop_top<N>(m: &mut Magazine<N>, len: &mut usize, budget: &IdleBudget) -> Opti
     // `len - 1`, or `usize::MAX` (out of bounds) when the magazine is empty.
     let node = *m.nodes.get(len.wrapping_sub(1))?;
     *len -= 1;
-    // The popped node's slot stays here, spare. Spare slots are budget other threads cannot
-    // use: in a handoff, the thread that gets holds the slots of the objects it stole while
-    // the thread that puts needs them. Keeping at most `SLOT_BATCH` bounds that.
+    // The popped node's slot stays here, spare: `len + spare` does not change, so it stays
+    // within `SLOTS_MAX`. Spare slots are budget other threads cannot use; in a handoff the
+    // thread that gets frees the slots the thread that puts needs: its next refill parks
+    // them in the depot it refills from (`refill_from`).
     m.spare += 1;
-    if m.spare > SLOT_BATCH {
+    // Near the budget's ceiling (as the last slow path found it), slots go back in batches,
+    // so that a put or a donation on another thread is not refused while this thread holds
+    // them. Inline, as the plain `spare > SLOT_BATCH` test is all a thread that gets and
+    // puts in turn ever runs: a call here would cost the hit path its registers.
+    if m.spare > SLOT_BATCH && !m.roomy {
         budget.unreserve(SLOT_BATCH);
         m.spare -= SLOT_BATCH;
     }
     Some(NodePtr(node))
+}
+
+/// How many parked slots a put may take into magazine `m` of `len` nodes: as many as fit,
+/// but near the budget's ceiling (`roomy` false) only what a reservation would take (up to
+/// [`SLOT_BATCH`] spare): the rest are better left parked for a donation.
+fn unpark_most<N>(m: &Magazine<N>, len: usize) -> usize {
+    let room = SLOTS_MAX - len - m.spare;
+    if m.roomy {
+        room
+    } else {
+        room.min(SLOT_BATCH.saturating_sub(m.spare))
+    }
 }
 
 /// Moves `nodes` to the depot's primary list.
@@ -725,100 +831,5 @@ impl<N> std::fmt::Debug for Local<N> {
             .field("idle", &self.idle())
             .field("hits", &self.hits())
             .finish_non_exhaustive()
-    }
-}
-
-/// A pool's `Local`s: a prepend-only list, shortened only when the pool is dropped.
-pub(crate) struct LocalList<N> {
-    head: AtomicPtr<Local<N>>,
-    /// Held by a trimmer taking magazines ([`steal_magazines`](Self::steal_magazines)), so
-    /// that a request it acts on was made before its own heavy barrier (rule 5).
-    stealing: Mutex<()>,
-}
-
-impl<N> LocalList<N> {
-    pub(crate) fn new() -> LocalList<N> {
-        LocalList {
-            head: AtomicPtr::new(ptr::null_mut()),
-            stealing: Mutex::new(()),
-        }
-    }
-
-    /// Iterates over the `Local`s, newest first.
-    pub(crate) fn iter(&self) -> Iter<'_, N> {
-        Iter {
-            // Acquire: pairs with the Release push in `claim`, so the `Local` (its `next`
-            // included) is fully built when we read it.
-            next: self.head.load(Ordering::Acquire),
-            _list: std::marker::PhantomData,
-        }
-    }
-
-    /// The first `Local`, if any.
-    pub(crate) fn first(&self) -> Option<&Local<N>> {
-        self.iter().next()
-    }
-
-    /// A `Local` for the calling thread: one that no live thread owns (left by an exited
-    /// thread), else a new one (one allocation) pushed at the front.
-    pub(crate) fn claim(&self, max_idle: usize) -> &Local<N> {
-        if let Some(local) = self.iter().find(|l| l.try_claim()) {
-            return local;
-        }
-        let local = Box::leak(Box::new(Local::new(max_idle)));
-        // Relaxed: only a guess; the CAS below checks it.
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            local.next = head;
-            // Release: publishes the `Local` to `iter`'s Acquire. Relaxed on failure: we
-            // only re-link to the new head; nothing is read through it.
-            match self
-                .head
-                .compare_exchange_weak(head, local, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return local,
-                Err(now) => head = now,
-            }
-        }
-    }
-
-    /// Drains every `Local` into `out` (see [`Local::close`]).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Local::close`].
-    pub(crate) unsafe fn close(&self, budget: &IdleBudget, out: &mut Vec<NodePtr<N>>) {
-        // SAFETY: per the caller.
-        let slots = self.iter().map(|local| unsafe { local.close(out) }).sum();
-        budget.unreserve(slots);
-    }
-}
-
-impl<N> Drop for LocalList<N> {
-    fn drop(&mut self) {
-        // Relaxed: `&mut self` means every push happened-before this.
-        let mut next = self.head.load(Ordering::Relaxed);
-        while !next.is_null() {
-            // SAFETY: made by `Box::leak` in `claim`, freed only here, once: `&mut self`
-            // means no thread can reach the list any more.
-            let local = unsafe { Box::from_raw(next) };
-            next = local.next.cast_mut();
-        }
-    }
-}
-
-/// Iterates over a pool's `Local`s.
-pub(crate) struct Iter<'a, N> {
-    next: *const Local<N>,
-    _list: std::marker::PhantomData<&'a LocalList<N>>,
-}
-
-impl<'a, N> Iterator for Iter<'a, N> {
-    type Item = &'a Local<N>;
-    fn next(&mut self) -> Option<&'a Local<N>> {
-        // SAFETY: `Local`s are freed only when the list is dropped; the iterator borrows it.
-        let local = unsafe { self.next.as_ref()? };
-        self.next = local.next;
-        Some(local)
     }
 }

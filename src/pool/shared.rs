@@ -366,21 +366,18 @@ impl<T> Shared<T> {
     /// a budget slot; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
-        if self.budget.reserve(1) == 0 {
-            // Frees a permit, and so wakes a waiter.
-            self.discard(node, Discard::OverCap);
-            return;
-        }
-        // The slot reserved above goes with the node into the depot.
+        // The node takes a slot parked in the depot, or one reserved from the budget.
         let refused = match local.or_else(|| self.locals.first()) {
-            Some(local) => local.donate(node).err().map(|n| (n, Discard::Closed)),
+            Some(local) => match local.donate_reserving(node, &self.budget) {
+                Ok(()) => None,
+                Err((node, true)) => Some((node, Discard::Closed)),
+                Err((node, false)) => Some((node, Discard::OverCap)),
+            },
             None => Some((node, Discard::OverCap)),
         };
         match refused {
-            Some((node, why)) => {
-                self.budget.unreserve(1);
-                self.discard(node, why);
-            }
+            // Frees a permit, and so wakes a waiter.
+            Some((node, why)) => self.discard(node, why),
             // After the donation, whose depot lock is released (see the module docs).
             None => self.wake(),
         }
@@ -470,6 +467,9 @@ impl<T> Shared<T> {
         // idle thread's magazine".
         this.locals.steal_magazines(&this.budget);
         for local in this.locals.iter() {
+            // Parked slots hold no object: back to the budget, which then bounds the idle
+            // objects alone.
+            local.unpark_all(&this.budget);
             // Counted once per thread's share, not once per object: a walk of every
             // `Local`. Each object dropped lowers it by one.
             let excess = this.idle_now().saturating_sub(this.min_idle);

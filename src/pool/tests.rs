@@ -4,8 +4,8 @@ use super::*;
 use crate::registry;
 
 /// The idle bound's invariant: the budget in use is exactly the slots held by magazines
-/// (one per object plus the spare ones, at most `SLOT_BATCH`) plus the objects in
-/// depots.
+/// (one per object plus the spare ones, at most `MAGAZINE_SIZE + SLOT_BATCH` in all) plus
+/// the objects in depots and the slots parked there.
 fn assert_budget_balances<T>(pool: &Pool<T>) {
     let shared = &pool.shared;
     // No other thread uses the pool here (the test's threads have been joined, exit
