@@ -29,6 +29,11 @@
 //! With `membarrier`, a trim takes the magazine of every live thread not in the middle of
 //! a `get` or a return (a handshake costing the hit path a store, a load and a branch;
 //! `local/steal.rs`); in `Fence` mode each live thread may hide up to [`MAGAZINE_SIZE`].
+//! A thread's magazine starts to cache only after its first 32 slow-path operations on the
+//! pool (a *slow start*, as tcmalloc's per-thread caches grow with use): until then its
+//! gets take one object from a depot and its puts go to its own depot, under that depot's
+//! lock. A thread that touched a pool a few times and went idle so hides nothing in either
+//! mode.
 //!
 //! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
 //! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
@@ -746,8 +751,9 @@ impl<T> Pool<T> {
     /// per call if some magazine holds an object (~0.5-9 us on a 2-core VM), one lock per
     /// such magazine, and one lock on each such thread's next operation; so idle threads
     /// hide nothing. In `Fence` mode, objects in the magazines of *other* live threads (at
-    /// most [`MAGAZINE_SIZE`] per thread) are not reached: they move to their depots, where
-    /// `trim` reaches them, when the magazine overflows or the thread exits. Runs the
+    /// most [`MAGAZINE_SIZE`] per thread, and none for a thread in its first 32 slow-path
+    /// operations on the pool, its slow start) are not reached: they move to their depots,
+    /// where `trim` reaches them, when the magazine overflows or the thread exits. Runs the
     /// objects' destructors on the calling thread; takes each depot's lock once per object
     /// moved.
     ///

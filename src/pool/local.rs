@@ -5,6 +5,9 @@
 //!
 //! - A **magazine** of at most [`MAGAZINE_SIZE`] idle nodes that only the owning thread
 //!   touches: no lock, no atomic read-modify-write (Go's `private` slot, widened).
+//! - A **slow start** ([`SLOW_START_OPS`]): a thread's first slow-path operations leave its
+//!   magazine empty, taking from and putting to depots directly, so that a thread that
+//!   touches a pool a few times hides nothing where a trim cannot reach.
 //! - A **depot** behind it (see `depot.rs`). When the magazine is full the owner spills its
 //!   older half there ([`SPILL`] nodes); an empty magazine refills with up to [`REFILL`]
 //!   nodes at once from the thread's own depot, or else steals them from another thread's.
@@ -77,7 +80,8 @@ pub(crate) use list::LocalList;
 ///
 /// A full magazine spills half of itself to the thread's depot, where other threads can
 /// take them; [`Pool::trim`] reaches the magazines of other live threads only in
-/// `Membarrier` mode (see its docs).
+/// `Membarrier` mode (see its docs). A thread's magazine holds nothing during its first
+/// `2 × MAGAZINE_SIZE` slow-path operations on a pool (its slow start).
 ///
 /// [`Pool::trim`]: crate::Pool::trim
 pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
@@ -92,6 +96,22 @@ pub(crate) const SLOTS_MAX: usize = MAGAZINE_SIZE + SLOT_BATCH;
 const REFILL: usize = MAGAZINE_SIZE;
 /// Depot room reserved up front per list (beyond it a list grows, once).
 const DEPOT_PRESIZE: usize = 64;
+
+/// A thread's first slow-path operations on a pool that keep its magazine empty (the
+/// *slow start* of tcmalloc's per-thread caches, whose length starts small and grows with
+/// use): a get takes one object from a depot and hands it out, a put goes to the thread's
+/// own depot, each under that depot's lock. A thread that touches a pool a few times and
+/// then idles so hides nothing from `trim` and decay, even in `Fence` mode, where they
+/// cannot reach another live thread's magazine; a thread that keeps using the pool pays
+/// these locked operations once (about 16 gets and 16 puts), then runs on its magazine.
+/// The hit paths do not look at it: an empty magazine with no spare slot already sends
+/// both to their slow paths. 0 under loom, where the models check the magazine's paths
+/// (the slow start's are the donation's and a one-object refill's, which they check too).
+const SLOW_START_OPS: u32 = if cfg!(loom) {
+    0
+} else {
+    2 * MAGAZINE_SIZE as u32
+};
 
 /// `OwnerSide::len` while the owner touches its magazine without a lock: the busy mark of
 /// the handshake (module docs, "Reaching an idle thread's magazine"). A constant rather
@@ -152,6 +172,9 @@ struct Magazine<N> {
     /// `OwnerSide::hits` at the last spill: unchanged at the next one, the thread only
     /// puts (a consumer of objects another thread gets), and spills its whole magazine.
     hits_at_spill: u64,
+    /// Slow-path operations left before the magazine holds objects ([`SLOW_START_OPS`]
+    /// for a new or newly claimed `Local`).
+    slow_start: u32,
 }
 
 /// Whether `refill_from` may skip a depot whose length hint reads 0.
@@ -179,6 +202,7 @@ impl<N> Local<N> {
                     spare: 0,
                     roomy: false,
                     hits_at_spill: u64::MAX,
+                    slow_start: SLOW_START_OPS,
                 }),
                 len: AtomicUsize::new(0),
                 request: AtomicUsize::new(NO_REQUEST),
@@ -461,12 +485,16 @@ impl<N> Local<N> {
         // nodes are drained into exactly `n` free slots.
         let (node, excess) = unsafe {
             self.with_magazine(|m, len| {
+                // In its slow start, one object, handed out (its slot parked or given
+                // back like the spare ones): the magazine stays empty.
+                let most = if m.slow_start > 0 { 1 } else { most };
                 let mut depot = target.depot.lock();
                 let list = depot.list(generation);
                 let n = list.len().min(most).min(MAGAZINE_SIZE - *len);
                 if n == 0 {
                     return (None, 0);
                 }
+                m.slow_start = m.slow_start.saturating_sub(1);
                 let from = list.len() - n;
                 for (slot, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
                     *slot = node.0;
@@ -536,6 +564,17 @@ impl<N> Local<N> {
         // SAFETY: the caller owns the magazine; nothing here runs user code.
         unsafe {
             self.with_magazine(|m, len| {
+                if m.slow_start > 0 {
+                    // To this thread's depot, with a slot parked there or reserved: trim
+                    // and decay reach it (see `SLOW_START_OPS`). The magazine is empty
+                    // and holds no spare slot: every slot it got went back at its get.
+                    m.slow_start -= 1;
+                    debug_assert!(*len == 0 && m.spare == 0, "a slow start with a magazine");
+                    return self
+                        .donate_reserving(node, budget)
+                        .err()
+                        .map(|(node, _)| node);
+                }
                 m.roomy = !budget.near_ceiling(SLOTS_MAX);
                 if *len == MAGAZINE_SIZE {
                     // The oldest half goes (the newest is likeliest still in the CPU cache),
@@ -580,12 +619,26 @@ impl<N> Local<N> {
     ///
     /// The calling thread owns this `Local`, and `budget` is its pool's.
     pub(crate) unsafe fn flush(&self, budget: &IdleBudget) {
+        // SAFETY: per the caller.
+        unsafe { self.flush_restarting(budget, false) }
+    }
+
+    /// [`flush`](Self::flush), and if `restart`, the magazine starts slow again (for the
+    /// next thread to claim this `Local`).
+    ///
+    /// # Safety
+    ///
+    /// As for `flush`.
+    unsafe fn flush_restarting(&self, budget: &IdleBudget, restart: bool) {
         // The magazine is read under the depot's lock, so that this may run as a thread's
         // exit hook beside the pool's close (synchronization rule 1).
         let mut depot = self.depot.lock();
         // SAFETY: per the caller; no user code runs.
         unsafe {
             self.with_magazine_locked(|m, len| {
+                if restart {
+                    m.slow_start = SLOW_START_OPS;
+                }
                 debug_assert!(
                     !depot.closed || *len == 0,
                     "a closed pool's magazine refilled"
@@ -607,7 +660,7 @@ impl<N> Local<N> {
     /// pool's.
     pub(crate) unsafe fn abandon(&self, budget: &IdleBudget) {
         // SAFETY: per the caller.
-        unsafe { self.flush(budget) };
+        unsafe { self.flush_restarting(budget, true) };
         self.release_ownership();
     }
 

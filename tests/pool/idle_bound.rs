@@ -9,7 +9,7 @@ use std::thread;
 use poolswap::{Container, OptionContainer, Pool, DEFAULT_MAX_IDLE};
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
-use crate::{assert_accounted, serial, with_parked_threads};
+use crate::{assert_accounted, past_slow_start, serial, with_parked_threads};
 
 /// A burst returned on one thread into a fresh pool: exactly `min(n, max_idle)` stay idle
 /// (the `PoolBuilder` example: the thread's slots are reserved as it needs them), the rest
@@ -107,6 +107,7 @@ fn a_thread_keeps_at_most_four_spare_slots() {
     const MAX: u64 = 12;
     let log = Log::new();
     let p = tracked_pool(&log, MAX as usize, 0);
+    past_slow_start(&p);
     drop(p.get()); // cached on this thread, with its spare slots
     thread::scope(|s| {
         let burst = s.spawn(|| drop((0..20).map(|_| p.get()).collect::<Vec<_>>()));

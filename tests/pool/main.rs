@@ -1,8 +1,9 @@
 //! The pool at full strength: every bound (`max_idle`, `min_idle`), `trim`'s two-generation
 //! decay, `prefill`, the statistics, cross-thread handoff, thread exit, and `Debug`, checked
 //! against the documented design (per-thread caches of at most 16 objects that count toward
-//! `max_idle`; a thread's spare budget slots, at most 4, may make the pool drop an object
-//! while slightly fewer than `max_idle` are idle; see `PoolBuilder::max_idle`).
+//! `max_idle`, used once a thread is past its slow start; a thread's spare budget slots, at
+//! most 4, may make the pool drop an object while slightly fewer than `max_idle` are idle;
+//! see `PoolBuilder::max_idle`).
 //!
 //! Threads whose exit must have flushed their cache are joined explicitly: the end of a
 //! `thread::scope` does not wait for a thread's thread-local destructors, `join` does.
@@ -44,6 +45,15 @@ fn assert_accounted(p: &Pool<Tracked>, log: &Log, out: u64) {
         "every drop counted once: {s:?}"
     );
     assert_eq!(s.idle + out + log.dropped(), s.created, "{s:?}");
+}
+
+/// Takes the calling thread past its slow start on `p`, so that its magazine caches what
+/// it puts back from now on: `MAGAZINE_SIZE` gets and drops, as many slow-path operations
+/// as the slow start lasts (`2 × MAGAZINE_SIZE`), with one object.
+fn past_slow_start<T: Send + 'static>(p: &Pool<T>) {
+    for _ in 0..poolswap::MAGAZINE_SIZE {
+        drop(p.get());
+    }
 }
 
 /// Runs `work(i)` on each of `threads` new threads, then `meanwhile` on this thread while

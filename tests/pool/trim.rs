@@ -10,7 +10,7 @@ use std::thread;
 use poolswap::Container;
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log};
-use crate::{assert_accounted, serial, with_parked_threads};
+use crate::{assert_accounted, past_slow_start, serial, with_parked_threads};
 
 // ---------------------------------------------------------------------------------------
 // min_idle
@@ -258,13 +258,17 @@ fn steady_user_keeps_its_working_set_across_trims() {
 /// `trim` reaches the magazines of other live threads that are not in the middle of an
 /// operation in `Membarrier` mode (`local.rs`, "Reaching an idle thread's magazine"): two
 /// trims drop them. In `Fence` mode it does not (documented): their objects count as idle,
-/// and decay once the thread's exit flushes them to its depot.
+/// and decay once the thread's exit flushes them to its depot. The thread is past its slow
+/// start, in which it would have put them in its depot.
 #[test]
 fn trim_reaches_other_live_threads_caches_in_membarrier_mode() {
     let _serial = serial();
     let log = Log::new();
     let p = tracked_pool(&log, 64, 0);
-    let cached = |_| drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
+    let cached = |_| {
+        past_slow_start(&p);
+        drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
+    };
     let reached = poolswap::barrier_mode() == poolswap::BarrierMode::Membarrier;
     with_parked_threads(1, cached, || {
         assert_eq!(p.stats().idle, 3, "caches of live threads count as idle");
