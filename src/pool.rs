@@ -54,6 +54,7 @@ mod depot;
 mod local;
 mod node;
 mod pooled;
+mod returned;
 mod shared;
 pub(crate) mod version;
 mod wait;
@@ -324,50 +325,12 @@ impl<T> Pool<T> {
         self.shared.retired
     }
 
-    /// The version a reclamation returned to this thread's depot last, if any: the
-    /// freshest of those the thread published, where [`get`](Pool::get) would first hand
-    /// out whatever its magazine holds (an idle object put back by a dropped `Pooled`,
-    /// however old). For the change log's writer (`log.rs`), which replays less on a
-    /// fresher version. `None` (and the caller gets as usual) if the depot is empty, the
-    /// thread has no share looked up yet, or the pool has a live bound (whose getters take
-    /// permits). Costs the depot's lock (uncontended: one atomic read-modify-write to take,
-    /// one to release) and the reset.
-    pub(crate) fn get_returned(&self) -> Option<Pooled<'_, T>> {
-        let shared = &*self.shared;
-        if shared.max_live.is_some() {
-            return None;
-        }
-        let local = shared.local_fast()?;
-        let node = shared.take_from_depot(local, self::depot::Generation::Primary)?;
-        self.hand_out(node, Some(local))
-    }
-
-    /// An idle object from the calling thread's own share only: its magazine, else (as
-    /// [`get_returned`](Pool::get_returned)) its depot. Never steals from other threads,
-    /// never runs a reclamation pass or the factory: `None` when this thread holds nothing
-    /// idle, or as for `get_returned`. For the change log's writer, which catches up its
-    /// idle spare only when one is at hand (`log/spare.rs`); the versions it published come
-    /// back to its own share. Costs a thread-local lookup and the magazine's plain loads and
-    /// stores, or else `get_returned`'s depot lock; plus the reset.
-    pub(crate) fn get_idle_here(&self) -> Option<Pooled<'_, T>> {
-        let shared = &*self.shared;
-        if shared.max_live.is_some() {
-            return None;
-        }
-        let local = shared.local_fast()?;
-        // SAFETY: `local_fast` returns the calling thread's own `Local`, of this pool.
-        match unsafe { local.pop(&shared.budget) } {
-            Some(node) => self.hand_out(node, Some(local)),
-            None => self.get_returned(),
-        }
-    }
-
     /// The end of every hit that leaves the magazine's fast path: resets `node` and hands
     /// it out, counting the hit on `local` (the calling thread's share, if it has one);
     /// `None` if the reset discarded it (`shared.reset` then dropped it). Costs the reset
     /// and a relaxed load and store.
     #[inline]
-    fn hand_out(
+    pub(super) fn hand_out(
         &self,
         node: NodePtr<PoolNode<T>>,
         local: Option<&PoolLocal<T>>,

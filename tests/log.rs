@@ -322,6 +322,54 @@ fn every_idle_spare_stays_within_the_log_reach() {
     assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET_BATCHES + 2));
 }
 
+/// A writer that moves to another thread (as one inside an async task does) still catches
+/// up the spares it left idle on the first: the thread it left stays alive and idle, and
+/// after the quiet batches on the second thread no operation was dropped while a version
+/// lacked it, and readers holding guards across three publishes cause no full copy.
+#[test]
+fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
+    let _serial = serial();
+    let max_log_ops = 8 * BATCH as usize;
+    let w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+        .versions(4)
+        .max_log_ops(max_log_ops)
+        .build();
+    let (moved_tx, moved) = std::sync::mpsc::channel();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    thread::scope(|s| {
+        s.spawn(move || {
+            let mut w = w;
+            // Spares into this thread's share: guards held across publishes.
+            let mut held = Vec::new();
+            for i in 0..3 {
+                held.push(w.container().acquire());
+                w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+                w.publish();
+            }
+            drop(held);
+            publish_with_a_reader_that_lets_go(&mut w, 4);
+            moved_tx.send(w).unwrap();
+            // Alive and idle while the writer works elsewhere.
+            let _ = done.recv();
+        });
+        let mut w = moved.recv().unwrap();
+        publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
+        let quiet = w.stats();
+        let mut held = Vec::new();
+        for i in 0..3 {
+            held.push(w.container().acquire());
+            w.extend((0..BATCH).map(|k| MapOp::Insert(k, 1000 + i)));
+            w.publish();
+        }
+        drop(held);
+        let stats = w.stats();
+        drop(done_tx);
+        assert_eq!(quiet.truncated, 0, "{quiet:?}");
+        assert_eq!(stats.full_syncs, 0, "{stats:?}");
+        assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 1002));
+    });
+}
+
 /// Publishes 5,000 one-key batches (30 under Miri) through a writer built with three
 /// versions while one reader thread holds one guard at a time and checks what it reads;
 /// then asserts that at most `extra` publishes copied the whole table into a version the

@@ -30,9 +30,10 @@ where
 {
     /// Replays on the stalest idle version the oldest whole batches it lacks, at least
     /// `2 × batch + 64` operations if it lacks that many (see the module docs). Looks for it
-    /// among the top [`SPARES_LOOKED_PAST`] versions idle in this thread's share of the
-    /// pool, and puts the others back in their order. Does nothing if it is not among them
-    /// (a reader holds the stalest: catching up another would shrink nothing).
+    /// among [`SPARES_LOOKED_PAST`] idle versions at most, in this thread's share of the
+    /// pool first, then in other threads' depots, and puts them all in this thread's depot,
+    /// the others in their order above it. Does nothing if it is not among them (a reader
+    /// holds the stalest: catching up another would shrink nothing).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
         let LogWriter {
             container,
@@ -50,19 +51,20 @@ where
         let Some(&stalest) = versions.front() else {
             return;
         };
-        // Only versions idle in this thread's share, where the pool puts back the versions
-        // this writer published and the spares it caught up: no walk over the other
-        // threads' shares, no pass, no factory (a miss skips this publish's catch-up).
-        // Several spares wait there when readers held guards across several publishes;
-        // the one caught up last is usually on top, and the stalest below it, so the
-        // search looks past the top: with the top alone, the stalest was never reached and
-        // fell out of the log's reach (`change_log --check` saw a late full copy in about
-        // one run in four).
+        // Idle versions only: no pass, no factory (a miss skips this publish's catch-up).
+        // They are in this thread's share (the pool returns the versions this writer
+        // published to its depot, and the catch-up puts its spares there), unless the
+        // writer moved from another thread, whose depot then holds them; never in another
+        // thread's magazine, which only a handshake reaches. Several spares wait when
+        // readers held guards across several publishes; the one caught up last is usually
+        // on top, and the stalest below it, so the search looks past the top: with the top
+        // alone, the stalest was never reached and fell out of the log's reach
+        // (`change_log --check` saw a late full copy in about one run in four).
         let pool = container.pool();
         let mut passed: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
         let mut found = None;
         for slot in &mut passed {
-            let Some(version) = pool.get_idle_here() else {
+            let Some(version) = pool.get_idle_anywhere() else {
                 break;
             };
             if version.seq == stalest {
@@ -75,11 +77,12 @@ where
             versions.pop_front();
             catch_up(&mut spare, log, *head, base, versions, stats, batch);
             // Back to the pool first: the versions passed over go back on top of it, the
-            // one seen first last, as they were.
-            drop(spare);
+            // one seen first last, as they were. To this thread's depot, not its
+            // magazine: should the writer move to another thread, it finds them there.
+            Pooled::put_in_depot(spare);
         }
-        for version in passed.iter_mut().rev() {
-            drop(version.take());
+        for version in passed.iter_mut().rev().filter_map(Option::take) {
+            Pooled::put_in_depot(version);
         }
     }
 }

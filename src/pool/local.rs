@@ -787,6 +787,11 @@ impl<N> Local<N> {
         (if len == BUSY || stolen { 0 } else { len }) + self.depot.len_hint()
     }
 
+    /// How many objects this `Local`'s depot holds, as a relaxed hint (see `Depot`).
+    pub(crate) fn depot_len_hint(&self) -> usize {
+        self.depot.len_hint()
+    }
+
     /// Hits counted here.
     pub(crate) fn hits(&self) -> u64 {
         // Relaxed: a statistic.

@@ -121,6 +121,22 @@ impl<'a, T> Pooled<'a, T> {
     }
 }
 
+impl<T> Pooled<'_, T> {
+    /// Returns the object as a drop does, but to the calling thread's depot rather than
+    /// its magazine, where another thread's `Pool::get_idle_anywhere` finds it: for the
+    /// change log's spare versions, which its writer may look for from another thread
+    /// (`log/spare.rs`). Costs the depot's lock and a budget slot's reservation (one atomic
+    /// read-modify-write, or none if a slot is parked there).
+    pub(crate) fn put_in_depot(this: Self) {
+        let this = std::mem::ManuallyDrop::new(this);
+        // SAFETY: the guard owns the node's checked-out reference, and gives it up here:
+        // `ManuallyDrop` keeps its drop from giving it back a second time.
+        if unsafe { last_reference(this.node) } {
+            Shared::put_in_depot(&this.pool.shared, NodePtr(this.node));
+        }
+    }
+}
+
 impl<T> Drop for Pooled<'_, T> {
     #[inline]
     fn drop(&mut self) {
@@ -136,15 +152,26 @@ impl<T> Drop for Pooled<'_, T> {
 /// The caller owns the node's checked-out reference, and the node belongs to `pool`.
 #[inline]
 unsafe fn give_back<T>(node: NonNull<PoolNode<T>>, pool: &Pool<T>) {
+    // SAFETY: per the caller.
+    if unsafe { last_reference(node) } {
+        Shared::put(&pool.shared, NodePtr(node));
+    }
+}
+
+/// Lets go of a checked-out reference to `node`; whether it was the last, so that the
+/// caller returns the node to its pool.
+///
+/// # Safety
+///
+/// The caller owns the node's checked-out reference.
+#[inline]
+unsafe fn last_reference<T>(node: NonNull<PoolNode<T>>) -> bool {
     // SAFETY: the caller owns the node.
     let published = unsafe { node.as_ref().ever_published() };
     // A node that was never a container version has no stale readers: no atomic needed.
     // One that was may have one holding a brief reference; the last of them recycles.
     // SAFETY: the caller owns a reference.
-    if published && !unsafe { node.as_ref() }.refs().decrement() {
-        return;
-    }
-    Shared::put(&pool.shared, NodePtr(node));
+    !published || unsafe { node.as_ref() }.refs().decrement()
 }
 
 /// An exclusive guard on one pooled object that owns a handle on its pool instead of

@@ -383,6 +383,12 @@ impl<T> Shared<T> {
         }
     }
 
+    /// Returns an idle node to the calling thread's depot (not its magazine), with a slot
+    /// parked there or reserved; drops it if the idle bound is reached.
+    pub(super) fn put_in_depot(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
+        this.return_to(Shared::local(this), node);
+    }
+
     /// The calling thread's `Local` for this pool if it is one of the last two the thread
     /// looked up: two thread-local loads and compares. `None` sends the caller to its slow
     /// path.
