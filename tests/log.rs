@@ -256,6 +256,35 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
     assert_eq!(w.container().pool().stats().created, 3);
 }
 
+/// The log's bound in the tests of the spare's catch-up: 8 batches, so that the quiet
+/// batches pass half of it after 4.
+const SMALL_LOG: usize = 8 * BATCH as usize;
+
+/// A writer over `BATCH` keys at 0, with `versions` versions made at build time and a log
+/// bounded at [`SMALL_LOG`] operations.
+fn small_log_writer(versions: usize) -> LogWriter<HashMap<u32, u32>, MapOp<u32, u32>> {
+    LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+        .versions(versions)
+        .max_log_ops(SMALL_LOG)
+        .build()
+}
+
+/// Publishes batches `first..first + n` (each sets every key to its number), taking a
+/// guard before each publish and holding them all until the last is done: the writer
+/// takes a version it has not used since the quiet batches at each of them.
+fn publish_holding_guards(
+    w: &mut LogWriter<HashMap<u32, u32>, MapOp<u32, u32>>,
+    first: u32,
+    n: u32,
+) {
+    let mut held = Vec::new();
+    for i in first..first + n {
+        held.push(w.container().acquire());
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    }
+}
+
 /// The idle third version is caught up before the log would drop what it lacks: after
 /// many batches with no reader holding a guard across a publish, a reader that does makes
 /// the writer take that version, and it replays what it lacks instead of being copied
@@ -263,14 +292,10 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
 #[test]
 fn the_idle_spare_stays_within_the_log_reach() {
     let _serial = serial();
-    let max_log_ops = 8 * BATCH as usize;
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
-        .versions(3)
-        .max_log_ops(max_log_ops)
-        .build();
+    let mut w = small_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
-    assert!(quiet.log_len <= max_log_ops, "{quiet:?}");
+    assert!(quiet.log_len <= SMALL_LOG, "{quiet:?}");
     assert_eq!(quiet.truncated, 0, "{quiet:?}");
     // Catching up the spare applies each operation a third time, no more.
     assert!(quiet.applied <= 3 * quiet.appended, "{quiet:?}");
@@ -297,25 +322,15 @@ fn the_idle_spare_stays_within_the_log_reach() {
 #[test]
 fn every_idle_spare_stays_within_the_log_reach() {
     let _serial = serial();
-    let max_log_ops = 8 * BATCH as usize;
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
-        .versions(4)
-        .max_log_ops(max_log_ops)
-        .build();
+    let mut w = small_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
     assert_eq!(quiet.truncated, 0, "{quiet:?}");
     assert!(
-        quiet.log_len <= max_log_ops / 2 + 4 * BATCH as usize,
+        quiet.log_len <= SMALL_LOG / 2 + 4 * BATCH as usize,
         "{quiet:?}"
     );
-    let mut held = Vec::new();
-    for i in QUIET_BATCHES..QUIET_BATCHES + 3 {
-        held.push(w.container().acquire());
-        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
-        w.publish();
-    }
-    drop(held);
+    publish_holding_guards(&mut w, QUIET_BATCHES, 3);
     let stats = w.stats();
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
     assert_eq!(w.container().pool().stats().created, 4);
@@ -329,24 +344,14 @@ fn every_idle_spare_stays_within_the_log_reach() {
 #[test]
 fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
     let _serial = serial();
-    let max_log_ops = 8 * BATCH as usize;
-    let w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
-        .versions(4)
-        .max_log_ops(max_log_ops)
-        .build();
+    let w = small_log_writer(4);
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let (done_tx, done) = std::sync::mpsc::channel::<()>();
     thread::scope(|s| {
         s.spawn(move || {
             let mut w = w;
             // Spares into this thread's share: guards held across publishes.
-            let mut held = Vec::new();
-            for i in 0..3 {
-                held.push(w.container().acquire());
-                w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
-                w.publish();
-            }
-            drop(held);
+            publish_holding_guards(&mut w, 0, 3);
             publish_with_a_reader_that_lets_go(&mut w, 4);
             moved_tx.send(w).unwrap();
             // Alive and idle while the writer works elsewhere.
@@ -355,13 +360,7 @@ fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
         let mut w = moved.recv().unwrap();
         publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
         let quiet = w.stats();
-        let mut held = Vec::new();
-        for i in 0..3 {
-            held.push(w.container().acquire());
-            w.extend((0..BATCH).map(|k| MapOp::Insert(k, 1000 + i)));
-            w.publish();
-        }
-        drop(held);
+        publish_holding_guards(&mut w, 1000, 3);
         let stats = w.stats();
         drop(done_tx);
         assert_eq!(quiet.truncated, 0, "{quiet:?}");
