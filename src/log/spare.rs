@@ -87,9 +87,9 @@ where
     }
 }
 
-/// Idle versions `catch_up_spare` takes out of the writer's share, at most, looking for the
-/// stalest: one per reader that held a guard across publishes at once is there, and a
-/// pop and push of the thread's magazine costs a few nanoseconds each.
+/// Idle versions `catch_up_spare` takes out of the pool, at most, looking for the stalest:
+/// about one per reader that held a guard across publishes at once is idle, and each one
+/// passed over costs a take and a depot lock to put it back.
 const SPARES_LOOKED_PAST: usize = 8;
 
 /// Replays on `spare`, the stalest version (already taken off `versions`), the oldest
