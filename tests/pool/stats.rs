@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::thread;
 
-use poolswap::{Container, Pool, PoolStats};
+use poolswap::{Container, Pool, PoolStats, MAGAZINE_SIZE};
 
 use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, Tracked};
 use crate::{assert_accounted, serial, with_parked_threads};
@@ -201,7 +201,10 @@ fn stats_sum_across_threads() {
     let s = p.stats();
     assert_eq!(s.hits + s.misses, 3 * k as u64, "{s:?}");
     assert_eq!(s.created, s.misses);
-    assert!(s.created <= 3 * 12, "{s:?}");
+    // At most 12 out per thread, and a get builds only when nothing idle is in its reach:
+    // objects idle in another live thread's magazine are not (up to `MAGAZINE_SIZE` each).
+    // 3 x 12 alone failed once in CI (37 made).
+    assert!(s.created <= 3 * (12 + MAGAZINE_SIZE as u64), "{s:?}");
     assert_accounted(&p, &log, 0);
 }
 // ---------------------------------------------------------------------------------------
