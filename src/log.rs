@@ -753,6 +753,13 @@ mod tests {
     use super::lack_start;
 
     proptest! {
+        // No failure file (Miri's isolation has no working directory), few cases under Miri.
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 256 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
         /// `lack_start` finds what a binary search of the whole log finds, in logs of
         /// batches numbered in order (several operations a batch, some batches empty),
         /// for every `from` from before the first to past the last, and whatever the
