@@ -6,11 +6,15 @@
 //!
 //! ```text
 //! cargo build --release --example publish_loop
-//! POOLSWAP_BARRIER=fence target/release/examples/publish_loop 20000 [k]
+//! POOLSWAP_BARRIER=fence target/release/examples/publish_loop 20000 [k] [hold]
 //! POOLSWAP_BARRIER=fence valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='publish_loop::append' --toggle-collect='publish_loop::publish' \
 //!     target/release/examples/publish_loop 0 [k]    # then 2000 [k]
 //! ```
+//!
+//! With `hold` = 1, a guard on the current version is held through the measured publishes
+//! (a reader that stalls); past 32,768 publishes of one operation the log holds more than
+//! half its default bound, where the spare's catch-up runs.
 //!
 //! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
@@ -91,6 +95,9 @@ fn main() {
         }
         publish(&mut w);
     }
+    // With a third argument of 1, a guard on the current version is held through the
+    // measured publishes (a reader that stalls): the log keeps what it lacks.
+    let held = (arg(3, 0, "hold a guard (0 or 1)") == 1).then(|| w.container().acquire());
     let mut ns = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let batch = batches.pop().expect("made above");
@@ -105,6 +112,7 @@ fn main() {
     if let (Some(p50), Some(p99)) = (ns.get(rounds / 2), ns.get(rounds * 99 / 100)) {
         println!("{rounds} publishes of {k} ops into {N} entries: p50 {p50} ns, p99 {p99} ns");
     }
+    drop(held);
     let stats = w.stats();
     println!(
         "applied per op {:.2}, full copies {}",

@@ -412,6 +412,9 @@ pub struct LogWriter<T, O> {
     /// retired its version: unchanged at the next publish, no pass took that version off
     /// the list since (see `publish`'s first step).
     passes_seen: usize,
+    /// What the spare's catch-up saw when it last found a reader holding the stalest
+    /// version (`log/spare.rs`), to skip the search until something changed.
+    spare_missed: Option<spare::SpareMissed>,
     stats: LogStats,
 }
 
@@ -557,6 +560,7 @@ where
             max_log_ops,
             passes_seen,
             stats,
+            ..
         } = self;
         // Zeroed for the call: if an operation panics, the batch is dropped (by the next
         // append) rather than left to panic again at the next publish.

@@ -337,6 +337,58 @@ fn every_idle_spare_stays_within_the_log_reach() {
     assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET_BATCHES + 2));
 }
 
+/// While a reader holds the stalest version, the spare's catch-up has nothing to shrink,
+/// and it does not take every idle version out of the pool and put it back at each publish
+/// to find that out; yet once the reader lets go, the version is caught up before the log
+/// reaches its bound. Four versions: the held one, the current one, the one the last
+/// publish retired, and an idle spare, which each search took out and put back (counted in
+/// the pool's hits: each publish takes one version).
+#[test]
+fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
+    let _serial = serial();
+    const MAX_LOG: usize = 256;
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .versions(4)
+        .max_log_ops(MAX_LOG)
+        .build();
+    let publish = |w: &mut LogWriter<_, _>, i: u32| {
+        w.append(MapOp::Insert(i % BATCH, i));
+        w.publish();
+    };
+    let held = w.container().acquire();
+    // Past half the bound, one operation per batch: the catch-up runs at every publish.
+    let first = MAX_LOG as u32 / 2 + 1;
+    for i in 1..first {
+        publish(&mut w, i);
+    }
+    let before = w.container().pool().stats().hits;
+    let last = MAX_LOG as u32 - 8;
+    for i in first..last {
+        publish(&mut w, i);
+    }
+    let publishes = u64::from(last - first);
+    let hits = w.container().pool().stats().hits - before;
+    assert!(
+        hits <= publishes + publishes / 8,
+        "{hits} gets from the pool in {publishes} publishes: {:?}",
+        w.stats()
+    );
+    assert_eq!((held[&0], Logged::seq(&held)), (0, 0));
+    // The reader lets go 8 operations short of the bound; the next publish's pass returns
+    // the version, and the catch-up must find it within a few publishes, not a sixteenth
+    // of the bound later.
+    drop(held);
+    for i in last..last + 2 * BATCH {
+        publish(&mut w, i);
+    }
+    let stats = w.stats();
+    assert_eq!((stats.truncated, stats.full_syncs), (0, 0), "{stats:?}");
+    assert!(
+        stats.log_len <= MAX_LOG / 2 + 2 * BATCH as usize,
+        "{stats:?}"
+    );
+}
+
 /// A writer that moves to another thread (as one inside an async task does) still catches
 /// up the spares it left idle on the first: the thread it left stays alive and idle, and
 /// after the quiet batches on the second thread no operation was dropped while a version

@@ -154,6 +154,7 @@ where
             versions,
             max_log_ops: self.max_log_ops,
             passes_seen: 0,
+            spare_missed: None,
             stats: LogStats::default(),
         }
     }

@@ -33,7 +33,8 @@ where
     /// among [`SPARES_LOOKED_PAST`] idle versions at most, in this thread's share of the
     /// pool first, then in other threads' depots, and puts them all in this thread's depot,
     /// the others in their order above it. Does nothing if it is not among them (a reader
-    /// holds the stalest: catching up another would shrink nothing).
+    /// holds the stalest: catching up another would shrink nothing), and then skips the
+    /// search for a while ([`SPARE_RETRY_DIVISOR`]).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
         let LogWriter {
             container,
@@ -41,6 +42,8 @@ where
             head,
             base,
             versions,
+            max_log_ops,
+            spare_missed,
             stats,
             ..
         } = self;
@@ -51,6 +54,23 @@ where
         let Some(&stalest) = versions.front() else {
             return;
         };
+        // A reader held the stalest when the last search looked: while it holds it, the log
+        // keeps what it lacks whatever this does. So look again only when another version
+        // is the stalest (the held one fell out of the log's reach), when this thread's
+        // depot holds more than then (a reclamation here returned versions: perhaps that
+        // one), or now and then (it came back elsewhere). Without this, each publish took
+        // every idle version out of the pool and put it back (a take and a depot lock
+        // each) for nothing.
+        let pool = container.pool();
+        let returned = pool.returned_hint();
+        if let Some(missed) = *spare_missed {
+            if missed.stalest == stalest
+                && returned <= missed.returned
+                && log.len() < missed.log_len + *max_log_ops / SPARE_RETRY_DIVISOR
+            {
+                return;
+            }
+        }
         // Idle versions only: no pass, no factory (a miss skips this publish's catch-up).
         // They are in this thread's share (the pool returns the versions this writer
         // published to its depot, and the catch-up puts its spares there), unless the
@@ -60,7 +80,6 @@ where
         // on top, and the stalest below it, so the search looks past the top: with the top
         // alone, the stalest was never reached and fell out of the log's reach
         // (`change_log --check` saw a late full copy in about one run in four).
-        let pool = container.pool();
         let mut passed: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
         let mut found = None;
         for slot in &mut passed {
@@ -73,6 +92,12 @@ where
             }
             *slot = Some(version);
         }
+        *spare_missed = found.is_none().then_some(SpareMissed {
+            stalest,
+            log_len: log.len(),
+            // What the depot holds with the versions passed over back in it.
+            returned: returned.max(pool.returned_hint() + passed.iter().flatten().count()),
+        });
         if let Some(mut spare) = found {
             versions.pop_front();
             catch_up(&mut spare, log, *head, base, versions, stats, batch);
@@ -91,6 +116,27 @@ where
 /// about one per reader that held a guard across publishes at once is idle, and each one
 /// passed over costs a take and a depot lock to put it back.
 const SPARES_LOOKED_PAST: usize = 8;
+
+/// After a search that found the stalest version held, the spare's catch-up looks again
+/// once the log has grown by this fraction of its bound, if nothing else sent it to look
+/// (`SpareMissed`): with the default bound, every 4,096 operations. The most a version
+/// that comes back to another thread's depot may wait to be found.
+pub(super) const SPARE_RETRY_DIVISOR: usize = 16;
+
+/// What the spare's catch-up saw when its last search found the stalest version held by a
+/// reader. It looks again when another version is the stalest, when the calling thread's
+/// depot holds more than `returned` (a reclamation returned versions there, the held one
+/// perhaps), or when the log holds a [`SPARE_RETRY_DIVISOR`]th of its bound more than
+/// `log_len`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SpareMissed {
+    /// The stalest version's number.
+    stalest: u64,
+    /// The log's length.
+    log_len: usize,
+    /// The calling thread's depot's length hint, the versions passed over included.
+    returned: usize,
+}
 
 /// Replays on `spare`, the stalest version (already taken off `versions`), the oldest
 /// whole batches it lacks, at least `2 × batch + 64` operations if it lacks that many, then
