@@ -128,12 +128,16 @@
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
 //!   (usually three or four), unless [`LogBuilder::versions`] made them at build time;
-//!   after that, full copies happen only when a version comes back after the log was
+//!   after that, a publish copies a version whole only when readers hold every version
+//!   within the log's reach: it then takes one that came back after the log was
 //!   truncated past it (a reader held it for more than `max_log_ops` operations' worth of
-//!   publishes), or when readers hold more versions at once than were made. An idle spare
-//!   is caught up before the log would drop what it lacks (above), so it never needs one.
-//!   A version that came back out of the log's reach stays in the pool, and is copied whole
-//!   if a publish ever takes it.
+//!   publishes), or the pool makes one. An idle spare is caught up before the log would
+//!   drop what it lacks (above), so it never needs one.
+//!   A version that came back out of the log's reach is not taken while another idle
+//!   version is within it: the publish (or the catch-up) that finds it puts it back as
+//!   the pool's victim ([`LogStats::set_aside`]), which the next `trim` drops, and a
+//!   publish copies it whole only when readers hold every version within reach (rather
+//!   than have the pool make a new one).
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
 //!   [`max_log_ops`](LogBuilder::max_log_ops) operations for versions readers hold, and
@@ -174,7 +178,7 @@ use std::ops::Deref;
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
-use crate::Container;
+use crate::{Container, Pooled};
 
 mod builder;
 mod ops;
@@ -352,6 +356,11 @@ pub struct LogStats {
     /// Operations dropped from the log while a version still lacked them, because the log
     /// reached [`LogBuilder::max_log_ops`].
     pub truncated: u64,
+    /// Versions a publish (or the spare's catch-up) took from the pool that lacked more
+    /// than the log holds and put back as the pool's victims, because another idle version
+    /// was within the log's reach: each one a full copy not made on a publish. A trim
+    /// drops them; a publish that finds no other version idle copies one whole.
+    pub set_aside: u64,
     /// Operations in the log now.
     pub log_len: usize,
     /// Versions the log is kept for now, besides the current one (those the writer handed
@@ -423,6 +432,13 @@ pub struct LogWriter<T, O> {
 /// what applying that many operations once more costs on a large table (~100-500 ns each).
 /// The log holds the batch and what the idle version the getter would take instead lacks.
 const HEAVY_PASS_OPS: usize = 32;
+
+/// Whether a version numbered `seq` lacks more than a log whose oldest batch follows
+/// `base` holds (or is new from the factory, or was left half-written by a panic): only a
+/// full copy brings it up to date.
+fn out_of_reach(seq: u64, base: u64) -> bool {
+    seq == UNSYNCED || seq < base
+}
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
 pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
@@ -579,6 +595,15 @@ where
             .pool()
             .get_returned()
             .unwrap_or_else(|| container.get_new());
+        // One that lacks more than the log holds (a reader held it past the log's bound, and
+        // a reclamation just returned it) would cost a full copy here: another idle version
+        // within reach is taken instead, and this one kept as a victim.
+        if out_of_reach(next.seq, *base) {
+            if let Some(within) = spare::take_within_reach(container.pool(), *base, stats) {
+                Pooled::put_in_depot_as_victim(std::mem::replace(&mut next, within));
+                stats.set_aside += 1;
+            }
+        }
         let had = next.seq;
         // This version is the writer's now: the log no longer keeps anything for it. It is
         // often the stalest (in half the publishes of a run without readers), so the front
@@ -591,7 +616,7 @@ where
         // Until it is whole again: should an operation panic, the version goes back to the
         // pool marked for a full copy, not with half a batch applied.
         next.seq = UNSYNCED;
-        let from = if had == UNSYNCED || had < *base {
+        let from = if out_of_reach(had, *base) {
             // A full copy of the current version, then whatever it lacks. The current
             // version is normally at `head`; it is older only if someone published into
             // the container around the writer (module docs).

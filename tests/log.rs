@@ -622,3 +622,36 @@ fn the_writer_is_send_and_debug() {
     let g = w.container().acquire();
     assert_eq!(format!("{:?}", *g), "Logged { seq: 0, value: {} }");
 }
+
+/// A version a reader held past the log's bound comes back lacking more than the log
+/// holds. While another idle version is within the log's reach, publishes take that one
+/// and keep the returned one aside as the pool's victim ([`LogStats::set_aside`]) instead
+/// of copying it whole; once readers hold every other version, a publish copies it rather
+/// than have the pool make a new one. Four versions: the current one, the one the last
+/// publish retired, an idle spare, and the one held.
+///
+/// [`LogStats::set_aside`]: poolswap::log::LogStats::set_aside
+#[test]
+fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
+    let _serial = serial();
+    let mut w = small_log_writer(4);
+    publish_with_a_reader_that_lets_go(&mut w, 1);
+    let held = w.container().acquire();
+    publish_with_a_reader_that_lets_go(&mut w, 2 * SMALL_LOG as u32 / BATCH);
+    assert_eq!(Logged::seq(&held), 1);
+    drop(held);
+    // A reader holds a guard across the next publishes: the version it holds stays out,
+    // and the next pass returns the one held past the log.
+    let g = w.container().acquire();
+    publish_with_a_reader_that_lets_go(&mut w, 4);
+    drop(g);
+    let stats = w.stats();
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    assert!(stats.set_aside >= 1, "{stats:?}");
+    // Readers hold three versions across publishes: nothing within reach is idle.
+    publish_holding_guards(&mut w, 100, 3);
+    let stats = w.stats();
+    assert_eq!(stats.full_syncs, 1, "{stats:?}");
+    assert_eq!(w.container().pool().stats().created, 4);
+    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 102));
+}

@@ -21,8 +21,8 @@
 
 use std::collections::VecDeque;
 
-use super::{Absorb, LogStats, LogWriter, Logged, UNSYNCED};
-use crate::Pooled;
+use super::{out_of_reach, Absorb, LogStats, LogWriter, Logged, UNSYNCED};
+use crate::{Pool, Pooled};
 
 impl<T, O> LogWriter<T, O>
 where
@@ -107,9 +107,36 @@ where
             Pooled::put_in_depot(spare);
         }
         for version in passed.iter_mut().rev().filter_map(Option::take) {
-            Pooled::put_in_depot(version);
+            // One out of the log's reach is kept for a publish that finds nothing else idle,
+            // but below the others (`take_within_reach`).
+            if out_of_reach(version.seq, *base) {
+                Pooled::put_in_depot_as_victim(version);
+                stats.set_aside += 1;
+            } else {
+                Pooled::put_in_depot(version);
+            }
         }
     }
+}
+
+/// An idle version within the log's reach (numbered `base` or later), looked for among
+/// [`SPARES_LOOKED_PAST`] idle versions at most, as the spare's catch-up looks: for a
+/// publish that took one out of its reach. Those out of reach go back as victims (counted
+/// in `stats.set_aside`), the others within reach passed over on top of this thread's depot.
+pub(super) fn take_within_reach<'a, T>(
+    pool: &'a Pool<Logged<T>>,
+    base: u64,
+    stats: &mut LogStats,
+) -> Option<Pooled<'a, Logged<T>>> {
+    for _ in 0..SPARES_LOOKED_PAST {
+        let version = pool.get_idle_anywhere()?;
+        if !out_of_reach(version.seq, base) {
+            return Some(version);
+        }
+        Pooled::put_in_depot_as_victim(version);
+        stats.set_aside += 1;
+    }
+    None
 }
 
 /// Idle versions `catch_up_spare` takes out of the pool, at most, looking for the stalest:

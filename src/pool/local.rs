@@ -715,6 +715,18 @@ impl<N> Local<N> {
         node: NodePtr<N>,
         budget: &IdleBudget,
     ) -> Result<(), (NodePtr<N>, bool)> {
+        self.donate_reserving_to(node, budget, Generation::Primary)
+    }
+
+    /// [`donate_reserving`](Self::donate_reserving) to the list of `generation`: to the
+    /// victim list, the node is the last a getter takes from this depot and the first the
+    /// next `trim` or decay tick drops.
+    pub(crate) fn donate_reserving_to(
+        &self,
+        node: NodePtr<N>,
+        budget: &IdleBudget,
+        generation: Generation,
+    ) -> Result<(), (NodePtr<N>, bool)> {
         let mut depot = self.depot.lock();
         if depot.closed {
             return Err((node, true));
@@ -722,7 +734,7 @@ impl<N> Local<N> {
         if depot.unpark(1) == 0 && budget.reserve(1) == 0 {
             return Err((node, false));
         }
-        depot.primary.push(node);
+        depot.list(generation).push(node);
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::ptr::{self, NonNull};
 
-use super::depot::NodePtr;
+use super::depot::{Generation, NodePtr};
 use super::node::Node;
 use super::shared::{PoolNode, Shared};
 use super::Pool;
@@ -128,11 +128,24 @@ impl<T> Pooled<'_, T> {
     /// (`log/spare.rs`). Costs the depot's lock and a budget slot's reservation (one atomic
     /// read-modify-write, or none if a slot is parked there).
     pub(crate) fn put_in_depot(this: Self) {
+        Pooled::put_in_list(this, Generation::Primary);
+    }
+
+    /// [`put_in_depot`](Pooled::put_in_depot), but to the depot's victim list: a getter
+    /// takes it only when the depot's primary list is empty, and the next `trim` or decay
+    /// tick drops it. For a change log's version that lacks more than the log holds, which
+    /// only a full copy can bring up to date (`log.rs`): kept for a publish that finds no
+    /// other version idle, but not taken first. Costs as `put_in_depot`.
+    pub(crate) fn put_in_depot_as_victim(this: Self) {
+        Pooled::put_in_list(this, Generation::Victim);
+    }
+
+    fn put_in_list(this: Self, generation: Generation) {
         let this = std::mem::ManuallyDrop::new(this);
         // SAFETY: the guard owns the node's checked-out reference, and gives it up here:
         // `ManuallyDrop` keeps its drop from giving it back a second time.
         if unsafe { last_reference(this.node) } {
-            Shared::put_in_depot(&this.pool.shared, NodePtr(this.node));
+            Shared::put_in_depot(&this.pool.shared, NodePtr(this.node), generation);
         }
     }
 }

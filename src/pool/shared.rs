@@ -366,9 +366,19 @@ impl<T> Shared<T> {
     /// a budget slot; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
+        self.return_to_list(local, node, Generation::Primary);
+    }
+
+    /// [`return_to`](Self::return_to), to the list of `generation`.
+    fn return_to_list(
+        &self,
+        local: Option<&PoolLocal<T>>,
+        node: NodePtr<PoolNode<T>>,
+        generation: Generation,
+    ) {
         // The node takes a slot parked in the depot, or one reserved from the budget.
         let refused = match local.or_else(|| self.locals.first()) {
-            Some(local) => match local.donate_reserving(node, &self.budget) {
+            Some(local) => match local.donate_reserving_to(node, &self.budget, generation) {
                 Ok(()) => None,
                 Err((node, true)) => Some((node, Discard::Closed)),
                 Err((node, false)) => Some((node, Discard::OverCap)),
@@ -383,10 +393,15 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Returns an idle node to the calling thread's depot (not its magazine), with a slot
-    /// parked there or reserved; drops it if the idle bound is reached.
-    pub(super) fn put_in_depot(this: &Arc<Shared<T>>, node: NodePtr<PoolNode<T>>) {
-        this.return_to(Shared::local(this), node);
+    /// Returns an idle node to the calling thread's depot (not its magazine), to the list
+    /// of `generation`, with a slot parked there or reserved; drops it if the idle bound is
+    /// reached.
+    pub(super) fn put_in_depot(
+        this: &Arc<Shared<T>>,
+        node: NodePtr<PoolNode<T>>,
+        generation: Generation,
+    ) {
+        this.return_to_list(Shared::local(this), node, generation);
     }
 
     /// The calling thread's `Local` for this pool if it is one of the last two the thread
