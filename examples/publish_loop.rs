@@ -14,7 +14,9 @@
 //!
 //! With `hold` = 1, a guard on the current version is held through the measured publishes
 //! (a reader that stalls); past 32,768 publishes of one operation the log holds more than
-//! half its default bound, where the spare's catch-up runs.
+//! half its default bound, where the spare's catch-up runs. With `hold` = 2, the guard is
+//! dropped halfway: past 65,536 operations its version comes back out of the log's reach
+//! (`publish_loop 80000 2 2`).
 //!
 //! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
@@ -96,10 +98,15 @@ fn main() {
         publish(&mut w);
     }
     // With a third argument of 1, a guard on the current version is held through the
-    // measured publishes (a reader that stalls): the log keeps what it lacks.
-    let held = (arg(3, 0, "hold a guard (0 or 1)") == 1).then(|| w.container().acquire());
+    // measured publishes (a reader that stalls): the log keeps what it lacks. With 2, it is
+    // dropped halfway through.
+    let hold = arg(3, 0, "hold a guard (0, 1 or 2)");
+    let mut held = (hold > 0).then(|| w.container().acquire());
     let mut ns = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
+    for round in 0..rounds {
+        if hold == 2 && round == rounds / 2 {
+            held = None;
+        }
         let batch = batches.pop().expect("made above");
         let start = Instant::now();
         for op in batch {
@@ -110,13 +117,19 @@ fn main() {
     }
     ns.sort_unstable();
     if let (Some(p50), Some(p99)) = (ns.get(rounds / 2), ns.get(rounds * 99 / 100)) {
-        println!("{rounds} publishes of {k} ops into {N} entries: p50 {p50} ns, p99 {p99} ns");
+        let max = ns.last().copied().unwrap_or(0);
+        println!(
+            "{rounds} publishes of {k} ops into {N} entries: p50 {p50} ns, p99 {p99} ns, max {max} ns"
+        );
     }
     drop(held);
     let stats = w.stats();
     println!(
-        "applied per op {:.2}, full copies {}",
+        "applied per op {:.2}, full copies {}, set aside {}, operations truncated {}, versions made {}",
         stats.applied as f64 / stats.appended.max(1) as f64,
-        stats.full_syncs
+        stats.full_syncs,
+        stats.set_aside,
+        stats.truncated,
+        w.container().pool().stats().created
     );
 }

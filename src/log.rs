@@ -597,9 +597,16 @@ where
             .unwrap_or_else(|| container.get_new());
         // One that lacks more than the log holds (a reader held it past the log's bound, and
         // a reclamation just returned it) would cost a full copy here: another idle version
-        // within reach is taken instead, and this one kept as a victim.
+        // within reach is taken instead, and this one kept as a victim. If none is idle, a
+        // pass with the heavy barrier if need be (a few µs against a copy's milliseconds)
+        // may return the version the last publish retired.
         if out_of_reach(next.seq, *base) {
-            if let Some(within) = spare::take_within_reach(container.pool(), *base, stats) {
+            let pool = container.pool();
+            let within = spare::take_within_reach(pool, *base, stats).or_else(|| {
+                list.reclaim_unless_heavy(true)?;
+                spare::take_within_reach(pool, *base, stats)
+            });
+            if let Some(within) = within {
                 Pooled::put_in_depot_as_victim(std::mem::replace(&mut next, within));
                 stats.set_aside += 1;
             }
