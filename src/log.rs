@@ -181,6 +181,7 @@ use std::sync::Arc;
 use crate::{Container, Pooled};
 
 mod builder;
+mod graveyard;
 mod ops;
 mod spare;
 
@@ -289,6 +290,18 @@ pub struct Logged<T> {
     value: T,
     /// The last batch applied to `value`; [`UNSYNCED`] for a version new from the factory.
     seq: u64,
+    /// Where the drop reports `seq`, so that the writer stops keeping the log for this
+    /// version (`log/graveyard.rs`).
+    #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
+    graveyard: Arc<graveyard::Graveyard>,
+}
+
+impl<T> Drop for Logged<T> {
+    fn drop(&mut self) {
+        if self.seq != UNSYNCED {
+            self.graveyard.bury(self.seq);
+        }
+    }
 }
 
 impl<T> Logged<T> {
@@ -424,6 +437,9 @@ pub struct LogWriter<T, O> {
     /// What the spare's catch-up saw when it last found a reader holding the stalest
     /// version (`log/spare.rs`), to skip the search until something changed.
     spare_missed: Option<spare::SpareMissed>,
+    /// Where the versions report their drop (`log/graveyard.rs`).
+    #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
+    graveyard: Arc<graveyard::Graveyard>,
     stats: LogStats,
 }
 
@@ -566,6 +582,7 @@ where
         if self.pending == 0 {
             return self.head;
         }
+        self.forget_dropped_versions();
         let LogWriter {
             container,
             log,

@@ -655,3 +655,32 @@ fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
     assert_eq!(w.container().pool().stats().created, 4);
     assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 102));
 }
+
+/// Versions the pool drops (here by `trim`, as a decay tick or the idle bound would) stop
+/// holding the log: it shrinks to what the versions still alive lack, instead of growing
+/// to its bound for versions that no longer exist and counting what it then drops as
+/// lacked.
+#[test]
+fn versions_the_pool_drops_stop_holding_the_log() {
+    let _serial = serial();
+    let mut w = small_log_writer(4);
+    publish_with_a_reader_that_lets_go(&mut w, 2);
+    let before = w.stats();
+    assert_eq!(before.versions, 3, "{before:?}");
+    // Both generations: the idle spares are dropped.
+    let pool = w.container().pool();
+    pool.trim();
+    pool.trim();
+    let gone = pool.stats().trimmed;
+    assert!(gone >= 1, "{:?}", pool.stats());
+    publish_with_a_reader_that_lets_go(&mut w, 3 * SMALL_LOG as u32 / BATCH);
+    let stats = w.stats();
+    assert_eq!(stats.truncated, 0, "{stats:?}");
+    assert_eq!(
+        stats.versions as u64,
+        before.versions as u64 - gone,
+        "{stats:?}"
+    );
+    assert!(stats.log_len <= 2 * BATCH as usize, "{stats:?}");
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+}

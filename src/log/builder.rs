@@ -8,6 +8,7 @@ use std::fmt;
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
+use super::graveyard::Graveyard;
 use super::{Absorb, LogStats, LogWriter, Logged, DEFAULT_MAX_LOG_OPS, UNSYNCED};
 use crate::{Container, Pool};
 
@@ -110,10 +111,13 @@ where
     where
         T: Absorb<O>,
     {
+        let graveyard = Arc::new(Graveyard::new());
+        let buried = Arc::clone(&graveyard);
         let mut pool = Pool::builder(
-            || Logged {
+            move || Logged {
                 value: T::default(),
                 seq: UNSYNCED,
+                graveyard: Arc::clone(&buried),
             },
             // The reset keeps the contents: the writer brings a recycled version up to
             // date from what it held.
@@ -128,6 +132,7 @@ where
             Logged {
                 value: self.init,
                 seq: 0,
+                graveyard: Arc::clone(&graveyard),
             },
         );
         // The extra versions, copies of batch 0, taken out together (so that each is a new
@@ -155,6 +160,7 @@ where
             max_log_ops: self.max_log_ops,
             passes_seen: 0,
             spare_missed: None,
+            graveyard,
             stats: LogStats::default(),
         }
     }

@@ -1,0 +1,84 @@
+//! Forgetting the versions the pool dropped.
+//!
+//! The writer keeps, for each version it may get back from the pool, the number of the
+//! last batch it holds (`LogWriter::versions`), and the log keeps what the stalest of them
+//! lacks. The pool may drop an idle version without the writer's knowledge: `trim`, a decay
+//! tick, the idle bound ([`LogBuilder::max_idle`](super::LogBuilder::max_idle)). Its entry
+//! then stayed until the log reached its bound and truncated past it: the log grew to
+//! [`max_log_ops`](super::LogBuilder::max_log_ops) for a version that no longer existed,
+//! counted what it dropped as lacked (`LogStats::truncated`), and the spare's catch-up
+//! looked for it in vain.
+//!
+//! So each version the writer makes carries a handle on its writer's graveyard, and its
+//! drop (on whatever thread the pool drops it) writes its number there; the writer's next
+//! publish forgets one entry with that number. Two versions may hold the same batch (the
+//! extra versions made at build time, all at 0; a spare caught up to where another is):
+//! the entries form a multiset, and forgetting one of equal numbers forgets the right
+//! count. A version the writer no longer tracks (out of the log's reach: numbered below
+//! `base`, whose entries are gone) matches no entry.
+
+use super::LogWriter;
+use crate::sync::{AtomicBool, Mutex, Ordering};
+
+/// Where a writer's versions report their drop: their numbers, behind a lock, and a flag
+/// the writer reads without it. Shared by the writer and every version it made (each holds
+/// an `Arc`).
+pub(crate) struct Graveyard {
+    /// Numbers of versions dropped since the writer last looked.
+    dead: Mutex<Vec<u64>>,
+    /// Set after each push to `dead`: whether the writer should take the lock.
+    any: AtomicBool,
+}
+
+impl Graveyard {
+    pub(crate) fn new() -> Graveyard {
+        Graveyard {
+            // Room for a trim's worth of versions: a drop pushes without allocating.
+            dead: Mutex::new(Vec::with_capacity(4)),
+            any: AtomicBool::new(false),
+        }
+    }
+
+    /// Records that a version holding batch `seq` was dropped: a version's `Drop`. One
+    /// uncontended lock and one store.
+    pub(crate) fn bury(&self, seq: u64) {
+        self.dead.lock().push(seq);
+        // Relaxed: a hint; the numbers themselves pass through the lock. The flag is stored
+        // after every push, so a writer that cleared it before this push sees it set again.
+        self.any.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes the numbers recorded since the last call, calling `forget` with each: nothing
+    /// but a relaxed load if none was. The writer's.
+    fn exhume(&self, mut forget: impl FnMut(u64)) {
+        // Relaxed: as in `bury`; a push this misses sets the flag again after it.
+        if !self.any.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let mut dead = self.dead.lock();
+        for seq in dead.drain(..) {
+            forget(seq);
+        }
+    }
+}
+
+impl std::fmt::Debug for Graveyard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graveyard")
+            .field("dead", &*self.dead.lock())
+            .finish()
+    }
+}
+
+impl<T, O> LogWriter<T, O> {
+    /// Forgets the entries of the versions the pool dropped since the last publish (module
+    /// docs).
+    pub(super) fn forget_dropped_versions(&mut self) {
+        let versions = &mut self.versions;
+        self.graveyard.exhume(|seq| {
+            if let Ok(at) = versions.binary_search(&seq) {
+                versions.remove(at);
+            }
+        });
+    }
+}
