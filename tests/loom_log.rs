@@ -144,3 +144,27 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
         assert_eq!(Logged::seq(&now), 4);
     });
 }
+
+/// The pool drops an idle spare (two `trim`s on another thread) while the writer publishes
+/// and may take that spare: the spare's drop reports its number to the writer, whose next
+/// publish forgets it, so the writer ends up tracking exactly the versions still alive
+/// besides the current one, whichever way the race went, and never one that is gone.
+#[test]
+fn a_dropped_spare_vs_publish() {
+    bounded(2, || {
+        let mut w: Writer = LogWriter::builder(Vec::new()).versions(2).build();
+        let pool = w.container().pool().clone();
+        let trimmer = thread::spawn(move || {
+            pool.trim();
+            pool.trim();
+        });
+        publish(&mut w, 1);
+        publish(&mut w, 2);
+        trimmer.join().unwrap();
+        publish(&mut w, 3);
+        let now = w.container().acquire();
+        check(&now);
+        let live = w.container().pool().stats().live;
+        assert_eq!(w.stats().versions as u64, live - 1, "{:?}", w.stats());
+    });
+}

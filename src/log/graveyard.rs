@@ -26,7 +26,8 @@ use crate::sync::{AtomicBool, Mutex, Ordering};
 pub(crate) struct Graveyard {
     /// Numbers of versions dropped since the writer last looked.
     dead: Mutex<Vec<u64>>,
-    /// Set after each push to `dead`: whether the writer should take the lock.
+    /// Whether `dead` holds any: written only under its lock, read by the writer without
+    /// it.
     any: AtomicBool,
 }
 
@@ -42,20 +43,27 @@ impl Graveyard {
     /// Records that a version holding batch `seq` was dropped: a version's `Drop`. One
     /// uncontended lock and one store.
     pub(crate) fn bury(&self, seq: u64) {
-        self.dead.lock().push(seq);
-        // Relaxed: a hint; the numbers themselves pass through the lock. The flag is stored
-        // after every push, so a writer that cleared it before this push sees it set again.
+        let mut dead = self.dead.lock();
+        dead.push(seq);
+        // Relaxed: the flag is a hint; the numbers pass through the lock, and the flag is
+        // only written under it, so its last store always says whether `dead` holds any.
         self.any.store(true, Ordering::Relaxed);
     }
 
     /// Takes the numbers recorded since the last call, calling `forget` with each: nothing
     /// but a relaxed load if none was. The writer's.
     fn exhume(&self, mut forget: impl FnMut(u64)) {
-        // Relaxed: as in `bury`; a push this misses sets the flag again after it.
-        if !self.any.swap(false, Ordering::Relaxed) {
+        // Relaxed: a hint. A stale `false` (a drop on another thread the writer has not
+        // synchronized with yet) leaves the number for the next publish; once the drop
+        // happens before this load (a join, a lock), coherence makes it read `true` or a
+        // later store, and the later stores are made under the lock with `dead` to match.
+        // (A `swap` outside the lock would do too, but loom 0.7 lets a store slip between
+        // the read and the write of a relaxed read-modify-write: tokio-rs/loom#254.)
+        if !self.any.load(Ordering::Relaxed) {
             return;
         }
         let mut dead = self.dead.lock();
+        self.any.store(false, Ordering::Relaxed);
         for seq in dead.drain(..) {
             forget(seq);
         }
