@@ -148,6 +148,14 @@
 //!   operation to a version clones two `Arc`s instead of the data (flashmap shares values
 //!   between its two copies the same way). On `benches/delta.rs`'s 100,000 entries this
 //!   halved the peak (row "shared data"), at the cost of one more pointer per lookup.
+//!   Idle versions stay in the pool until it drops them: a version set aside out of the
+//!   log's reach, and spares no publish needed for a while, go at the pool's `trim`. To
+//!   have them dropped off the publish path (a version's drop frees the whole table),
+//!   start the pool's trimmer thread, `w.container().pool().spawn_trimmer(period)`
+//!   ([`Pool::spawn_trimmer`](crate::Pool::spawn_trimmer)): an idle version goes within
+//!   two periods, and the writer stops keeping the log for it at its next publish
+//!   (each version's drop tells its writer). A later publish that needs one more version
+//!   than is left makes it from the factory with a full copy.
 //! - **Allocations**: the log and the pending batch reuse their buffers: publishing
 //!   allocates only what the operations themselves allocate when applied. The ready-made
 //!   operations ([`MapOp`], [`SetOp`], [`VecOp`]) overwrite a value in place with
