@@ -155,7 +155,9 @@
 //!   ([`Pool::spawn_trimmer`](crate::Pool::spawn_trimmer)): an idle version goes within
 //!   two periods, and the writer stops keeping the log for it at its next publish
 //!   (each version's drop tells its writer). A later publish that needs one more version
-//!   than is left makes it from the factory with a full copy.
+//!   than is left makes it from the factory with a full copy. When the version that held
+//!   the log back goes, the operations it kept are dropped a few hundred per publish
+//!   ([`LogStats::dropping`] counts those waiting), not all by one publish.
 //! - **Allocations**: the log and the pending batch reuse their buffers: publishing
 //!   allocates only what the operations themselves allocate when applied. The ready-made
 //!   operations ([`MapOp`], [`SetOp`], [`VecOp`]) overwrite a value in place with
@@ -192,6 +194,7 @@ mod builder;
 mod graveyard;
 mod ops;
 mod spare;
+mod unneeded;
 
 pub use self::builder::LogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
@@ -387,6 +390,9 @@ pub struct LogStats {
     /// Versions the log is kept for now, besides the current one (those the writer handed
     /// to the container and may get back from the pool).
     pub versions: usize,
+    /// Operations that left the log in one go (the version that held them back went) and
+    /// wait to be dropped, a few per publish, so that no publish frees them all.
+    pub dropping: usize,
 }
 
 /// The single writer of an operation-logged container: appends operations and publishes
@@ -445,6 +451,9 @@ pub struct LogWriter<T, O> {
     /// What the spare's catch-up saw when it last found a reader holding the stalest
     /// version (`log/spare.rs`), to skip the search until something changed.
     spare_missed: Option<spare::SpareMissed>,
+    /// Operations no version needs, split off the log's front to be dropped a few per
+    /// publish (`log/unneeded.rs`).
+    unneeded: Vec<VecDeque<(u64, O)>>,
     /// Where the versions report their drop (`log/graveyard.rs`).
     #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
     graveyard: Arc<graveyard::Graveyard>,
@@ -600,6 +609,7 @@ where
             versions,
             max_log_ops,
             passes_seen,
+            unneeded,
             stats,
             ..
         } = self;
@@ -661,8 +671,13 @@ where
         };
         // Replay (from, head]. Operations of batches no other version lacks (numbered at
         // most `others`: every other version holds them) are applied for the last time, by
-        // value, and leave the log.
+        // value, and leave the log; those this version holds too (numbered at most `from`)
+        // are dropped, or set apart to be dropped a few per publish if there are many.
         let others = versions.front().copied().unwrap_or(*head);
+        if log.len() > unneeded::DROP_AT_ONCE {
+            let n = lack_start(log, from.min(others));
+            unneeded::set_apart(log, base, unneeded, n);
+        }
         while let Some(&(n, _)) = log.front() {
             if n > others {
                 break;
@@ -711,6 +726,11 @@ where
         if log.len() > *max_log_ops / 2 {
             self.catch_up_spare(batch);
         }
+        // About twice what the catch-up replays: the operations set apart go faster than
+        // the log grows.
+        if !self.unneeded.is_empty() {
+            self.drop_unneeded(4 * batch + 256);
+        }
         seq
     }
 
@@ -735,6 +755,7 @@ where
         LogStats {
             log_len: self.logged(),
             versions: self.versions.len(),
+            dropping: self.unneeded_len(),
             ..self.stats
         }
     }

@@ -8,7 +8,7 @@ mod serial;
 use serial::serial;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
@@ -683,4 +683,61 @@ fn versions_the_pool_drops_stop_holding_the_log() {
     );
     assert!(stats.log_len <= 2 * BATCH as usize, "{stats:?}");
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
+}
+
+/// An operation that counts its drops: each adds its number to a `u64` version.
+struct Counted(u64);
+
+static COUNTED_DROPS: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        COUNTED_DROPS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Absorb<Counted> for u64 {
+    fn absorb(&mut self, op: &Counted) {
+        *self += op.0;
+    }
+
+    fn sync_from(&mut self, src: &Self) {
+        *self = *src;
+    }
+}
+
+/// When the version that held the log back goes (here a reader held it until the log
+/// reached its bound and truncated past it), the operations no version needs any longer
+/// are not all dropped by one publish: it sets them apart, and each publish drops a
+/// bounded number of them (`4 × batch + 256`).
+#[test]
+fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
+    let _serial = serial();
+    let max_log: usize = if cfg!(miri) { 2048 } else { 8192 };
+    let mut w = LogWriter::builder(0u64)
+        .versions(3)
+        .max_log_ops(max_log)
+        .build();
+    let held = w.container().acquire();
+    let rounds = max_log as u64 + 200;
+    let mut most = 0;
+    for _ in 0..rounds {
+        w.append(Counted(1));
+        let before = COUNTED_DROPS.load(Ordering::Relaxed);
+        w.publish();
+        most = most.max(COUNTED_DROPS.load(Ordering::Relaxed) - before);
+    }
+    assert_eq!((**held, Logged::seq(&held)), (0, 0));
+    drop(held);
+    let stats = w.stats();
+    assert!(
+        stats.truncated > 0,
+        "the held version fell out of reach: {stats:?}"
+    );
+    assert!(
+        most <= 4 + 256 + 2,
+        "{most} operations dropped by one publish: {stats:?}"
+    );
+    assert_eq!(stats.dropping, 0, "{stats:?}");
+    assert_eq!(**w.container().acquire(), rounds);
 }

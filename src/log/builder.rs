@@ -160,6 +160,7 @@ where
             max_log_ops: self.max_log_ops,
             passes_seen: 0,
             spare_missed: None,
+            unneeded: Vec::new(),
             graveyard,
             stats: LogStats::default(),
         }
