@@ -2,6 +2,8 @@
 //! version equals the reference at its batch number, whatever versions readers hold, how
 //! far the log is truncated, or which versions need a full copy.
 
+#[path = "support/proptest_config.rs"]
+mod proptest_config;
 #[path = "support/serial.rs"]
 mod serial;
 
@@ -114,11 +116,7 @@ where
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(proptest_config::config())]
 
     /// Plain `HashMap`, with logs from "keeps one operation" (nearly every recycled
     /// version needs a full copy) to "keeps everything".

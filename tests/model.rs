@@ -18,6 +18,8 @@
 //! are idle. Within that window the model follows what the pool did (read from the drop log
 //! and the idle count); outside it, the model decides.
 
+#[path = "support/proptest_config.rs"]
+mod proptest_config;
 #[path = "support/serial.rs"]
 mod serial;
 
@@ -581,11 +583,7 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<Model, Test
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(proptest_config::config())]
 
     #[test]
     fn refcounts_match_model(
