@@ -254,69 +254,54 @@ where
     }
 }
 
-/// Inserting a value already present keeps the old one, as `HashSet::insert` does.
-impl<T, S> Absorb<SetOp<T>> for HashSet<T, S>
-where
-    T: Eq + Hash + Clone,
-    S: BuildHasher + Clone,
-{
-    fn absorb(&mut self, op: &SetOp<T>) {
-        match op {
-            SetOp::Insert(v) => {
-                if !self.contains(v) {
-                    self.insert(v.clone());
+/// `Absorb<SetOp<T>>` for a set type with `contains`, `insert`, `remove` and `clear`: the
+/// impl header (generics, bounds) is the argument; the body is the same for every set.
+macro_rules! absorb_set_ops {
+    ($(#[$doc:meta])* [$($header:tt)*]) => {
+        $(#[$doc])*
+        $($header)* {
+            fn absorb(&mut self, op: &SetOp<T>) {
+                match op {
+                    SetOp::Insert(v) => {
+                        if !self.contains(v) {
+                            self.insert(v.clone());
+                        }
+                    }
+                    SetOp::Remove(v) => {
+                        self.remove(v);
+                    }
+                    SetOp::Clear => self.clear(),
                 }
             }
-            SetOp::Remove(v) => {
-                self.remove(v);
-            }
-            SetOp::Clear => self.clear(),
-        }
-    }
 
-    fn absorb_owned(&mut self, op: SetOp<T>) {
-        match op {
-            SetOp::Insert(v) => {
-                self.insert(v);
-            }
-            op => self.absorb(&op),
-        }
-    }
-
-    fn sync_from(&mut self, src: &Self) {
-        self.clone_from(src);
-    }
-}
-
-/// As for `HashSet`.
-impl<T: Ord + Clone> Absorb<SetOp<T>> for BTreeSet<T> {
-    fn absorb(&mut self, op: &SetOp<T>) {
-        match op {
-            SetOp::Insert(v) => {
-                if !self.contains(v) {
-                    self.insert(v.clone());
+            fn absorb_owned(&mut self, op: SetOp<T>) {
+                match op {
+                    SetOp::Insert(v) => {
+                        self.insert(v);
+                    }
+                    op => self.absorb(&op),
                 }
             }
-            SetOp::Remove(v) => {
-                self.remove(v);
-            }
-            SetOp::Clear => self.clear(),
-        }
-    }
 
-    fn absorb_owned(&mut self, op: SetOp<T>) {
-        match op {
-            SetOp::Insert(v) => {
-                self.insert(v);
+            fn sync_from(&mut self, src: &Self) {
+                self.clone_from(src);
             }
-            op => self.absorb(&op),
         }
-    }
-
-    fn sync_from(&mut self, src: &Self) {
-        self.clone_from(src);
-    }
+    };
 }
+
+absorb_set_ops!(
+    /// Inserting a value already present keeps the old one, as `HashSet::insert` does.
+    [impl<T, S> Absorb<SetOp<T>> for HashSet<T, S>
+    where
+        T: Eq + Hash + Clone,
+        S: BuildHasher + Clone,]
+);
+
+absorb_set_ops!(
+    /// As for `HashSet`.
+    [impl<T: Ord + Clone> Absorb<SetOp<T>> for BTreeSet<T>]
+);
 
 /// `Set` overwrites in place with `clone_from`; `sync_from` is `Vec::clone_from`, which
 /// keeps the buffer and clones into the elements already there.
