@@ -459,3 +459,125 @@ fn timed_get_vs_blocking_get_vs_return() {
         counts.assert_all_dropped();
     });
 }
+
+/// A pool of `Obj` (reset to 0, counted) whose threads' magazines start slow for `ops`
+/// slow-path operations (`PoolBuilder::slow_start_ops`, loom builds only; 0 elsewhere in
+/// these models, so that they check the magazine's paths).
+fn slow_start_pool(ops: u32, max_idle: usize) -> (Pool<Obj>, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    let pool = Pool::builder(counted_objects(&counts), |o: &mut Obj| o.value = 0)
+        .max_idle(max_idle)
+        .slow_start_ops(ops)
+        .build();
+    (pool, counts)
+}
+
+/// A thread in its slow start gets and puts twice: each put goes to its own depot with a
+/// budget slot unparked there or reserved (`Local::donate_reserving`), each get takes one
+/// object from a depot and parks or gives back its slot, so its magazine stays empty
+/// (`put_slow` asserts it). Meanwhile another thread, slow too, gets an object (stolen
+/// from that depot, parking its slot there, or taken from a victim list, or built) and
+/// puts it in its own depot, and a trim drops the victim it finds and demotes the rest.
+/// Every object made is idle or dropped once the threads are done (no magazine holds one,
+/// so the depots' counts are exact), the idle bound holds, loom's cell tracking sees no
+/// object with two owners, and the close finds every budget slot in use (its debug
+/// assertion): a slot lost, or counted twice, shows there.
+///
+/// Run at `max_idle` 8, where a get parks its slot in the depot it took from (the budget
+/// is far from its ceiling) and the next put there unparks it, and at `max_idle` 1, where
+/// slots go straight back to the budget and a put past the bound drops its object.
+fn slow_start_vs_steal_and_trim(max_idle: usize) {
+    // One preemption, as for `trim_vs_steal`: a trim asks for every other thread's
+    // magazine (the handshake, modelled at the full bound by
+    // `trim_steals_a_magazine_vs_its_owner`); two ran past 10 minutes, one runs in ~10 s.
+    bounded(1, move || {
+        // More than either thread's operations: both stay in their slow start.
+        let (pool, counts) = slow_start_pool(4, max_idle);
+        pool.prefill(1); // one idle object in the main thread's depot...
+        pool.trim(); // ... now a victim, for the racing trim to drop or a get to take
+
+        let slow = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                for v in 1..=2 {
+                    drop(take_reset(&pool, v));
+                }
+            })
+        };
+        let thief = {
+            let pool = pool.clone();
+            thread::spawn(move || drop(take_reset(&pool, 3)))
+        };
+        pool.trim();
+        slow.join().unwrap();
+        thief.join().unwrap();
+
+        let stats = pool.stats();
+        assert_eq!(stats.hits + stats.misses, 3, "{stats:?}");
+        assert_eq!(stats.created, counts.made.load(SeqCst) as u64, "{stats:?}");
+        assert!(
+            stats.idle <= max_idle as u64,
+            "over the idle bound: {stats:?}"
+        );
+        let dropped = counts.dropped.load(SeqCst) as u64;
+        assert_eq!(dropped, stats.trimmed + stats.dropped_over_cap, "{stats:?}");
+        assert_eq!(
+            stats.created,
+            stats.idle + dropped,
+            "objects lost: {stats:?}"
+        );
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
+#[test]
+fn slow_start_vs_steal_and_trim_parking() {
+    slow_start_vs_steal_and_trim(8);
+}
+
+#[test]
+fn slow_start_vs_steal_and_trim_at_the_bound() {
+    slow_start_vs_steal_and_trim(1);
+}
+
+/// A thread past its slow start (two operations: its first put went to its depot, its
+/// second get took that object back, and its second put went to its magazine) exits with
+/// an object in its magazine: its exit hook moves the object to its depot and restarts the slow start
+/// (`Local::abandon`). A thread new to the pool claims that `Local` (or makes its own, if
+/// it comes first) and so starts slow: its get takes one object, its put goes to the
+/// depot, with its magazine empty (`put_slow` asserts it). A trim meanwhile takes the
+/// leaver's magazine or flushed depot (the handshake, `local/steal.rs`), demotes, and
+/// drops nothing (no victim yet). Loom's cell tracking reports the claimant touching the
+/// magazine before the leaver's last use; the close's debug assertion reports a budget
+/// slot lost or counted twice by the flush or the restarted puts; every object made is
+/// dropped once.
+#[test]
+fn slow_restart_after_exit_vs_claim_and_trim() {
+    // One preemption, as for `slow_start_vs_steal_and_trim`.
+    bounded(1, || {
+        let (pool, counts) = slow_start_pool(2, 8);
+        let leaver = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                for v in 1..=2 {
+                    drop(take_reset(&pool, v));
+                }
+            })
+        };
+        let newcomer = {
+            let pool = pool.clone();
+            thread::spawn(move || drop(take_reset(&pool, 3)))
+        };
+        pool.trim();
+        leaver.join().unwrap();
+        newcomer.join().unwrap();
+
+        let stats = pool.stats();
+        assert_eq!(stats.hits + stats.misses, 3, "{stats:?}");
+        assert_eq!(stats.trimmed, 0, "one trim dropped an object: {stats:?}");
+        assert_eq!(stats.dropped_over_cap, 0, "{stats:?}");
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}

@@ -48,6 +48,9 @@ pub struct PoolBuilder<T> {
     decay: Option<Duration>,
     clock: Option<Box<ClockFn>>,
     weigh: Option<Box<Weigh<T>>>,
+    /// See [`slow_start_ops`](Self::slow_start_ops): loom builds only.
+    #[cfg(loom)]
+    slow_start_ops: u32,
 }
 
 impl<T: Send + 'static> PoolBuilder<T> {
@@ -62,6 +65,8 @@ impl<T: Send + 'static> PoolBuilder<T> {
             decay: None,
             clock: None,
             weigh: None,
+            #[cfg(loom)]
+            slow_start_ops: super::local::SLOW_START_OPS,
         }
     }
 
@@ -305,6 +310,20 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self
     }
 
+    /// How many slow-path operations each thread's magazine stays empty for, on its first
+    /// use of the pool and again after a thread that exited left it to the next (the slow
+    /// start, `SLOW_START_OPS` in `src/pool/local.rs`). For loom models only, which
+    /// otherwise never reach the slow start: under loom its default is 0, so that the other
+    /// models keep their state space. Builds without loom have no such method; their slow
+    /// start is a constant.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    #[must_use = "a builder method returns the changed builder"]
+    pub fn slow_start_ops(mut self, ops: u32) -> Self {
+        self.slow_start_ops = ops;
+        self
+    }
+
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     ///
     /// # Examples
@@ -331,6 +350,8 @@ impl<T: Send + 'static> PoolBuilder<T> {
                     max_live: self.max_live,
                     decay: self.decay.map(|period| Decay::new(period, self.clock)),
                     weigh: self.weigh,
+                    #[cfg(loom)]
+                    slow_start_ops: self.slow_start_ops,
                 },
             )),
         }

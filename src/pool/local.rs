@@ -105,9 +105,11 @@ const DEPOT_PRESIZE: usize = 64;
 /// cannot reach another live thread's magazine; a thread that keeps using the pool pays
 /// these locked operations once (about 16 gets and 16 puts), then runs on its magazine.
 /// The hit paths do not look at it: an empty magazine with no spare slot already sends
-/// both to their slow paths. 0 under loom, where the models check the magazine's paths
-/// (the slow start's are the donation's and a one-object refill's, which they check too).
-const SLOW_START_OPS: u32 = if cfg!(loom) {
+/// both to their slow paths. 0 under loom, where most models check the magazine's paths;
+/// the models of the slow start itself set a length per pool (`PoolBuilder::slow_start_ops`,
+/// loom builds only), which the pool passes to [`LocalList::claim`] and
+/// [`abandon`](Local::abandon).
+pub(super) const SLOW_START_OPS: u32 = if cfg!(loom) {
     0
 } else {
     2 * MAGAZINE_SIZE as u32
@@ -172,8 +174,8 @@ struct Magazine<N> {
     /// `OwnerSide::hits` at the last spill: unchanged at the next one, the thread only
     /// puts (a consumer of objects another thread gets), and spills its whole magazine.
     hits_at_spill: u64,
-    /// Slow-path operations left before the magazine holds objects ([`SLOW_START_OPS`]
-    /// for a new or newly claimed `Local`).
+    /// Slow-path operations left before the magazine holds objects (the pool's slow-start
+    /// length, [`SLOW_START_OPS`] outside loom, for a new or newly claimed `Local`).
     slow_start: u32,
 }
 
@@ -194,7 +196,9 @@ unsafe impl<N: Send> Sync for Local<N> {}
 unsafe impl<N: Send> Send for Local<N> {}
 
 impl<N> Local<N> {
-    fn new(max_idle: usize) -> Local<N> {
+    /// A `Local` owned by the calling thread, whose magazine starts slow for `slow_start`
+    /// slow-path operations.
+    fn new(max_idle: usize, slow_start: u32) -> Local<N> {
         Local {
             owner: CachePadded::new(OwnerSide {
                 magazine: UnsafeCell::new(Magazine {
@@ -202,7 +206,7 @@ impl<N> Local<N> {
                     spare: 0,
                     roomy: false,
                     hits_at_spill: u64::MAX,
-                    slow_start: SLOW_START_OPS,
+                    slow_start,
                 }),
                 len: AtomicUsize::new(0),
                 request: AtomicUsize::new(NO_REQUEST),
@@ -620,24 +624,24 @@ impl<N> Local<N> {
     /// The calling thread owns this `Local`, and `budget` is its pool's.
     pub(crate) unsafe fn flush(&self, budget: &IdleBudget) {
         // SAFETY: per the caller.
-        unsafe { self.flush_restarting(budget, false) }
+        unsafe { self.flush_restarting(budget, None) }
     }
 
-    /// [`flush`](Self::flush), and if `restart`, the magazine starts slow again (for the
-    /// next thread to claim this `Local`).
+    /// [`flush`](Self::flush), and with `Some(ops)`, the magazine starts slow again for
+    /// `ops` slow-path operations (for the next thread to claim this `Local`).
     ///
     /// # Safety
     ///
     /// As for `flush`.
-    unsafe fn flush_restarting(&self, budget: &IdleBudget, restart: bool) {
+    unsafe fn flush_restarting(&self, budget: &IdleBudget, restart: Option<u32>) {
         // The magazine is read under the depot's lock, so that this may run as a thread's
         // exit hook beside the pool's close (synchronization rule 1).
         let mut depot = self.depot.lock();
         // SAFETY: per the caller; no user code runs.
         unsafe {
             self.with_magazine_locked(|m, len| {
-                if restart {
-                    m.slow_start = SLOW_START_OPS;
+                if let Some(ops) = restart {
+                    m.slow_start = ops;
                 }
                 debug_assert!(
                     !depot.closed || *len == 0,
@@ -652,15 +656,16 @@ impl<N> Local<N> {
     }
 
     /// What a thread's exit does to its `Local`: moves its magazine to the depot, where other
-    /// threads steal it, gives back spare slots, and gives the `Local` up to be claimed.
+    /// threads steal it, gives back spare slots, and gives the `Local` up to be claimed,
+    /// with a slow start of `slow_start` operations for the thread that claims it.
     ///
     /// # Safety
     ///
     /// The calling thread owns this `Local` and will not use it again; `budget` is its
     /// pool's.
-    pub(crate) unsafe fn abandon(&self, budget: &IdleBudget) {
+    pub(crate) unsafe fn abandon(&self, budget: &IdleBudget, slow_start: u32) {
         // SAFETY: per the caller.
-        unsafe { self.flush_restarting(budget, true) };
+        unsafe { self.flush_restarting(budget, Some(slow_start)) };
         self.release_ownership();
     }
 

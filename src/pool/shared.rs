@@ -80,6 +80,9 @@ pub(super) struct Settings<T> {
     pub(super) max_live: Option<usize>,
     pub(super) decay: Option<Decay>,
     pub(super) weigh: Option<Box<Weigh<T>>>,
+    /// The slow start's length (`PoolBuilder::slow_start_ops`): loom builds only.
+    #[cfg(loom)]
+    pub(super) slow_start_ops: u32,
 }
 
 /// Counts above this abort the process, as std's `Arc` does: leaked handles
@@ -101,6 +104,10 @@ pub(crate) struct Shared<T> {
     /// Decay by itself, if the builder asked for it.
     pub(super) decay: Option<Decay>,
     pub(super) locals: LocalList<PoolNode<T>>,
+    /// How many slow-path operations a thread's magazine starts slow for: set per pool
+    /// under loom only, so that its models reach the slow start (see [`Shared::slow_start`]).
+    #[cfg(loom)]
+    slow_start_ops: u32,
     /// Published nodes whose object was dropped, kept so their memory stays type-stable.
     empty: Mutex<Vec<NodePtr<PoolNode<T>>>>,
     pub(super) budget: IdleBudget,
@@ -185,6 +192,8 @@ impl<T> Shared<T> {
             weigh: settings.weigh,
             decay: settings.decay,
             locals: LocalList::new(),
+            #[cfg(loom)]
+            slow_start_ops: settings.slow_start_ops,
             empty: Mutex::new(Vec::new()),
             min_idle: settings.min_idle.min(budget.floor()),
             budget,
@@ -207,6 +216,22 @@ impl<T> Shared<T> {
             trimmed_bytes: AtomicU64::new(0),
             decayed_bytes: AtomicU64::new(0),
         }
+    }
+
+    /// How many slow-path operations a thread's magazine starts slow for, new or newly
+    /// claimed: outside loom, a constant (`SLOW_START_OPS`), read on a thread's first use of
+    /// the pool and at its exit only.
+    #[cfg(not(loom))]
+    #[inline]
+    pub(super) fn slow_start(&self) -> u32 {
+        super::local::SLOW_START_OPS
+    }
+
+    /// How many slow-path operations a thread's magazine starts slow for, new or newly
+    /// claimed: under loom, what the model set (`PoolBuilder::slow_start_ops`, default 0).
+    #[cfg(loom)]
+    pub(super) fn slow_start(&self) -> u32 {
+        self.slow_start_ops
     }
 
     /// Whether the statistics count bytes (the builder was given a size function).
@@ -757,7 +782,9 @@ fn ptr_eq<N>(a: &Local<N>, b: &Local<N>) -> bool {
 /// registry; `None` while the thread's thread-locals are being destroyed.
 #[cold]
 pub(super) fn claim_local<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<&PoolLocal<T>> {
-    let local = shared.locals.claim(shared.budget.max());
+    let local = shared
+        .locals
+        .claim(shared.budget.max(), shared.slow_start());
     let hook = Box::new(ThreadShare {
         shared: Arc::clone(shared),
         local: NonNull::from(local),
@@ -787,7 +814,11 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
     fn thread_exit(&self) {
         // SAFETY: `self.shared` keeps the `Local` alive; this exiting thread owns it, and
         // its registry entry is gone, so it will not use it again.
-        unsafe { self.local.as_ref().abandon(&self.shared.budget) };
+        unsafe {
+            self.local
+                .as_ref()
+                .abandon(&self.shared.budget, self.shared.slow_start())
+        };
     }
 }
 

@@ -40,12 +40,13 @@ impl<N> LocalList<N> {
     }
 
     /// A `Local` for the calling thread: one that no live thread owns (left by an exited
-    /// thread), else a new one (one allocation) pushed at the front.
-    pub(crate) fn claim(&self, max_idle: usize) -> &Local<N> {
+    /// thread, whose exit restarted its slow start), else a new one (one allocation) pushed
+    /// at the front, whose magazine starts slow for `slow_start` slow-path operations.
+    pub(crate) fn claim(&self, max_idle: usize, slow_start: u32) -> &Local<N> {
         if let Some(local) = self.iter().find(|l| l.try_claim()) {
             return local;
         }
-        let local = Box::leak(Box::new(Local::new(max_idle)));
+        let local = Box::leak(Box::new(Local::new(max_idle, slow_start)));
         // Relaxed: only a guess; the CAS below checks it.
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
