@@ -709,9 +709,14 @@ impl Absorb<Counted> for u64 {
 /// are not all dropped by one publish: it sets them apart, and each publish drops a
 /// bounded number of them (`4 × batch + 256`).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "over 1,024 publishes (the set-apart threshold): 95 s under Miri, for safe code \
+              (VecDeque::split_off and drains) that the other log tests already run"
+)]
 fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
     let _serial = serial();
-    let max_log: usize = if cfg!(miri) { 2048 } else { 8192 };
+    let max_log: usize = 8192;
     let mut w = LogWriter::builder(0u64)
         .versions(3)
         .max_log_ops(max_log)
