@@ -70,6 +70,7 @@ use super::depot::{Depot, DepotGuard, Generation, NodePtr};
 use crate::barrier;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 
+mod depot_ops;
 mod list;
 mod steal;
 
@@ -701,62 +702,6 @@ impl<N> Local<N> {
         slots
     }
 
-    /// Pushes a node, which brings its own budget slot, into this `Local`'s depot: a
-    /// donation from any thread. Hands the node back if the pool is closed.
-    pub(crate) fn donate(&self, node: NodePtr<N>) -> Result<(), NodePtr<N>> {
-        let mut depot = self.depot.lock();
-        if depot.closed {
-            return Err(node);
-        }
-        depot.primary.push(node);
-        Ok(())
-    }
-
-    /// Pushes a node into this `Local`'s depot, a donation from any thread, with a budget
-    /// slot: one parked there if any, else one reserved from `budget`. Hands the node back
-    /// with `Err(true)` if the pool is closed, `Err(false)` if the idle bound is reached.
-    pub(crate) fn donate_reserving(
-        &self,
-        node: NodePtr<N>,
-        budget: &IdleBudget,
-    ) -> Result<(), (NodePtr<N>, bool)> {
-        self.donate_reserving_to(node, budget, Generation::Primary)
-    }
-
-    /// [`donate_reserving`](Self::donate_reserving) to the list of `generation`: to the
-    /// victim list, the node is the last a getter takes from this depot and the first the
-    /// next `trim` or decay tick drops.
-    pub(crate) fn donate_reserving_to(
-        &self,
-        node: NodePtr<N>,
-        budget: &IdleBudget,
-        generation: Generation,
-    ) -> Result<(), (NodePtr<N>, bool)> {
-        let mut depot = self.depot.lock();
-        if depot.closed {
-            return Err((node, true));
-        }
-        if depot.unpark(1) == 0 && budget.reserve(1) == 0 {
-            return Err((node, false));
-        }
-        depot.list(generation).push(node);
-        Ok(())
-    }
-
-    /// Gives the slots parked in this `Local`'s depot back to `budget`: `trim` and decay.
-    pub(crate) fn unpark_all(&self, budget: &IdleBudget) {
-        if self.depot.parked_hint() > 0 {
-            budget.unreserve(self.depot.lock().unpark(usize::MAX));
-        }
-    }
-
-    /// Pops the newest node of `generation` from this `Local`'s depot: how a pool with a
-    /// live bound takes idle objects, one at a time, from any thread's depot (its
-    /// magazines stay empty). The node brings its budget slot along.
-    pub(crate) fn take_one(&self, generation: Generation) -> Option<NodePtr<N>> {
-        self.depot.lock().list(generation).pop()
-    }
-
     /// Whether the magazine holds no node and no spare budget slot, as it always does in a
     /// pool with a live bound. For debug assertions, by the owner.
     ///
@@ -768,45 +713,14 @@ impl<N> Local<N> {
         unsafe { self.with_magazine(|m, len| *len == 0 && m.spare == 0) }
     }
 
-    /// Pops one node of the victim generation, for `trim`.
-    pub(crate) fn pop_victim(&self) -> Option<NodePtr<N>> {
-        self.depot.lock().victim.pop()
-    }
-
-    /// Pops one node of either generation, victims first, for `clear`.
-    pub(crate) fn pop_any(&self) -> Option<NodePtr<N>> {
-        let mut depot = self.depot.lock();
-        depot.victim.pop().or_else(|| depot.primary.pop())
-    }
-
-    /// Demotes the primary list to victim (which `trim` has emptied first, down to what
-    /// `min_idle` keeps). Swaps the lists so that no allocation happens.
-    pub(crate) fn age(&self) {
-        let mut depot = self.depot.lock();
-        let depot = &mut *depot;
-        if depot.victim.is_empty() {
-            std::mem::swap(&mut depot.primary, &mut depot.victim);
-        } else {
-            let kept = std::mem::take(&mut depot.victim);
-            std::mem::swap(&mut depot.primary, &mut depot.victim);
-            depot.primary = kept;
-        }
-    }
-
     /// Idle objects held here now (magazine and depot), for statistics.
     pub(crate) fn idle(&self) -> usize {
-        // Relaxed: a statistic.
         // Relaxed: a statistic; a magazine in the middle of an operation, or taken by a
         // trimmer and not yet told so, counts as empty.
         let len = self.owner.len.load(Ordering::Relaxed);
         // Relaxed: as above.
         let stolen = self.owner.request.load(Ordering::Relaxed) == STOLEN;
         (if len == BUSY || stolen { 0 } else { len }) + self.depot.len_hint()
-    }
-
-    /// How many objects this `Local`'s depot holds, as a relaxed hint (see `Depot`).
-    pub(crate) fn depot_len_hint(&self) -> usize {
-        self.depot.len_hint()
     }
 
     /// Hits counted here.
