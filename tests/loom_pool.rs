@@ -472,6 +472,20 @@ fn slow_start_pool(ops: u32, max_idle: usize) -> (Pool<Obj>, Arc<Counts>) {
     (pool, counts)
 }
 
+/// A thread that gets an object from `pool` and drops it once per value in `values`
+/// (`take_reset` sets each to its value).
+fn get_and_drop_on_a_thread(
+    pool: &Pool<Obj>,
+    values: std::ops::RangeInclusive<usize>,
+) -> thread::JoinHandle<()> {
+    let pool = pool.clone();
+    thread::spawn(move || {
+        for v in values {
+            drop(take_reset(&pool, v));
+        }
+    })
+}
+
 /// A thread in its slow start gets and puts twice: each put goes to its own depot with a
 /// budget slot unparked there or reserved (`Local::donate_reserving`), each get takes one
 /// object from a depot and parks or gives back its slot, so its magazine stays empty
@@ -496,18 +510,8 @@ fn slow_start_vs_steal_and_trim(max_idle: usize) {
         pool.prefill(1); // one idle object in the main thread's depot...
         pool.trim(); // ... now a victim, for the racing trim to drop or a get to take
 
-        let slow = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                for v in 1..=2 {
-                    drop(take_reset(&pool, v));
-                }
-            })
-        };
-        let thief = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 3)))
-        };
+        let slow = get_and_drop_on_a_thread(&pool, 1..=2);
+        let thief = get_and_drop_on_a_thread(&pool, 3..=3);
         pool.trim();
         slow.join().unwrap();
         thief.join().unwrap();
@@ -557,18 +561,8 @@ fn slow_restart_after_exit_vs_claim_and_trim() {
     // One preemption, as for `slow_start_vs_steal_and_trim`.
     bounded(1, || {
         let (pool, counts) = slow_start_pool(2, 8);
-        let leaver = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                for v in 1..=2 {
-                    drop(take_reset(&pool, v));
-                }
-            })
-        };
-        let newcomer = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(take_reset(&pool, 3)))
-        };
+        let leaver = get_and_drop_on_a_thread(&pool, 1..=2);
+        let newcomer = get_and_drop_on_a_thread(&pool, 3..=3);
         pool.trim();
         leaver.join().unwrap();
         newcomer.join().unwrap();

@@ -92,12 +92,7 @@ where
             }
             *slot = Some(version);
         }
-        *spare_missed = found.is_none().then_some(SpareMissed {
-            stalest,
-            log_len: log.len(),
-            // What the depot holds with the versions passed over back in it.
-            returned: returned.max(pool.returned_hint() + passed.iter().flatten().count()),
-        });
+        let missed = found.is_none();
         if let Some(mut spare) = found {
             versions.pop_front();
             catch_up(&mut spare, log, *head, base, versions, stats, batch);
@@ -116,6 +111,12 @@ where
                 Pooled::put_in_depot(version);
             }
         }
+        // What the depot holds with the versions passed over back in it.
+        *spare_missed = missed.then(|| SpareMissed {
+            stalest,
+            log_len: log.len(),
+            returned: pool.returned_hint(),
+        });
     }
 }
 
