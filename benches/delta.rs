@@ -7,7 +7,13 @@
 //! the batch to the return of the publish) as p50 / p99 / max, the allocations and bytes
 //! per publish, the reader's time per acquire + lookup, and the peak of live bytes; a
 //! "held guard" row per system (`n` = 100,000, `k` = 1) has the reader hold each guard for
-//! 1 ms and counts the publishes that took over 500 µs.
+//! 1 ms and counts the publishes that took over 500 µs. A "long hold" row (`n` = 100,000,
+//! `k` = 10, 20,000 timed publishes) has the reader take one guard before the row and hold
+//! it through half the timed publishes (200,000 operations in all: three times the log's
+//! default bound, so the held version falls out of the log's reach and comes back after
+//! it), then look keys up as usual; it compares p99 with the same system's plain `k` = 10
+//! row. The systems whose writer waits for readers (left-right, flashmap) get no such row:
+//! their publishes would wait for the whole hold.
 //!
 //! | system | shared as | a publish |
 //! |---|---|---|
@@ -48,7 +54,7 @@
 //! DELTA_BIG=1 cargo bench --bench delta      # and n = 1,000,000 (slow, ~3 GB)
 //! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
 //! DELTA_N=100000 cargo bench --bench delta   # only this n
-//! DELTA_K=10 cargo bench --bench delta       # only the rows of this k (no held-guard row)
+//! DELTA_K=10 cargo bench --bench delta       # only the rows of this k (and the long hold)
 //! POOLSWAP_BARRIER=fence cargo bench --bench delta
 //! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -93,6 +99,25 @@ const HELD_N: u64 = 100_000;
 const HOLD: Duration = Duration::from_millis(1);
 /// A held-guard row counts the publishes slower than this.
 const SLOW: Duration = Duration::from_micros(500);
+/// Batch size of the long-hold row, compared with the plain row of the same `k`.
+const LONG_K: usize = 10;
+/// Timed publishes of the long-hold row: 200,000 operations at [`LONG_K`], three times
+/// the log's default bound (`poolswap::log::DEFAULT_MAX_LOG_OPS`), so that the log drops
+/// what the held version lacks during the held half.
+const LONG_TIMED: usize = 20_000;
+
+/// What the reader does with its guards during a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hold {
+    /// Lets go of each guard after its lookup; 64 lookups per timed run.
+    No,
+    /// Holds each guard [`HOLD`] after its lookup; one lookup per timed run.
+    Each,
+    /// Takes one guard before the warm-up and holds it through the first half of the
+    /// timed publishes ([`LONG_TIMED`] of [`LONG_K`] operations), then looks keys up as
+    /// with `No`. Only for systems whose writer does not wait for readers.
+    Long,
+}
 /// A row's timed publishes stop once they took this long in all...
 const BUDGET: Duration = Duration::from_secs(3);
 /// ... and there were at least this many.
@@ -242,6 +267,11 @@ trait System {
     fn reader(&self) -> Option<Self::Reader>;
     /// The map a reader sees now.
     fn contents(&self) -> Map;
+    /// Whether a publish waits for readers to leave a copy (left-right, flashmap): such a
+    /// system gets no long-hold row, whose publishes would wait for the whole hold.
+    fn waits_for_readers(&self) -> bool {
+        false
+    }
     /// Whole-map copies made so far, where the system counts them.
     fn full_syncs(&self) -> Option<u64> {
         None
@@ -255,8 +285,9 @@ trait System {
 
 /// A reader thread's handle.
 trait Reader: Send {
-    /// Acquires the current version, looks `key` up, holds the version `hold` longer.
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool;
+    /// Acquires the current version, looks `key` up, and calls `hold` before it lets the
+    /// version go (a reader working on its guard).
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool;
 }
 
 /// Keeps the calling thread busy (not asleep) for `d`, as a reader working on a guard would.
@@ -277,7 +308,7 @@ struct Floor(Map);
 enum NoReader {}
 
 impl Reader for NoReader {
-    fn lookup(&mut self, _: &str, _: Duration) -> bool {
+    fn lookup(&mut self, _: &str, _: &dyn Fn()) -> bool {
         match *self {}
     }
 }
@@ -325,10 +356,10 @@ struct PsReader<T: Send + Sync + 'static> {
 }
 
 impl<T: Send + Sync + 'static> Reader for PsReader<T> {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let version = self.container.acquire();
         let found = black_box((self.find)(&version, key));
-        busy(hold);
+        hold();
         drop(version);
         found
     }
@@ -494,12 +525,12 @@ struct LeftRight(left_right::WriteHandle<LrMap, Op>);
 struct LrReader(left_right::ReadHandle<LrMap>);
 
 impl Reader for LrReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let Some(map) = self.0.enter() else {
             return false;
         };
         let found = black_box(map.0.get(key)).is_some();
-        busy(hold);
+        hold();
         drop(map);
         found
     }
@@ -519,6 +550,9 @@ impl System for LeftRight {
     }
     fn reader(&self) -> Option<LrReader> {
         Some(LrReader(left_right::ReadHandle::clone(&self.0)))
+    }
+    fn waits_for_readers(&self) -> bool {
+        true
     }
     fn contents(&self) -> Map {
         self.0.enter().expect("the writer is alive").0.clone()
@@ -545,10 +579,10 @@ impl Flash {
 struct FlashReader(flashmap::ReadHandle<String, Vec<String>>);
 
 impl Reader for FlashReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let map = self.0.guard();
         let found = black_box(map.get(key)).is_some();
-        busy(hold);
+        hold();
         drop(map);
         found
     }
@@ -572,6 +606,9 @@ impl System for Flash {
     fn reader(&self) -> Option<FlashReader> {
         Some(FlashReader(self.read.clone()))
     }
+    fn waits_for_readers(&self) -> bool {
+        true
+    }
     fn contents(&self) -> Map {
         let map = self.read.guard();
         map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -586,10 +623,10 @@ struct SwapImbl(Arc<ArcSwap<Imbl>>);
 struct SwapImblReader(Arc<ArcSwap<Imbl>>);
 
 impl Reader for SwapImblReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let map = self.0.load();
         let found = black_box(map.get(key)).is_some();
-        busy(hold);
+        hold();
         drop(map);
         found
     }
@@ -627,10 +664,10 @@ struct SwapClone(Arc<ArcSwap<Map>>);
 struct SwapCloneReader(Arc<ArcSwap<Map>>);
 
 impl Reader for SwapCloneReader {
-    fn lookup(&mut self, key: &str, hold: Duration) -> bool {
+    fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let map = self.0.load();
         let found = black_box(map.get(key)).is_some();
-        busy(hold);
+        hold();
         drop(map);
         found
     }
@@ -665,20 +702,22 @@ impl System for SwapClone {
 #[derive(Clone, Copy)]
 struct Plan {
     smoke: bool,
-    /// `DELTA_K`: only the (not held) row of this batch size.
+    /// `DELTA_K`: only the rows of this batch size (the plain one, and the long-hold row
+    /// if it is [`LONG_K`]).
     only_k: Option<usize>,
 }
 
 impl Plan {
-    /// Warm-up and timed publishes for batches of `k`, or for a held-guard row.
-    fn counts(self, k: usize, held: bool) -> (usize, usize) {
+    /// Warm-up and timed publishes for batches of `k` with the reader's `hold`.
+    fn counts(self, k: usize, hold: Hold) -> (usize, usize) {
         if self.smoke {
-            return (2, if held { 3 } else { 5 });
+            return (2, if hold == Hold::No { 5 } else { 4 });
         }
-        match (held, k) {
-            (true, _) => (20, 1_000),
-            (_, 0..=10) => (200, 2_000),
-            (_, 11..=100) => (50, 500),
+        match (hold, k) {
+            (Hold::Each, _) => (20, 1_000),
+            (Hold::Long, _) => (200, LONG_TIMED),
+            (Hold::No, 0..=10) => (200, 2_000),
+            (Hold::No, 11..=100) => (50, 500),
             _ => (10, 100),
         }
     }
@@ -694,6 +733,18 @@ impl Plan {
     }
 }
 
+/// What the writer tells the reader thread, and the reader the writer; relaxed, as
+/// nothing is published through them.
+#[derive(Default)]
+struct Flags {
+    /// The row is over.
+    stop: AtomicBool,
+    /// The reader runs (with [`Hold::Long`]: holds its guard); the writer may start.
+    started: AtomicBool,
+    /// Half the long-hold row's timed publishes are done: the reader lets go.
+    release: AtomicBool,
+}
+
 /// What the reader thread measured.
 #[derive(Default)]
 struct Reads {
@@ -702,20 +753,35 @@ struct Reads {
     nanos: u128,
 }
 
-/// The reader thread: looks up random keys until `stop`, 64 per timed run (without a
-/// hold; one at a time with one). Allocates nothing after its first round.
-fn read_loop<R: Reader>(
-    mut reader: R,
-    n: u64,
-    lo: &AtomicU64,
-    stop: &AtomicBool,
-    started: &AtomicBool,
-    hold: Duration,
-) -> Reads {
-    let per_run = if hold.is_zero() { 64 } else { 1 };
-    let mut keys: Vec<String> = (0..per_run).map(|_| String::with_capacity(32)).collect();
+/// The reader thread: looks up random keys until `stop`, 64 per timed run (one at a time
+/// with [`Hold::Each`]). With [`Hold::Long`], first holds one guard until `release` (or
+/// `stop`); that lookup is not timed. Allocates nothing after its first round.
+fn read_loop<R: Reader>(mut reader: R, n: u64, lo: &AtomicU64, flags: &Flags, hold: Hold) -> Reads {
+    let Flags {
+        stop,
+        started,
+        release,
+    } = flags;
     let mut rng = 0x9e37_79b9_7f4a_7c15;
     let mut reads = Reads::default();
+    if hold == Hold::Long {
+        let first = key(pick(&mut rng, n, lo.load(Relaxed)));
+        // Busy while it holds the guard, as the other rows' reader is while it looks up.
+        let held = reader.lookup(&first, &|| {
+            started.store(true, Relaxed);
+            while !release.load(Relaxed) && !stop.load(Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        reads.hits += u64::from(held);
+    }
+    let each = if hold == Hold::Each {
+        HOLD
+    } else {
+        Duration::ZERO
+    };
+    let per_run = if hold == Hold::Each { 1 } else { 64 };
+    let mut keys: Vec<String> = (0..per_run).map(|_| String::with_capacity(32)).collect();
     loop {
         let lo_now = lo.load(Relaxed);
         for key in &mut keys {
@@ -724,7 +790,7 @@ fn read_loop<R: Reader>(
         }
         let start = Instant::now();
         for key in &keys {
-            reads.hits += u64::from(reader.lookup(key, hold));
+            reads.hits += u64::from(reader.lookup(key, &|| busy(each)));
         }
         reads.nanos += start.elapsed().as_nanos();
         reads.lookups += per_run as u64;
@@ -742,7 +808,7 @@ struct Row {
     system: &'static str,
     n: u64,
     k: usize,
-    held: bool,
+    hold: Hold,
     /// Publish times in ns, sorted.
     times: Vec<u64>,
     allocs: u64,
@@ -783,6 +849,8 @@ struct Built {
 struct Report {
     rows: Vec<Row>,
     builds: Vec<Built>,
+    /// Systems that got no long-hold row at this `n` because their writer waits for readers.
+    waiting: Vec<(u64, &'static str)>,
 }
 
 /// What one row's timed publishes measured.
@@ -803,23 +871,21 @@ fn run_row<S: System>(
     wl: &mut Workload,
     plan: Plan,
     k: usize,
-    held: bool,
+    hold: Hold,
     base: u64,
 ) -> Measured {
-    let hold = if held { HOLD } else { Duration::ZERO };
-    let (warmup, timed) = plan.counts(k, held);
+    let (warmup, timed) = plan.counts(k, hold);
     let lo = AtomicU64::new(wl.lo);
-    let stop = AtomicBool::new(false);
-    let started = AtomicBool::new(false);
+    let flags = Flags::default();
     let n = wl.n;
     let reader = sys.reader();
     thread::scope(|s| {
         let reader = reader.map(|r| {
-            let (lo, stop, started) = (&lo, &stop, &started);
-            s.spawn(move || read_loop(r, n, lo, stop, started, hold))
+            let (lo, flags) = (&lo, &flags);
+            s.spawn(move || read_loop(r, n, lo, flags, hold))
         });
         if reader.is_some() {
-            while !started.load(Relaxed) {
+            while !flags.started.load(Relaxed) {
                 thread::yield_now();
             }
         }
@@ -840,6 +906,9 @@ fn run_row<S: System>(
             if i >= MIN_TIMED && spent > plan.budget() {
                 break;
             }
+            if i == timed / 2 {
+                flags.release.store(true, Relaxed);
+            }
             let batch = wl.batch(k);
             let before = Snapshot::now();
             let start = Instant::now();
@@ -856,7 +925,7 @@ fn run_row<S: System>(
         let syncs = sys
             .full_syncs()
             .map(|after| (after - syncs_before.unwrap_or(0), after));
-        stop.store(true, Relaxed);
+        flags.stop.store(true, Relaxed);
         let reads = reader.map(|r| r.join().expect("the reader panicked"));
         if let Some(reads) = &reads {
             assert!(reads.hits > 0, "the reader found no key");
@@ -915,13 +984,17 @@ fn bench<S: System>(
         if plan.smoke { 1_000 } else { SOLO_LOOKUPS },
     );
     let mut rows = Vec::new();
-    let heldrow = n == HELD_N || plan.smoke;
-    let held_iter = heldrow && sys.reader().is_some();
-    for (k, held) in KS
+    let held_rows = (n == HELD_N || plan.smoke) && sys.reader().is_some();
+    let long_row = held_rows && !sys.waits_for_readers();
+    if held_rows && !long_row {
+        report.waiting.push((n, system));
+    }
+    for (k, hold) in KS
         .iter()
-        .map(|&k| (k, false))
-        .chain(held_iter.then_some((1, true)))
-        .filter(|&(k, held)| plan.only_k.map_or(true, |o| o == k && !held))
+        .map(|&k| (k, Hold::No))
+        .chain(held_rows.then_some((1, Hold::Each)))
+        .chain(long_row.then_some((LONG_K, Hold::Long)))
+        .filter(|&(k, hold)| plan.only_k.map_or(true, |o| o == k && hold != Hold::Each))
     {
         let Measured {
             times,
@@ -929,15 +1002,15 @@ fn bench<S: System>(
             reads,
             peak,
             full_syncs,
-        } = run_row(&mut sys, &mut wl, plan, k, held, base);
+        } = run_row(&mut sys, &mut wl, plan, k, hold, base);
         let lookup_ns = reads
-            .filter(|_| !held)
+            .filter(|_| hold == Hold::No)
             .map(|r| r.nanos as f64 / r.lookups as f64);
         let row = Row {
             system,
             n,
             k,
-            held,
+            hold,
             times,
             allocs: allocated.allocs,
             bytes: allocated.bytes,
@@ -947,7 +1020,11 @@ fn bench<S: System>(
         };
         eprintln!(
             "delta: {system}, n={n}, k={k}{}: {} publishes, p50 {} µs, p99 {} µs",
-            if held { " (held guard)" } else { "" },
+            match hold {
+                Hold::No => "",
+                Hold::Each => " (held guards)",
+                Hold::Long => " (a guard held through half the row)",
+            },
             row.times.len(),
             us(row.pct(0.5)),
             us(row.pct(0.99)),
@@ -1104,7 +1181,7 @@ fn render(report: &Report, smoke: bool) -> String {
             for row in report
                 .rows
                 .iter()
-                .filter(|r| r.n == n && r.k == k && !r.held)
+                .filter(|r| r.n == n && r.k == k && r.hold == Hold::No)
             {
                 let _ = writeln!(
                     out,
@@ -1124,7 +1201,11 @@ fn render(report: &Report, smoke: bool) -> String {
                 );
             }
         }
-        let held: Vec<&Row> = report.rows.iter().filter(|r| r.n == n && r.held).collect();
+        let held: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| r.n == n && r.hold == Hold::Each)
+            .collect();
         if !held.is_empty() {
             let _ = writeln!(
                 out,
@@ -1160,6 +1241,7 @@ fn render(report: &Report, smoke: bool) -> String {
                 );
             }
         }
+        render_long(&mut out, report, n);
         let _ = writeln!(
             out,
             "\nBuild and memory: live MB once built (bytes per entry), after all its rows; \
@@ -1188,6 +1270,74 @@ fn render(report: &Report, smoke: bool) -> String {
         }
     }
     out
+}
+
+/// The long-hold table for `n`: each system's long-hold row beside its plain row of the
+/// same `k`, and the systems that could not run it.
+fn render_long(out: &mut String, report: &Report, n: u64) {
+    let long: Vec<&Row> = report
+        .rows
+        .iter()
+        .filter(|r| r.n == n && r.hold == Hold::Long)
+        .collect();
+    if long.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nA guard held through half the row: k = {LONG_K}; the reader takes one guard \
+         before the warm-up and holds it (busy) through the first half of the timed \
+         publishes, then looks keys up as in the other rows. \"p99 vs plain\": this p99 over \
+         the same system's k = {LONG_K} row; \"slow\": publishes over {} µs.\n",
+        SLOW.as_micros()
+    );
+    let _ = writeln!(
+        out,
+        "| system | publishes | p50 µs | p99 µs | p99 vs plain | max µs | slow | peak MB | full syncs |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in long {
+        let plain = report
+            .rows
+            .iter()
+            .find(|r| r.n == n && r.k == row.k && r.hold == Hold::No && r.system == row.system);
+        let slow = row
+            .times
+            .iter()
+            .filter(|&&t| t > SLOW.as_nanos() as u64)
+            .count();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.system,
+            row.times.len(),
+            us(row.pct(0.5)),
+            us(row.pct(0.99)),
+            plain.map_or("–".into(), |p| format!(
+                "{:.2}x",
+                row.pct(0.99) as f64 / p.pct(0.99) as f64
+            )),
+            us(row.pct(1.0)),
+            slow,
+            mb(row.peak),
+            row.full_syncs
+                .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+        );
+    }
+    let waiting: Vec<&str> = report
+        .waiting
+        .iter()
+        .filter(|&&(m, _)| m == n)
+        .map(|&(_, system)| system)
+        .collect();
+    if !waiting.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot run: {} (a publish waits until the reader lets go of the copy it \
+             writes next, here for the whole hold).",
+            waiting.join(", ")
+        );
+    }
 }
 
 fn main() {
