@@ -19,6 +19,7 @@
 //! |---|---|---|
 //! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
 //! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `LogWriter<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
 //! | `LogWriter<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
 //! | `LogWriter<HashMap> + Reclaimer` | `LogWriter<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
 //! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
@@ -1373,6 +1374,12 @@ fn main() {
             LogWriter::builder(m).versions(LOG_VERSIONS).build(),
             None
         ));
+        if n == HELD_N || smoke {
+            system!("poolswap LogWriter<HashMap>, 4 versions", |m| LogSys(
+                LogWriter::builder(m).versions(LOG_VERSIONS + 1).build(),
+                None
+            ));
+        }
         system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
             LogWriter::builder(Recycled::new(m))
                 .versions(LOG_VERSIONS)

@@ -87,14 +87,19 @@
 //!   versions alternate and each operation is applied twice on the publish path
 //!   (left-right: twice). A reader that holds a guard across a publish makes the writer
 //!   take a third version, which replays what it missed. That third version, while idle,
-//!   is the *spare*: the log keeps what it lacks, and once the log holds more than half of
-//!   [`max_log_ops`](LogBuilder::max_log_ops), each publish replays on it the oldest
-//!   batches, at least `2k + 64` operations where it lacks that many, by value where no
-//!   other version needs them (they then leave the log). So the spare never needs a full
-//!   copy, at the price of a third, deferred application of each operation once the log
-//!   passes half its bound. And whenever a reader holds a guard across a publish (on a
-//!   loaded machine, a reader descheduled mid-lookup), the spare is written and replays
-//!   everything it missed since it was last written. So every version that is ever
+//!   is the *spare*: the log keeps what it lacks, and once it lacks more than the spare
+//!   lag ([`LogBuilder::spare_lag`], default 1,024 operations, at most half of
+//!   [`max_log_ops`](LogBuilder::max_log_ops)), publishes replay on it the oldest
+//!   batches, at least `2k + 64` operations at a time, by value where no other version
+//!   needs them (they then leave the log). So the spare never needs a full copy, at the
+//!   price of a third, deferred application of each operation, in chunks: on about
+//!   `k / (2k + 64)` of the publishes (12% at k = 10). And whenever a reader holds a guard
+//!   across a publish (on a loaded machine, a reader descheduled mid-lookup), the spare is
+//!   written and replays what it missed since it was last caught up: about the spare lag,
+//!   ~0.7 ms on `benches/delta.rs`'s 100,000 entries (it replayed up to half the log,
+//!   5-20 ms there, before the lag had its own bound). While a reader holds the stalest
+//!   version for long, the next stalest idle version is caught up instead (by
+//!   reference), so a fourth version ([`LogBuilder::versions`]) stays as close. So every version that is ever
 //!   written again applies every operation: over a long run with such readers each
 //!   operation is still applied about three times (`benches/delta.rs`, 2026-11-26: 2.99-3.00
 //!   per op, as before), the spare's share in bursts rather than at every publish; only a
@@ -141,8 +146,8 @@
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
 //!   [`max_log_ops`](LogBuilder::max_log_ops) operations for versions readers hold, and
-//!   about half of it for the idle spare (the batches it lacks; lower `max_log_ops` to
-//!   keep fewer). To keep one copy of each entry's data
+//!   about the spare lag for the idle spare (the batches it lacks). To keep one copy of
+//!   each entry's data
 //!   whatever the number of versions, put keys and values behind `Arc`
 //!   (`HashMap<Arc<str>, Arc<V>>`): each version then holds pointers, and applying an
 //!   operation to a version clones two `Arc`s instead of the data (flashmap shares values
@@ -444,6 +449,10 @@ pub struct LogWriter<T, O> {
     /// The log keeps what the smallest lacks.
     versions: VecDeque<u64>,
     max_log_ops: usize,
+    /// The most operations an idle version within the log's reach lacks before a publish
+    /// catches it up (`log/spare.rs`): [`LogBuilder::spare_lag`], at most half of
+    /// `max_log_ops`.
+    spare_lag: usize,
     /// The pool's retired list's count of ended passes, read after the last publish
     /// retired its version: unchanged at the next publish, no pass took that version off
     /// the list since (see `publish`'s first step).
@@ -475,6 +484,10 @@ fn out_of_reach(seq: u64, base: u64) -> bool {
 
 /// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
 pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
+
+/// How many operations an idle spare version may lack by default before publishes catch it
+/// up: see [`LogBuilder::spare_lag`].
+pub const DEFAULT_SPARE_LAG: usize = 1 << 10;
 
 impl<T, O> LogWriter<T, O>
 where
@@ -647,14 +660,8 @@ where
             }
         }
         let had = next.seq;
-        // This version is the writer's now: the log no longer keeps anything for it. It is
-        // often the stalest (in half the publishes of a run without readers), so the front
-        // is tried before a search.
-        if versions.front() == Some(&had) {
-            versions.pop_front();
-        } else if let Ok(at) = versions.binary_search(&had) {
-            versions.remove(at);
-        }
+        // This version is the writer's now: the log no longer keeps anything for it.
+        spare::forget(versions, had);
         // Until it is whole again: should an operation panic, the version goes back to the
         // pool marked for a full copy, not with half a batch applied.
         next.seq = UNSYNCED;
@@ -723,7 +730,8 @@ where
         while versions.front().is_some_and(|&v| v < *base) {
             versions.pop_front();
         }
-        if log.len() > *max_log_ops / 2 {
+        // Some version lags more than the spare lag: perhaps an idle one.
+        if log.len() > self.spare_lag {
             self.catch_up_spare(batch);
         }
         // About twice what the catch-up replays: the operations set apart go faster than

@@ -9,7 +9,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::graveyard::Graveyard;
-use super::{Absorb, LogStats, LogWriter, Logged, DEFAULT_MAX_LOG_OPS, UNSYNCED};
+use super::{
+    Absorb, LogStats, LogWriter, Logged, DEFAULT_MAX_LOG_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
+};
 use crate::{Container, Pool};
 
 /// Configures a [`LogWriter`]; see [`LogWriter::builder`].
@@ -17,6 +19,7 @@ use crate::{Container, Pool};
 pub struct LogBuilder<T> {
     init: T,
     max_log_ops: usize,
+    spare_lag: usize,
     max_idle: Option<usize>,
     versions: usize,
 }
@@ -45,6 +48,37 @@ where
     /// ```
     pub fn max_log_ops(mut self, ops: usize) -> Self {
         self.max_log_ops = ops;
+        self
+    }
+
+    /// How many operations an idle spare version may lack before publishes catch it up
+    /// (default [`DEFAULT_SPARE_LAG`], and at most half of
+    /// [`max_log_ops`](LogBuilder::max_log_ops)).
+    ///
+    /// A spare is a version no reader holds that waits in the pool for a publish that
+    /// finds the version the last publish retired still held (a reader mid-lookup). Such a
+    /// publish takes the spare and replays what it lacks: about this many operations, plus
+    /// the batch. Past it, publishes replay the oldest batches on the spare, `2 × batch +
+    /// 64` operations at a time; the log keeps about this many operations for it. Lower
+    /// bounds the worst publish and the log's memory closer; the catch-up's total work
+    /// (each operation applied once more) and how often it runs do not change.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::log::{LogWriter, MapOp};
+    ///
+    /// let mut w = LogWriter::builder(HashMap::new()).versions(3).spare_lag(256).build();
+    /// for i in 0..1_000 {
+    ///     w.append(MapOp::Insert(i % 10, i));
+    ///     w.publish();
+    /// }
+    /// // The log keeps about the spare lag, plus a chunk of the catch-up.
+    /// assert!(w.stats().log_len <= 256 + 2 + 64);
+    /// ```
+    pub fn spare_lag(mut self, ops: usize) -> Self {
+        self.spare_lag = ops;
         self
     }
 
@@ -158,6 +192,7 @@ where
             base: 0,
             versions,
             max_log_ops: self.max_log_ops,
+            spare_lag: self.spare_lag.min(self.max_log_ops / 2),
             passes_seen: 0,
             spare_missed: None,
             unneeded: Vec::new(),
@@ -206,6 +241,7 @@ where
         LogBuilder {
             init,
             max_log_ops: DEFAULT_MAX_LOG_OPS,
+            spare_lag: DEFAULT_SPARE_LAG,
             max_idle: None,
             versions: 1,
         }
@@ -216,6 +252,7 @@ impl<T> fmt::Debug for LogBuilder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LogBuilder")
             .field("max_log_ops", &self.max_log_ops)
+            .field("spare_lag", &self.spare_lag)
             .field("max_idle", &self.max_idle)
             .field("versions", &self.versions)
             .finish_non_exhaustive()

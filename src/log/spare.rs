@@ -10,14 +10,22 @@
 //! and drop them, and the next reader that held a guard at the wrong moment would make a
 //! publish copy the whole table.
 //!
-//! So once the log holds more than half its bound, each publish takes the spare out of the
-//! pool (when it is the stalest version and idle) and replays the oldest whole batches on
-//! it, about twice the batch just published (plus 64 operations) at a time, applying each
-//! operation by value ([`Absorb::absorb_owned`]) where no other version lacks it, and
-//! dropping it from the log. The spare then never falls out of the log's reach, and the log
-//! never holds more than about half its bound for it. Each operation is thus applied a
-//! third time, later and in chunks, once the log passes half its bound: this bounds the
-//! log's memory, not the work.
+//! So once the stalest idle version lacks more than the *spare lag*
+//! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound),
+//! a publish takes it out of the pool and replays the oldest whole batches on it, about
+//! twice the batch just published (plus 64 operations) at a time, applying each operation
+//! by value ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it
+//! from the log. The spare then never falls out of the log's reach, the log holds about
+//! the spare lag for it, and a publish that must take the spare (a reader holds the
+//! version the last publish retired) replays about that many operations, not the whole
+//! log. Each operation is thus applied a third time, later and in chunks: the lag bounds
+//! the log's memory and the worst publish, not the work, and the chunks come as often
+//! whatever the lag (each replays `2 × batch + 64` operations of which the log regains
+//! one batch per publish).
+//!
+//! While a reader holds the stalest version, the next stalest idle one is caught up
+//! instead (by reference: the held one still needs the operations): with readers that
+//! hold guards for long, a fourth version stays as close as the third would.
 
 use std::collections::VecDeque;
 
@@ -28,13 +36,14 @@ impl<T, O> LogWriter<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
-    /// Replays on the stalest idle version the oldest whole batches it lacks, at least
-    /// `2 × batch + 64` operations if it lacks that many (see the module docs). Looks for it
-    /// among [`SPARES_LOOKED_PAST`] idle versions at most, in this thread's share of the
+    /// Replays on the stalest idle version within the log's reach the oldest whole batches
+    /// it lacks, at least `2 × batch + 64` operations if it lacks that many, if it lacks
+    /// more than `spare_lag` (see the module docs). Looks among [`SPARES_LOOKED_PAST`] idle
+    /// versions at most (stopping at the stalest of all), in this thread's share of the
     /// pool first, then in other threads' depots, and puts them all in this thread's depot,
-    /// the others in their order above it. Does nothing if it is not among them (a reader
-    /// holds the stalest: catching up another would shrink nothing), and then skips the
-    /// search for a while ([`SPARE_RETRY_DIVISOR`]).
+    /// the others in their order above it. Does nothing if none of them lags that much
+    /// (readers hold those that do), and then skips the search for a while
+    /// ([`SpareMissed`]).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
         let LogWriter {
             container,
@@ -43,6 +52,7 @@ where
             base,
             versions,
             max_log_ops,
+            spare_lag,
             spare_missed,
             stats,
             ..
@@ -54,19 +64,20 @@ where
         let Some(&stalest) = versions.front() else {
             return;
         };
-        // A reader held the stalest when the last search looked: while it holds it, the log
-        // keeps what it lacks whatever this does. So look again only when another version
-        // is the stalest (the held one fell out of the log's reach), when this thread's
-        // depot holds more than then (a reclamation here returned versions: perhaps that
-        // one), or now and then (it came back elsewhere). Without this, each publish took
+        // Readers held every version lagging more than the spare lag when the last search
+        // looked. So look again only when another version is the stalest (the held one
+        // fell out of the log's reach), when this thread's depot holds more than then (a
+        // reclamation here returned versions: perhaps that one), or once the idle ones may
+        // lag that much again (or one came back elsewhere). Without this, each publish took
         // every idle version out of the pool and put it back (a take and a depot lock
         // each) for nothing.
         let pool = container.pool();
         let returned = pool.returned_hint();
+        let retry = (*spare_lag / 2).clamp(1, (*max_log_ops / SPARE_RETRY_DIVISOR).max(1));
         if let Some(missed) = *spare_missed {
             if missed.stalest == stalest
                 && returned <= missed.returned
-                && log.len() < missed.log_len + *max_log_ops / SPARE_RETRY_DIVISOR
+                && stats.appended < missed.appended + retry as u64
             {
                 return;
             }
@@ -81,21 +92,34 @@ where
         // alone, the stalest was never reached and fell out of the log's reach
         // (`change_log --check` saw a late full copy in about one run in four).
         let mut passed: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
-        let mut found = None;
+        let mut taken = 0;
         for slot in &mut passed {
             let Some(version) = pool.get_idle_anywhere() else {
                 break;
             };
-            if version.seq == stalest {
-                found = Some(version);
+            let last = version.seq == stalest;
+            *slot = Some(version);
+            taken += 1;
+            // None is staler: the search is over.
+            if last {
                 break;
             }
-            *slot = Some(version);
         }
-        let missed = found.is_none();
-        if let Some(mut spare) = found {
-            versions.pop_front();
-            catch_up(&mut spare, log, *head, base, versions, stats, batch);
+        // The stalest of them within the log's reach, if it lags more than the spare lag:
+        // the version the last publish retired, also among them, lags a batch or two.
+        let spare_at = passed[..taken]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_ref().map(|v| (i, v.seq)))
+            .filter(|&(_, seq)| !out_of_reach(seq, *base))
+            .min_by_key(|&(_, seq)| seq)
+            .filter(|&(_, seq)| log.len() - super::lack_start(log, seq) > *spare_lag)
+            .map(|(i, _)| i);
+        let missed = spare_at.is_none();
+        if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
+            if forget(versions, spare.seq) {
+                catch_up(&mut spare, log, *head, base, versions, stats, batch);
+            }
             // Back to the pool first: the versions passed over go back on top of it, the
             // one seen first last, as they were. To this thread's depot, not its
             // magazine: should the writer move to another thread, it finds them there.
@@ -114,9 +138,24 @@ where
         // What the depot holds with the versions passed over back in it.
         *spare_missed = missed.then(|| SpareMissed {
             stalest,
-            log_len: log.len(),
+            appended: stats.appended,
             returned: pool.returned_hint(),
         });
+    }
+}
+
+/// Removes one entry numbered `seq` from `versions` (ascending): the version is the
+/// writer's now. Whether there was one.
+pub(super) fn forget(versions: &mut VecDeque<u64>, seq: u64) -> bool {
+    // The stalest is the usual one (in half the publishes of a run without readers).
+    if versions.front() == Some(&seq) {
+        versions.pop_front();
+        true
+    } else if let Ok(at) = versions.binary_search(&seq) {
+        versions.remove(at);
+        true
+    } else {
+        false
     }
 }
 
@@ -145,30 +184,33 @@ pub(super) fn take_within_reach<'a, T>(
 /// passed over costs a take and a depot lock to put it back.
 const SPARES_LOOKED_PAST: usize = 8;
 
-/// After a search that found the stalest version held, the spare's catch-up looks again
-/// once the log has grown by this fraction of its bound, if nothing else sent it to look
-/// (`SpareMissed`): with the default bound, every 4,096 operations. The most a version
-/// that comes back to another thread's depot may wait to be found.
+/// After a search that found no idle version lagging more than the spare lag, the spare's
+/// catch-up looks again once half the spare lag more operations were appended, but at
+/// least once per this fraction of the log's bound, if nothing else sent it to look
+/// (`SpareMissed`): with the defaults, every 512 operations. The most a version that comes
+/// back to another thread's depot may wait to be found, and about how much further past
+/// the spare lag an idle version may fall while a reader holds the stalest.
 pub(super) const SPARE_RETRY_DIVISOR: usize = 16;
 
-/// What the spare's catch-up saw when its last search found the stalest version held by a
-/// reader. It looks again when another version is the stalest, when the calling thread's
-/// depot holds more than `returned` (a reclamation returned versions there, the held one
-/// perhaps), or when the log holds a [`SPARE_RETRY_DIVISOR`]th of its bound more than
-/// `log_len`.
+/// What the spare's catch-up saw when its last search found no idle version lagging more
+/// than the spare lag (readers held those that do). It looks again when another version is
+/// the stalest, when the calling thread's depot holds more than `returned` (a reclamation
+/// returned versions there, the held one perhaps), or when enough operations were appended
+/// since (see [`SPARE_RETRY_DIVISOR`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SpareMissed {
     /// The stalest version's number.
     stalest: u64,
-    /// The log's length.
-    log_len: usize,
+    /// Operations appended so far (`LogStats::appended`).
+    appended: u64,
     /// The calling thread's depot's length hint, the versions passed over included.
     returned: usize,
 }
 
-/// Replays on `spare`, the stalest version (already taken off `versions`), the oldest
-/// whole batches it lacks, at least `2 × batch + 64` operations if it lacks that many, then
-/// lists it again at its new number.
+/// Replays on `spare` (already taken off `versions`) the oldest whole batches it lacks, at
+/// least `2 × batch + 64` operations if it lacks that many, then lists it again at its new
+/// number. By value those no other version lacks (when it is the stalest), by reference
+/// the others.
 fn catch_up<T, O>(
     spare: &mut Logged<T>,
     log: &mut VecDeque<(u64, O)>,
