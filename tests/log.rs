@@ -384,6 +384,36 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET_BATCHES + 1));
 }
 
+/// With batches of one operation, the spare's catch-up replays 200 operations at a time,
+/// on about one publish in 200, rather than 66 on one in 66: the 99th percentile of
+/// publishes then pays none (`publish_loop 40000 1`: p99 43 -> 2.3 µs on 100,000 entries).
+#[test]
+fn small_batches_catch_the_spare_up_on_few_publishes() {
+    let _serial = serial();
+    const PUBLISHES: u32 = 1_500;
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .versions(3)
+        .spare_lag(256)
+        .build();
+    let mut catch_ups = 0;
+    for i in 1..=PUBLISHES {
+        let before = w.stats().applied;
+        w.append(MapOp::Insert(i % BATCH, i));
+        w.publish();
+        // A publish without a catch-up applies its operation and the one before it.
+        if w.stats().applied - before > 2 {
+            catch_ups += 1;
+        }
+    }
+    let stats = w.stats();
+    assert!(catch_ups >= 1, "the spare was never caught up: {stats:?}");
+    assert!(
+        catch_ups <= PUBLISHES / 200 + 2,
+        "{catch_ups} publishes caught the spare up: {stats:?}"
+    );
+    assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+}
+
 /// While a reader holds the stalest version (and the idle spare lags less than the spare
 /// lag), the spare's catch-up has nothing to do, and it does not take every idle version
 /// out of the pool and put it back at each publish to find that out; yet once the reader

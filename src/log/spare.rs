@@ -118,7 +118,8 @@ where
         let missed = spare_at.is_none();
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
             if forget(versions, spare.seq) {
-                catch_up(&mut spare, log, *head, base, versions, stats, batch);
+                let limit = chunk(batch, *spare_lag);
+                catch_up(&mut spare, log, *head, base, versions, stats, limit);
             }
             // Back to the pool first: the versions passed over go back on top of it, the
             // one seen first last, as they were. To this thread's depot, not its
@@ -207,10 +208,29 @@ pub(super) struct SpareMissed {
     returned: usize,
 }
 
+/// How many operations one catch-up replays at least, after a publish of `batch`: with
+/// [`RARE_CATCH_UP`] batches' worth, the catch-up runs on about one publish in
+/// [`RARE_CATCH_UP`] (the log regains one batch per publish), off the 99th percentile, and
+/// is used where it is no more than the spare lag (small batches: up to 5 operations with
+/// the default lag). Otherwise twice the batch plus 64, which outpaces the log's growth
+/// with the smallest chunk: the catch-up then runs on about `batch / (2 × batch + 64)` of
+/// the publishes.
+fn chunk(batch: usize, spare_lag: usize) -> usize {
+    let keeps_pace = 2 * batch + 64;
+    match batch.checked_mul(RARE_CATCH_UP) {
+        Some(rare) if rare <= spare_lag => rare.max(keeps_pace),
+        _ => keeps_pace,
+    }
+}
+
+/// One publish in this many runs the spare's catch-up where the batch is small enough
+/// ([`chunk`]).
+const RARE_CATCH_UP: usize = 200;
+
 /// Replays on `spare` (already taken off `versions`) the oldest whole batches it lacks, at
-/// least `2 × batch + 64` operations if it lacks that many, then lists it again at its new
-/// number. By value those no other version lacks (when it is the stalest), by reference
-/// the others.
+/// least `limit` operations if it lacks that many, then lists it again at its new number.
+/// By value those no other version lacks (when it is the stalest), by reference the
+/// others.
 fn catch_up<T, O>(
     spare: &mut Logged<T>,
     log: &mut VecDeque<(u64, O)>,
@@ -218,7 +238,7 @@ fn catch_up<T, O>(
     base: &mut u64,
     versions: &mut VecDeque<u64>,
     stats: &mut LogStats,
-    batch: usize,
+    limit: usize,
 ) where
     T: Absorb<O>,
 {
@@ -227,7 +247,6 @@ fn catch_up<T, O>(
     // marked for a full copy.
     spare.seq = UNSYNCED;
     let others = versions.front().copied().unwrap_or(head);
-    let limit = 2 * batch + 64;
     let mut applied = 0;
     let mut upto = had;
     // Whole batches only, none past the current one: whether the operation numbered
