@@ -13,8 +13,8 @@
 //! ```
 //!
 //! With `hold` = 1, a guard on the current version is held through the measured publishes
-//! (a reader that stalls); past 32,768 publishes of one operation the log holds more than
-//! half its default bound, where the spare's catch-up runs. With `hold` = 2, the guard is
+//! (a reader that stalls): the log keeps everything for it, up to its default bound of
+//! 65,536 operations, while the idle spare is caught up past its lag. With `hold` = 2, the guard is
 //! dropped halfway: past 65,536 operations its version comes back out of the log's reach
 //! (`publish_loop 80000 2 2`).
 //!
@@ -22,8 +22,9 @@
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
 //! and an insert of a new one, so the size stays put; `k` = 1 is one overwrite. The
 //! operations are made before the loop, so the count holds what the log does with them
-//! (two applications each: each publish reclaims the version the last one retired and
-//! writes it again; the third version stays idle), not their allocation.
+//! (each publish reclaims the version the last one retired and writes it again: two
+//! applications; the idle third version is caught up in chunks past its lag, a third),
+//! not their allocation.
 
 use std::collections::HashMap;
 use std::time::Instant;
