@@ -116,9 +116,12 @@ where
             .filter(|&(_, seq)| log.len() - super::lack_start(log, seq) > *spare_lag)
             .map(|(i, _)| i);
         let missed = spare_at.is_none();
+        // Versions that may need catching up: those tracked but the one the last publish
+        // retired.
+        let spares = versions.len() - 1;
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
             if forget(versions, spare.seq) {
-                let limit = chunk(batch, *spare_lag);
+                let limit = chunk(batch, *spare_lag, spares);
                 catch_up(&mut spare, log, *head, base, versions, stats, limit);
             }
             // Back to the pool first: the versions passed over go back on top of it, the
@@ -208,15 +211,26 @@ pub(super) struct SpareMissed {
     returned: usize,
 }
 
-/// How many operations one catch-up replays at least, after a publish of `batch`: with
-/// [`RARE_CATCH_UP`] batches' worth, the catch-up runs on about one publish in
-/// [`RARE_CATCH_UP`] (the log regains one batch per publish), off the 99th percentile, and
-/// is used where it is no more than the spare lag (small batches: up to 5 operations with
-/// the default lag). Otherwise twice the batch plus 64, which outpaces the log's growth
-/// with the smallest chunk: the catch-up then runs on about `batch / (2 × batch + 64)` of
-/// the publishes.
-fn chunk(batch: usize, spare_lag: usize) -> usize {
-    let keeps_pace = 2 * batch + 64;
+/// How many operations one catch-up replays at least, after a publish of `batch`, with
+/// `spares` versions to keep caught up. With [`RARE_CATCH_UP`] batches' worth, each spare's
+/// catch-up runs on about one publish in [`RARE_CATCH_UP`] (it gains one batch per
+/// publish), off the 99th percentile; used where that is no more than the spare lag
+/// (small batches: up to 5 operations with the default lag). Otherwise, with one spare,
+/// three batches (16 operations at least): the catch-up lands on about a third of the
+/// publishes (off the median) in the smallest chunk that does. At k = 10 that is 30
+/// operations on a third of the publishes, where `2 × batch + 64` (84 on an eighth) had
+/// made the 99th percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 ->
+/// 40-44 µs, p50 unchanged). With two spares or more (a version a reader holds counts
+/// among them: the writer cannot tell), `2 × batch + 64`: chunks of `3 × spares` batches
+/// there made the median publish 1.4x slower in the same bench's `4 versions` row (9.8-11.3
+/// -> 14.3-14.5 µs, four runs; the cause is not known), though the catch-ups landed on a
+/// third of the publishes as designed.
+fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
+    let keeps_pace = if spares <= 1 {
+        (3 * batch).max(16)
+    } else {
+        2 * batch + 64
+    };
     match batch.checked_mul(RARE_CATCH_UP) {
         Some(rare) if rare <= spare_lag => rare.max(keeps_pace),
         _ => keeps_pace,
