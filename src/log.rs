@@ -90,10 +90,11 @@
 //!   is the *spare*: the log keeps what it lacks, and once it lacks more than the spare
 //!   lag ([`LogBuilder::spare_lag`], default 1,024 operations, at most half of
 //!   [`max_log_ops`](LogBuilder::max_log_ops)), publishes replay on it the oldest
-//!   batches, at least `2k + 64` operations at a time, by value where no other version
-//!   needs them (they then leave the log). So the spare never needs a full copy, at the
-//!   price of a third, deferred application of each operation, in chunks: on about
-//!   `k / (2k + 64)` of the publishes (12% at k = 10). And whenever a reader holds a guard
+//!   batches, a chunk at a time, by value where no other version needs them (they then
+//!   leave the log). So the spare never needs a full copy, at the price of a third,
+//!   deferred application of each operation, in chunks: 200 batches on one publish in 200
+//!   where that fits within the lag (k ≤ 5 by default), else three batches on a third of
+//!   the publishes (`2k + 64` operations with two spares or more). And whenever a reader holds a guard
 //!   across a publish (on a loaded machine, a reader descheduled mid-lookup), the spare is
 //!   written and replays what it missed since it was last caught up: about the spare lag,
 //!   ~0.7 ms on `benches/delta.rs`'s 100,000 entries (it replayed up to half the log,

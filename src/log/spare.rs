@@ -12,16 +12,16 @@
 //!
 //! So once the stalest idle version lacks more than the *spare lag*
 //! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound),
-//! a publish takes it out of the pool and replays the oldest whole batches on it, about
-//! twice the batch just published (plus 64 operations) at a time, applying each operation
-//! by value ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it
+//! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
+//! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
+//! publish in 200; else three batches, or `2 × batch + 64` operations with more than one
+//! spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it
 //! from the log. The spare then never falls out of the log's reach, the log holds about
 //! the spare lag for it, and a publish that must take the spare (a reader holds the
 //! version the last publish retired) replays about that many operations, not the whole
 //! log. Each operation is thus applied a third time, later and in chunks: the lag bounds
-//! the log's memory and the worst publish, not the work, and the chunks come as often
-//! whatever the lag (each replays `2 × batch + 64` operations of which the log regains
-//! one batch per publish).
+//! the log's memory and the worst publish, not the work; the chunk's size sets how often
+//! the catch-up runs (the log regains one batch per publish), whatever the lag.
 //!
 //! While a reader holds the stalest version, the next stalest idle one is caught up
 //! instead (by reference: the held one still needs the operations): with readers that
@@ -37,7 +37,7 @@ where
     T: Absorb<O> + Send + Sync + 'static,
 {
     /// Replays on the stalest idle version within the log's reach the oldest whole batches
-    /// it lacks, at least `2 × batch + 64` operations if it lacks that many, if it lacks
+    /// it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks
     /// more than `spare_lag` (see the module docs). Looks among [`SPARES_LOOKED_PAST`] idle
     /// versions at most (stopping at the stalest of all), in this thread's share of the
     /// pool first, then in other threads' depots, and puts them all in this thread's depot,
