@@ -830,6 +830,22 @@ impl Row {
     fn per_publish(&self, total: u64) -> f64 {
         total as f64 / self.times.len() as f64
     }
+    /// p50, p99 and max, in µs, for a table.
+    fn quantiles(&self) -> [String; 3] {
+        [0.5, 0.99, 1.0].map(|q| us(self.pct(q)))
+    }
+    /// Publishes slower than [`SLOW`].
+    fn slow(&self) -> usize {
+        self.times
+            .iter()
+            .filter(|&&t| t > SLOW.as_nanos() as u64)
+            .count()
+    }
+    /// The "full syncs" cell: during the row (in all so far), or a dash.
+    fn syncs_cell(&self) -> String {
+        self.full_syncs
+            .map_or("–".into(), |(timed, all)| format!("{timed} ({all})"))
+    }
 }
 
 /// One system at one `n`.
@@ -1157,6 +1173,12 @@ fn header(smoke: bool) -> String {
     out
 }
 
+/// A Markdown table's head: `columns`, the first left-aligned, the others right-aligned.
+fn table_head(out: &mut String, columns: &[&str]) {
+    let _ = writeln!(out, "| {} |", columns.join(" | "));
+    let _ = writeln!(out, "|---{}|", "|---:".repeat(columns.len() - 1));
+}
+
 fn render(report: &Report, smoke: bool) -> String {
     let mut out = header(smoke);
     let mut ns: Vec<u64> = report.builds.iter().map(|b| b.n).collect();
@@ -1170,13 +1192,21 @@ fn render(report: &Report, smoke: bool) -> String {
              acquire + lookup during the row; peak: live MB at most during the row, less \
              what was live before the system was built.\n"
         );
-        let _ = writeln!(
-            out,
-            "| system | k | publishes | p50 µs | p99 µs | max µs | allocs/publish | bytes/publish | lookup ns | peak MB | full syncs |"
-        );
-        let _ = writeln!(
-            out,
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        table_head(
+            &mut out,
+            &[
+                "system",
+                "k",
+                "publishes",
+                "p50 µs",
+                "p99 µs",
+                "max µs",
+                "allocs/publish",
+                "bytes/publish",
+                "lookup ns",
+                "peak MB",
+                "full syncs",
+            ],
         );
         for k in KS {
             for row in report
@@ -1197,8 +1227,7 @@ fn render(report: &Report, smoke: bool) -> String {
                     count(row.per_publish(row.bytes)),
                     row.lookup_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
                     mb(row.peak),
-                    row.full_syncs
-                        .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+                    row.syncs_cell(),
                 );
             }
         }
@@ -1215,30 +1244,30 @@ fn render(report: &Report, smoke: bool) -> String {
                 HOLD.as_millis(),
                 SLOW.as_micros()
             );
-            let _ = writeln!(
-                out,
-                "| system | publishes | p50 µs | p99 µs | max µs | slow | peak MB | full syncs |"
+            table_head(
+                &mut out,
+                &[
+                    "system",
+                    "publishes",
+                    "p50 µs",
+                    "p99 µs",
+                    "max µs",
+                    "slow",
+                    "peak MB",
+                    "full syncs",
+                ],
             );
-            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
             for row in held {
-                let slow = row
-                    .times
-                    .iter()
-                    .filter(|&&t| t > SLOW.as_nanos() as u64)
-                    .count();
+                let [p50, p99, max] = row.quantiles();
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} of {} | {} | {} |",
+                    "| {} | {} | {p50} | {p99} | {max} | {} of {} | {} | {} |",
                     row.system,
                     row.times.len(),
-                    us(row.pct(0.5)),
-                    us(row.pct(0.99)),
-                    us(row.pct(1.0)),
-                    slow,
+                    row.slow(),
                     row.times.len(),
                     mb(row.peak),
-                    row.full_syncs
-                        .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+                    row.syncs_cell(),
                 );
             }
         }
@@ -1249,11 +1278,19 @@ fn render(report: &Report, smoke: bool) -> String {
              lookup ns with the writer idle; batches published in all; applications per \
              operation (how many versions applied each).\n"
         );
-        let _ = writeln!(
-            out,
-            "| system | build ms | live MB after build | live MB after the run | lookup ns, alone | batches | full syncs | applied per op |"
+        table_head(
+            &mut out,
+            &[
+                "system",
+                "build ms",
+                "live MB after build",
+                "live MB after the run",
+                "lookup ns, alone",
+                "batches",
+                "full syncs",
+                "applied per op",
+            ],
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for b in report.builds.iter().filter(|b| b.n == n) {
             let _ = writeln!(
                 out,
@@ -1292,37 +1329,37 @@ fn render_long(out: &mut String, report: &Report, n: u64) {
          the same system's k = {LONG_K} row; \"slow\": publishes over {} µs.\n",
         SLOW.as_micros()
     );
-    let _ = writeln!(
+    table_head(
         out,
-        "| system | publishes | p50 µs | p99 µs | p99 vs plain | max µs | slow | peak MB | full syncs |"
+        &[
+            "system",
+            "publishes",
+            "p50 µs",
+            "p99 µs",
+            "p99 vs plain",
+            "max µs",
+            "slow",
+            "peak MB",
+            "full syncs",
+        ],
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in long {
         let plain = report
             .rows
             .iter()
             .find(|r| r.n == n && r.k == row.k && r.hold == Hold::No && r.system == row.system);
-        let slow = row
-            .times
-            .iter()
-            .filter(|&&t| t > SLOW.as_nanos() as u64)
-            .count();
+        let [p50, p99, max] = row.quantiles();
+        let vs_plain = plain.map_or("–".into(), |p| {
+            format!("{:.2}x", row.pct(0.99) as f64 / p.pct(0.99) as f64)
+        });
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {p50} | {p99} | {vs_plain} | {max} | {} | {} | {} |",
             row.system,
             row.times.len(),
-            us(row.pct(0.5)),
-            us(row.pct(0.99)),
-            plain.map_or("–".into(), |p| format!(
-                "{:.2}x",
-                row.pct(0.99) as f64 / p.pct(0.99) as f64
-            )),
-            us(row.pct(1.0)),
-            slow,
+            row.slow(),
             mb(row.peak),
-            row.full_syncs
-                .map_or("–".into(), |(timed, all)| format!("{timed} ({all})")),
+            row.syncs_cell(),
         );
     }
     let waiting: Vec<&str> = report
