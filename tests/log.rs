@@ -385,8 +385,10 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
 }
 
 /// With batches of one operation, the spare's catch-up replays 200 operations at a time,
-/// on about one publish in 200, rather than 66 on one in 66: the 99th percentile of
-/// publishes then pays none (`publish_loop 40000 1`: p99 43 -> 2.3 µs on 100,000 entries).
+/// on about one publish in 200, rather than small chunks on many publishes: the 99th
+/// percentile of publishes then pays none (`publish_loop 40000 1`: p99 43 -> 2.3 µs on
+/// 100,000 entries, against chunks of 66). Without the rule, 82 publishes of these 1,500
+/// catch up (chunks of 16); with the chunks of 66 it had before, 20.
 #[test]
 fn small_batches_catch_the_spare_up_on_few_publishes() {
     let _serial = serial();
@@ -398,11 +400,14 @@ fn small_batches_catch_the_spare_up_on_few_publishes() {
         .build();
     let mut catch_ups = 0;
     for i in 1..=PUBLISHES {
-        let before = w.stats().applied;
+        let before = w.stats();
         w.append(MapOp::Insert(i % BATCH, i));
         w.publish();
-        // A publish without a catch-up applies its operation and the one before it.
-        if w.stats().applied - before > 2 {
+        // A publish without a catch-up applies its operation and the one before it. With
+        // fewer than 32 operations in the log it may skip its pass (when the versions are
+        // not fenced, as in a slow debug build) and take the spare instead, which then
+        // replays what it lacks: not counted.
+        if before.log_len >= 32 && w.stats().applied - before.applied > 2 {
             catch_ups += 1;
         }
     }
