@@ -15,8 +15,8 @@
 //! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
 //! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
 //! publish in 200; else three batches, or `2 × batch + 64` operations with more than one
-//! spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it
-//! from the log. The spare then never falls out of the log's reach, the log holds about
+//! spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other
+//! version lacks it, and dropping it from the log. The spare then never falls out of the log's reach, the log holds about
 //! the spare lag for it, and a publish that must take the spare (a reader holds the
 //! version the last publish retired) replays about that many operations, not the whole
 //! log. Each operation is thus applied a third time, later and in chunks: the lag bounds
