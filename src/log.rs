@@ -93,18 +93,21 @@
 //!   batches, a chunk at a time, by value where no other version needs them (they then
 //!   leave the log). So the spare never needs a full copy, at the price of a third,
 //!   deferred application of each operation, in chunks: 200 batches on one publish in 200
-//!   where that fits within the lag (k ≤ 5 by default), else three batches on a third of
-//!   the publishes (`2k + 64` operations with two spares or more). And whenever a reader holds a guard
-//!   across a publish (on a loaded machine, a reader descheduled mid-lookup), the spare is
-//!   written and replays what it missed since it was last caught up: about the spare lag,
-//!   ~0.7 ms on `benches/delta.rs`'s 100,000 entries (it replayed up to half the log,
-//!   5-20 ms there, before the lag had its own bound). While a reader holds the stalest
-//!   version for long, the next stalest idle version is caught up instead (by
-//!   reference), so a fourth version ([`LogBuilder::versions`]) stays as close. So every version that is ever
-//!   written again applies every operation: over a long run with such readers each
-//!   operation is still applied about three times (`benches/delta.rs`, 2026-11-26: 2.99-3.00
-//!   per op, as before), the spare's share in bursts rather than at every publish; only a
-//!   run whose readers never hold a guard across a publish stays at two. What the pass
+//!   where that fits within the lag (k ≤ 5 by default), else three batches per spare on a
+//!   third of the publishes (at least `2k + 64` operations with two spares or more). And
+//!   whenever a reader holds a guard across a publish (on a loaded machine, a reader
+//!   descheduled mid-lookup), the spare is written and replays what it missed since it was
+//!   last caught up: about the spare lag, ~0.7 ms on `benches/delta.rs`'s 100,000 entries
+//!   (it replayed up to half the log, 5-20 ms there, before the lag had its own bound).
+//!   While a reader holds the stalest version for long, the next stalest idle version is
+//!   caught up instead (by reference), so a fourth version ([`LogBuilder::versions`]) stays
+//!   as close; with four versions, `benches/delta.rs`'s long-hold row (a guard held through
+//!   10,000 publishes of 10 operations) had a 99th percentile 0.73-0.82x its plain row's.
+//!   So every version that is ever written again applies every operation: over a long run
+//!   with such readers each operation is still applied about three times
+//!   (`benches/delta.rs`, 2026-11-26: 2.99-3.00 per op, as before), the spare's share in
+//!   bursts rather than at every publish; only a run whose readers never hold a guard
+//!   across a publish stays at two. What the pass
 //!   buys is the cheaper common publish (2k applications instead of 3k). `examples/change_log.rs`
 //!   prints the figure for its run ([`LogStats::applied`]).
 //! - **Fixed cost**: a publish also takes a version from the pool, updates the container

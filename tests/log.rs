@@ -368,9 +368,10 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     }
     let applied = (w.stats().applied - before) as usize;
     drop(current);
-    // The spare's lag (at most the spare lag, a catch-up chunk, and what was appended
-    // between two searches), the two batches, the retired version's batch.
-    let bound = SPARE_LAG + (2 * BATCH as usize + 64) + SPARE_LAG / 2 + 3 * BATCH as usize;
+    // The spare's lag (at most the spare lag, a catch-up chunk: three batches per spare,
+    // the held one counted, and what was appended between two searches), the two batches,
+    // the retired version's batch.
+    let bound = SPARE_LAG + 3 * 2 * BATCH as usize + SPARE_LAG / 2 + 3 * BATCH as usize;
     assert!(
         applied <= bound,
         "{applied} applied, bound {bound}: {:?}",
@@ -425,6 +426,50 @@ fn small_batches_catch_the_spare_up_on_few_publishes() {
         "{catch_ups} publishes caught the spare up: {stats:?}"
     );
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+}
+
+/// With two idle spares (four versions), each catch-up replays three batches per spare,
+/// so that catch-ups land on about a third of the publishes and the median publish pays
+/// none. Before, chunks of `2 × batch + 64` operations caught a spare up on more than half
+/// of them once batches passed 16 operations (three quarters at 100: `benches/delta.rs`'s
+/// `4 versions` row, 100,000 entries, p50 270-290 -> 99-102 µs, p99 315-337 -> 518-556).
+/// Here, batches of 40: 300 of 600 publishes before (chunks of 144 operations, 4 whole
+/// batches, for the 2 batches the spares fall behind per publish), 200 now.
+#[test]
+fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
+    let _serial = serial();
+    const K: u32 = 40;
+    const PUBLISHES: u32 = if cfg!(miri) { 60 } else { 600 };
+    let mut w = LogWriter::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .versions(4)
+        .spare_lag(8 * K as usize)
+        .build();
+    // Until both spares lag past the spare lag and the catch-ups keep pace: the counting
+    // starts there.
+    let warm_up = 2 * 8 + 4;
+    let mut catch_ups = 0;
+    for i in 1..=warm_up + PUBLISHES {
+        let before = w.stats();
+        w.extend((0..K).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+        // Without a catch-up, a publish applies its batch and the one before it (the log
+        // holds more than 32 operations: every publish runs its reclamation pass and
+        // reclaims the version the last one retired, whatever the timing).
+        if i > warm_up && w.stats().applied - before.applied > u64::from(2 * K) {
+            catch_ups += 1;
+        }
+    }
+    let stats = w.stats();
+    assert!(
+        catch_ups >= PUBLISHES / 4,
+        "{catch_ups} catch-ups: {stats:?}"
+    );
+    assert!(
+        catch_ups <= PUBLISHES * 2 / 5,
+        "{catch_ups} publishes of {PUBLISHES} caught a spare up: {stats:?}"
+    );
+    assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+    assert_eq!(w.container().pool().stats().created, 4);
 }
 
 /// While a reader holds the stalest version (and the idle spare lags less than the spare

@@ -14,8 +14,8 @@
 //! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound),
 //! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
 //! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
-//! publish in 200; else three batches, or `2 × batch + 64` operations with more than one
-//! spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other
+//! publish in 200; else three batches per spare, `2 × batch + 64` operations at least
+//! with more than one spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other
 //! version lacks it, and dropping it from the log. The spare then never falls out of the log's reach, the log holds about
 //! the spare lag for it, and a publish that must take the spare (a reader holds the
 //! version the last publish retired) replays about that many operations, not the whole
@@ -215,21 +215,30 @@ pub(super) struct SpareMissed {
 /// `spares` versions to keep caught up. With [`RARE_CATCH_UP`] batches' worth, each spare's
 /// catch-up runs on about one publish in [`RARE_CATCH_UP`] (it gains one batch per
 /// publish), off the 99th percentile; used where that is no more than the spare lag
-/// (small batches: up to 5 operations with the default lag). Otherwise, with one spare,
-/// three batches (16 operations at least): the catch-up lands on about a third of the
-/// publishes (off the median) in the smallest chunk that does. At k = 10 that is 30
-/// operations on a third of the publishes, where `2 × batch + 64` (84 on an eighth) had
-/// made the 99th percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 ->
-/// 40-44 µs, p50 unchanged). With two spares or more (a version a reader holds counts
-/// among them: the writer cannot tell), `2 × batch + 64`: chunks of `3 × spares` batches
-/// there made the median publish 1.4x slower in the same bench's `4 versions` row (9.8-11.3
-/// -> 14.3-14.5 µs, four runs; the cause is not known), though the catch-ups landed on a
-/// third of the publishes as designed.
+/// (small batches: up to 5 operations with the default lag). Otherwise three batches per
+/// spare (16 operations at least with one spare): the spares fall `spares` batches behind
+/// per publish, so the catch-ups land on about a third of the publishes (off the median)
+/// in the smallest chunks that do. At k = 10 with one spare that is 30 operations on a
+/// third of the publishes, where `2 × batch + 64` (84 on an eighth) had made the 99th
+/// percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 -> 40-44 µs, p50
+/// unchanged).
+///
+/// With two spares or more (a version a reader holds counts among them: the writer cannot
+/// tell), `2 × batch + 64` at least, which is the larger up to 16 operations a batch:
+/// there, at k = 10, chunks of 60 made the median publish 1.4x slower in the same bench's
+/// `4 versions` row (9.8-11.3 -> 14.3-14.5 µs, four runs; one run in three in a later
+/// A/B) though the catch-ups land on a third of the publishes as designed. Why is not
+/// known: without a reader (`publish_loop 10000 10 0 --versions 4 --reserve`, with a
+/// temporary split of the times by kind) the publish after a catch-up was only 2-4%
+/// slower than the others, and the median was not a catch-up. Past 16, `2 × batch + 64` had caught a
+/// spare up on more than half the publishes (three quarters at k = 100: p50 271-286 µs);
+/// `3 × spares` batches make that a third (p50 99-102 µs, p99 315-337 -> 518-556 µs; three
+/// runs each, old and new alternated, 2026-11-26 ~20:10 UTC, 2-core VM).
 fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
     let keeps_pace = if spares <= 1 {
         (3 * batch).max(16)
     } else {
-        2 * batch + 64
+        spares.saturating_mul(3 * batch).max(2 * batch + 64)
     };
     match batch.checked_mul(RARE_CATCH_UP) {
         Some(rare) if rare <= spare_lag => rare.max(keeps_pace),
@@ -266,19 +275,16 @@ fn catch_up<T, O>(
     // Whole batches only, none past the current one: whether the operation numbered
     // `n` is past what this catch-up replays.
     let past = |n: u64, upto: u64, applied: usize| n > head || (n > upto && applied >= limit);
-    // First, from the front, the operations no other version lacks: their last
-    // application, by value. Operations before `at` stay in the log (the spare holds
-    // them, or another version lacks them).
-    let mut at = 0;
-    while let Some(&(n, _)) = log.get(at) {
-        if past(n, upto, applied) {
-            break;
-        }
-        if n <= had {
-            at += 1;
-            continue;
-        }
-        if at > 0 || n > others {
+    // Where what the spare lacks begins: the front if it is the stalest, else past the
+    // operations a staler version (a reader holds it) still needs, found by a search, not
+    // a walk (while a reader held a guard for long, the log held tens of thousands of
+    // operations before the spare's, and walking them took 0.1-0.3 ms of each catch-up).
+    let at = super::lack_start(log, had);
+    // First, if the spare is the stalest, from the front the operations no other version
+    // lacks: their last application, by value. Operations before `at` stay in the log
+    // (another version lacks them).
+    while let Some(&(n, _)) = log.front().filter(|_| at == 0) {
+        if past(n, upto, applied) || n > others {
             break;
         }
         let (n, op) = log.pop_front().expect("front was just seen");
@@ -289,8 +295,8 @@ fn catch_up<T, O>(
     }
     // Then those another version lacks, by reference, in one replay (a map reuses what
     // one operation removes for a later insert: `Absorb::absorb_all`). All of them are
-    // numbered past `had`: the log is in order, and the loop above stopped at the first
-    // such operation it did not apply.
+    // numbered past `had`: the log is in order, everything before `at` is numbered at
+    // most `had`, and the loop above popped only from the front.
     let mut end = at;
     while let Some(&(n, _)) = log.get(end) {
         if past(n, upto, applied) {
