@@ -18,6 +18,15 @@
 //! dropped halfway: past 65,536 operations its version comes back out of the log's reach
 //! (`publish_loop 80000 2 2`).
 //!
+//! Options after the positional arguments, for the figures the docs quote:
+//! `--spare-lag OPS` ([`LogBuilder::spare_lag`], default [`DEFAULT_SPARE_LAG`]),
+//! `--versions N` (default 3) and `--reserve` (the initial map reserves room for `2 × N`
+//! entries, so that no version's table doubles during the run: without it, each version's
+//! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
+//! `publish_loop 60000 10 0 --reserve` or `publish_loop 40000 10 0 --spare-lag 4096`.
+//!
+//! [`LogBuilder::spare_lag`]: poolswap::log::LogBuilder::spare_lag
+//!
 //! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
 //! and an insert of a new one, so the size stays put; `k` = 1 is one overwrite. The
@@ -29,7 +38,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use poolswap::log::{LogWriter, MapOp};
+use poolswap::log::{LogWriter, MapOp, DEFAULT_SPARE_LAG};
 
 type Map = HashMap<String, Vec<String>>;
 type Op = MapOp<String, Vec<String>>;
@@ -58,19 +67,76 @@ fn value(i: usize, version: usize) -> Vec<String> {
         .collect()
 }
 
+/// What the command line asks for.
+struct Args {
+    rounds: usize,
+    k: usize,
+    hold: usize,
+    spare_lag: usize,
+    versions: usize,
+    reserve: bool,
+}
+
+impl Args {
+    /// Positional `publishes k hold`, then the options (module docs). Panics with what was
+    /// wrong: this is a measuring tool, run by hand.
+    fn parse() -> Self {
+        let number = |what: &str, arg: &str| -> usize {
+            arg.parse()
+                .unwrap_or_else(|_| panic!("{what}: a number, not {arg:?}"))
+        };
+        let mut args = Args {
+            rounds: 20_000,
+            k: 1,
+            hold: 0,
+            spare_lag: DEFAULT_SPARE_LAG,
+            versions: 3,
+            reserve: false,
+        };
+        let mut positional = 0;
+        let mut it = std::env::args().skip(1);
+        while let Some(arg) = it.next() {
+            let mut value = |what: &str| {
+                let v = it.next().unwrap_or_else(|| panic!("{what} takes a number"));
+                number(what, &v)
+            };
+            match arg.as_str() {
+                "--spare-lag" => args.spare_lag = value("--spare-lag"),
+                "--versions" => args.versions = value("--versions"),
+                "--reserve" => args.reserve = true,
+                _ if arg.starts_with("--") => panic!("unknown option {arg:?}"),
+                _ => {
+                    let slot = match positional {
+                        0 => &mut args.rounds,
+                        1 => &mut args.k,
+                        2 => &mut args.hold,
+                        _ => panic!("at most three numbers (publishes, k, hold), then options"),
+                    };
+                    *slot = number(["publishes", "k", "hold"][positional], &arg);
+                    positional += 1;
+                }
+            }
+        }
+        args.k = args.k.max(1);
+        args
+    }
+}
+
 fn main() {
-    let arg = |at: usize, default: usize, what: &str| match std::env::args().nth(at) {
-        Some(arg) => arg
-            .parse()
-            .unwrap_or_else(|_| panic!("{what}: a number, not {arg:?}")),
-        None => default,
-    };
-    let rounds = arg(1, 20_000, "publishes");
-    let k = arg(2, 1, "operations per batch").max(1);
-    let init: Map = (0..N)
-        .map(|i| (format!("key-{i:07}"), value(i, 0)))
-        .collect();
-    let mut w = LogWriter::builder(init).versions(3).build();
+    let Args {
+        rounds,
+        k,
+        hold,
+        spare_lag,
+        versions,
+        reserve,
+    } = Args::parse();
+    let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
+    init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
+    let mut w = LogWriter::builder(init)
+        .versions(versions)
+        .spare_lag(spare_lag)
+        .build();
     // The batches, in order; popped from the end.
     let (mut lo, mut hi) = (N / 2, N);
     let mut batches: Vec<Vec<Op>> = (0..WARM_UP + rounds)
@@ -101,7 +167,6 @@ fn main() {
     // With a third argument of 1, a guard on the current version is held through the
     // measured publishes (a reader that stalls): the log keeps what it lacks. With 2, it is
     // dropped halfway through.
-    let hold = arg(3, 0, "hold a guard (0, 1 or 2)");
     let mut held = (hold > 0).then(|| w.container().acquire());
     let mut ns = Vec::with_capacity(rounds);
     for round in 0..rounds {
@@ -125,6 +190,7 @@ fn main() {
     }
     drop(held);
     let stats = w.stats();
+    println!("versions {versions}, spare lag {spare_lag}, reserved: {reserve}");
     println!(
         "applied per op {:.2}, full copies {}, set aside {}, operations truncated {}, versions made {}",
         stats.applied as f64 / stats.appended.max(1) as f64,
