@@ -56,6 +56,7 @@
 //! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
 //! DELTA_N=100000 cargo bench --bench delta   # only this n
 //! DELTA_K=10 cargo bench --bench delta       # only the rows of this k (and the long hold)
+//! DELTA_RESERVE=1 cargo bench --bench delta  # initial maps with room for 2n entries
 //! POOLSWAP_BARRIER=fence cargo bench --bench delta
 //! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -219,8 +220,12 @@ impl Workload {
         }
     }
 
-    fn initial(n: u64) -> Map {
-        (0..n).map(|i| (key(i), value(i))).collect()
+    /// The `n` entries every system starts from; with `reserve`, in a table with room for
+    /// `2 × n` (`DELTA_RESERVE`).
+    fn initial(n: u64, reserve: bool) -> Map {
+        let mut map = Map::with_capacity(if reserve { 2 * n as usize } else { 0 });
+        map.extend((0..n).map(|i| (key(i), value(i))));
+        map
     }
 
     /// The next batch of `k` operations.
@@ -567,7 +572,7 @@ struct Flash {
 
 impl Flash {
     fn new(map: Map) -> Flash {
-        let (mut write, read) = flashmap::with_capacity(map.len());
+        let (mut write, read) = flashmap::with_capacity(map.capacity());
         let mut guard = write.guard();
         for (k, v) in map {
             guard.insert(k, v);
@@ -706,6 +711,8 @@ struct Plan {
     /// `DELTA_K`: only the rows of this batch size (the plain one, and the long-hold row
     /// if it is [`LONG_K`]).
     only_k: Option<usize>,
+    /// `DELTA_RESERVE`: every initial map has room for twice its entries.
+    reserve: bool,
 }
 
 impl Plan {
@@ -990,7 +997,7 @@ fn bench<S: System>(
 ) {
     let base = counting_alloc::live_bytes();
     let start = Instant::now();
-    let mut sys = make(Workload::initial(n));
+    let mut sys = make(Workload::initial(n, plan.reserve));
     let build = start.elapsed();
     let live_after_build = counting_alloc::live_bytes().saturating_sub(base);
     let mut wl = Workload::new(n);
@@ -1055,7 +1062,7 @@ fn bench<S: System>(
     drop(sys);
 
     // The floor after the same batches.
-    let mut floor = Floor(Workload::initial(n));
+    let mut floor = Floor(Workload::initial(n, plan.reserve));
     let mut replay = Workload::new(n);
     for &k in &wl.schedule {
         floor.publish(replay.batch(k));
@@ -1116,7 +1123,8 @@ fn command(program: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-fn header(smoke: bool) -> String {
+fn header(plan: Plan) -> String {
+    let smoke = plan.smoke;
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|info| {
@@ -1163,6 +1171,16 @@ fn header(smoke: bool) -> String {
     );
     let _ = writeln!(
         out,
+        "- Initial maps: {}",
+        if plan.reserve {
+            "room for 2n entries (`DELTA_RESERVE=1`): no table doubles during the run"
+        } else {
+            "as collected (`DELTA_RESERVE` unset): under the churn, a poolswap version's \
+             table doubles once in a long row (tens of ms; the long-hold row's max)"
+        }
+    );
+    let _ = writeln!(
+        out,
         "- Crates: left-right 0.11, flashmap 0.2, arc-swap 1.9, imbl 7{}",
         if smoke {
             "; SMOKE RUN (`--test`): n = 1,000, a few publishes, figures meaningless"
@@ -1179,8 +1197,8 @@ fn table_head(out: &mut String, columns: &[&str]) {
     let _ = writeln!(out, "|---{}|", "|---:".repeat(columns.len() - 1));
 }
 
-fn render(report: &Report, smoke: bool) -> String {
-    let mut out = header(smoke);
+fn render(report: &Report, plan: Plan) -> String {
+    let mut out = header(plan);
     let mut ns: Vec<u64> = report.builds.iter().map(|b| b.n).collect();
     ns.dedup();
     for &n in &ns {
@@ -1383,7 +1401,12 @@ fn main() {
     let big = std::env::var_os("DELTA_BIG").is_some_and(|v| v != "0");
     let only = std::env::var("DELTA_ONLY").ok();
     let only_k = std::env::var("DELTA_K").ok().and_then(|v| v.parse().ok());
-    let plan = Plan { smoke, only_k };
+    let reserve = std::env::var_os("DELTA_RESERVE").is_some_and(|v| v != "0");
+    let plan = Plan {
+        smoke,
+        only_k,
+        reserve,
+    };
     let one_n: Option<u64> = std::env::var("DELTA_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]
@@ -1445,7 +1468,7 @@ fn main() {
             )));
         }
     }
-    let mut text = render(&report, smoke);
+    let mut text = render(&report, plan);
     let _ = writeln!(
         text,
         "\nTook {:.0} s; every system's readers saw the floor's map after the same batches.",
