@@ -150,9 +150,11 @@
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
 //!   [`max_log_ops`](LogBuilder::max_log_ops) operations for versions readers hold, and
-//!   about the spare lag for the idle spare (the batches it lacks). To keep one copy of
-//!   each entry's data
-//!   whatever the number of versions, put keys and values behind `Arc`
+//!   about the spare lag for the idle spare (the batches it lacks), in segments of 32 KiB
+//!   that it takes and gives back one at a time (up to 8 emptied ones kept for reuse: 256
+//!   KiB), so that neither growing to the bound nor shrinking back costs one publish a
+//!   large copy or free. To keep one copy of each entry's data whatever the number of
+//!   versions, put keys and values behind `Arc`
 //!   (`HashMap<Arc<str>, Arc<V>>`): each version then holds pointers, and applying an
 //!   operation to a version clones two `Arc`s instead of the data (flashmap shares values
 //!   between its two copies the same way). On `benches/delta.rs`'s 100,000 entries this
@@ -207,9 +209,12 @@ use std::sync::Arc;
 
 use crate::{Container, Pooled};
 
+use segments::Segments;
+
 mod builder;
 mod graveyard;
 mod ops;
+mod segments;
 mod spare;
 mod unneeded;
 
@@ -449,7 +454,7 @@ pub struct LogWriter<T, O> {
     /// batch's number. Batches `base + 1 ..= head` are here whole. After them, numbered
     /// `head + 1`: the batch being built (the last `pending` operations), or, after a
     /// publish that panicked and until the next append, the batch it dropped.
-    log: VecDeque<(u64, O)>,
+    log: Segments<(u64, O)>,
     /// Operations appended since the last publish: the log's last `pending`.
     pending: usize,
     /// The number of the current version's batch.
@@ -474,7 +479,7 @@ pub struct LogWriter<T, O> {
     spare_missed: Option<spare::SpareMissed>,
     /// Operations no version needs, split off the log's front to be dropped a few per
     /// publish (`log/unneeded.rs`).
-    unneeded: Vec<VecDeque<(u64, O)>>,
+    unneeded: Vec<Segments<(u64, O)>>,
     /// Where the versions report their drop (`log/graveyard.rs`).
     #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
     graveyard: Arc<graveyard::Graveyard>,
@@ -562,8 +567,6 @@ where
         if self.pending == 0 {
             self.drop_failed_batch();
         }
-        let ops = ops.into_iter();
-        self.log.reserve(ops.size_hint().0);
         let seq = self.head + 1;
         for op in ops {
             self.log.push_back((seq, op));
@@ -714,7 +717,8 @@ where
         let start = lack_start(log, from);
         // The new batch among them: every other version lacks it, so it is applied by
         // reference and stays logged.
-        next.value.absorb_all(log.range(start..).map(|(_, op)| op));
+        next.value
+            .absorb_all(log.range(start..log.len()).map(|(_, op)| op));
         stats.applied += (log.len() - start) as u64;
         stats.appended += batch as u64;
         let seq = *head + 1;
@@ -787,7 +791,7 @@ where
 /// batch or two, and the log behind them may hold tens of thousands of operations that an
 /// idle spare lacks. Against a binary search of the whole log: ~140 instructions less per
 /// publish at k = 1 (`publish_loop`, callgrind), and no cache miss per step in a long log.
-fn lack_start<O>(log: &VecDeque<(u64, O)>, from: u64) -> usize {
+fn lack_start<O>(log: &Segments<(u64, O)>, from: u64) -> usize {
     if log.front().map_or(true, |&(n, _)| n > from) {
         return 0;
     }
@@ -848,11 +852,9 @@ impl<T, O> fmt::Debug for LogWriter<T, O> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use std::collections::VecDeque;
-
     use proptest::prelude::*;
 
-    use super::lack_start;
+    use super::{lack_start, Segments};
 
     proptest! {
         // No failure file (Miri's isolation has no working directory), few cases under Miri.
@@ -865,26 +867,27 @@ mod tests {
         /// `lack_start` finds what a binary search of the whole log finds, in logs of
         /// batches numbered in order (several operations a batch, some batches empty),
         /// for every `from` from before the first to past the last, and whatever the
-        /// deque's split between its two slices.
+        /// log's split into segments (128 elements a segment here, the first one partly
+        /// popped).
         #[test]
         fn lack_start_is_the_partition_point(
             sizes in proptest::collection::vec(0usize..5, 0..60),
             rotate in 0usize..64,
         ) {
-            let mut log = VecDeque::new();
+            let mut log = Segments::default();
             for _ in 0..rotate {
-                log.push_back((0, ()));
+                log.push_back((0, [0u8; 248]));
             }
             for _ in 0..rotate {
                 log.pop_front();
             }
             for (batch, &size) in sizes.iter().enumerate() {
                 for _ in 0..size {
-                    log.push_back((batch as u64 + 1, ()));
+                    log.push_back((batch as u64 + 1, [0u8; 248]));
                 }
             }
             for from in 0..=sizes.len() as u64 + 1 {
-                let expected = log.partition_point(|&(n, _)| n <= from);
+                let expected = log.iter().take_while(|&&(n, _)| n <= from).count();
                 prop_assert_eq!(lack_start(&log, from), expected, "from {}", from);
             }
         }

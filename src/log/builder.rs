@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::graveyard::Graveyard;
 use super::{
-    Absorb, LogStats, LogWriter, Logged, DEFAULT_MAX_LOG_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
+    Absorb, LogStats, LogWriter, Logged, Segments, DEFAULT_MAX_LOG_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
 };
 use crate::{Container, Pool};
 
@@ -192,7 +192,7 @@ where
         }
         LogWriter {
             container: Arc::new(container),
-            log: VecDeque::new(),
+            log: Segments::default(),
             pending: 0,
             head: 0,
             base: 0,

@@ -29,7 +29,7 @@
 
 use std::collections::VecDeque;
 
-use super::{out_of_reach, Absorb, LogStats, LogWriter, Logged, UNSYNCED};
+use super::{out_of_reach, Absorb, LogStats, LogWriter, Logged, Segments, UNSYNCED};
 use crate::{Pool, Pooled};
 
 impl<T, O> LogWriter<T, O>
@@ -256,7 +256,7 @@ const RARE_CATCH_UP: usize = 200;
 /// others.
 fn catch_up<T, O>(
     spare: &mut Logged<T>,
-    log: &mut VecDeque<(u64, O)>,
+    log: &mut Segments<(u64, O)>,
     head: u64,
     base: &mut u64,
     versions: &mut VecDeque<u64>,

@@ -8,13 +8,14 @@
 //! they own: at the default bound, 65,536 operations of a `HashMap<String, Vec<String>>`
 //! took 5 ms of one publish (`examples/publish_loop.rs 80000 2 1`). So a publish that
 //! finds more than [`DROP_AT_ONCE`] such operations at the log's front splits them off as
-//! they are (`VecDeque::split_off` moves the rest, usually a batch or two, into a new
-//! buffer: one allocation), and each publish drops a bounded number of them afterwards,
-//! once its batch is visible.
+//! they are (`Segments::split_front`: whole segments move, and the few in the segment where
+//! they end are moved one by one), and each publish drops a bounded number of them
+//! afterwards, once its batch is visible, the emptied segments going back to the log for
+//! reuse (a few) or freed one at a time (32 KiB each). Before the log was in segments, the
+//! last of those drops freed the whole log's 4 MiB buffer on one publish: 0.5-13 ms
+//! (`log/segments.rs`).
 
-use std::collections::VecDeque;
-
-use super::LogWriter;
+use super::{LogWriter, Segments};
 
 /// The most operations no version needs that a publish drops with the log's front; past
 /// it, they are set apart and dropped over the following publishes (module docs).
@@ -23,16 +24,15 @@ pub(super) const DROP_AT_ONCE: usize = 1024;
 /// Sets apart the first `n` operations of `log`, which no version needs, if they are more
 /// than [`DROP_AT_ONCE`], and moves `base` past them.
 pub(super) fn set_apart<O>(
-    log: &mut VecDeque<(u64, O)>,
+    log: &mut Segments<(u64, O)>,
     base: &mut u64,
-    unneeded: &mut Vec<VecDeque<(u64, O)>>,
+    unneeded: &mut Vec<Segments<(u64, O)>>,
     n: usize,
 ) {
     if n <= DROP_AT_ONCE {
         return;
     }
-    let rest = log.split_off(n);
-    let ops = std::mem::replace(log, rest);
+    let ops = log.split_front(n);
     if let Some(&(last, _)) = ops.back() {
         *base = (*base).max(last);
     }
@@ -40,23 +40,23 @@ pub(super) fn set_apart<O>(
 }
 
 impl<T, O> LogWriter<T, O> {
-    /// Drops up to `budget` of the operations set apart.
+    /// Drops up to `budget` of the operations set apart, their emptied segments kept for
+    /// the log's reuse (up to a few).
     pub(super) fn drop_unneeded(&mut self, mut budget: usize) {
+        let LogWriter { log, unneeded, .. } = self;
         while budget > 0 {
-            let Some(ops) = self.unneeded.last_mut() else {
+            let Some(ops) = unneeded.last_mut() else {
                 return;
             };
-            let n = budget.min(ops.len());
-            ops.drain(..n);
-            budget -= n;
+            budget -= log.drop_front_of(ops, budget);
             if ops.is_empty() {
-                self.unneeded.pop();
+                unneeded.pop();
             }
         }
     }
 
     /// How many operations wait to be dropped.
     pub(super) fn unneeded_len(&self) -> usize {
-        self.unneeded.iter().map(VecDeque::len).sum()
+        self.unneeded.iter().map(Segments::len).sum()
     }
 }
