@@ -64,10 +64,11 @@ where
     /// operations for it. Lower bounds the worst publish and the log's memory closer; the
     /// catch-up's total work (each operation applied once more) does not change. Higher
     /// lets larger batches take the rarer chunks: with 4,096, batches of up to 20
-    /// operations do (`examples/publish_loop.rs 40000 10`, 100,000 entries, built once
-    /// with the default changed by hand to 4,096: p99 25-27 against 63-64 µs with 1,024
-    /// before three-batch chunks; 36-39 µs with 1,024 after them), and a publish that
-    /// takes the spare may replay ~4,000 operations (several ms on that table).
+    /// operations do (`examples/publish_loop.rs 40000 10 0 --spare-lag 4096`, 100,000
+    /// entries, no reader: p99 27-31 against 38-39 µs with 1,024, p50 10.0-11.2 against
+    /// 10.9-11.2 µs; two runs each, alternated, 2026-11-26 20:39 UTC, 2-core VM), and a
+    /// publish that takes the spare may replay ~4,000 operations (several ms on that
+    /// table).
     ///
     /// # Examples
     ///
@@ -116,6 +117,15 @@ where
     /// A writer with readers that each hold one guard at a time circulates three (the
     /// current version, one a reader still holds, the one being written); readers that
     /// hold guards across publishes need more.
+    ///
+    /// A reader that holds a guard for long (past [`max_log_ops`](LogBuilder::max_log_ops)
+    /// operations) takes its version out of circulation, and the log's reach. With three
+    /// versions, the first publish afterwards that finds the other two held copies the
+    /// whole table; with four, none does. `benches/delta.rs`'s long-hold row (100,000
+    /// entries, a guard held through 10,000 publishes of 10 operations, initial maps with
+    /// room for twice their entries, `DELTA_RESERVE=1`; 2026-11-26, 2-core VM): three
+    /// versions, one full copy (79 ms); four, none, p99 0.75x the row without the hold,
+    /// max 0.8 ms; each operation is then applied once more (3.1 against 2.5 times).
     ///
     /// Costs `n - 1` full copies and their memory at once (they would be made later
     /// anyway, if the workload needs them). The log keeps what these versions lack until
