@@ -221,6 +221,13 @@ mod segments;
 mod spare;
 mod unneeded;
 
+/// The property tests' configuration, shared with the integration tests (whose `pub` is
+/// for their crates).
+#[cfg(all(test, not(loom)))]
+#[path = "../tests/support/proptest_config.rs"]
+#[allow(unreachable_pub)]
+mod proptest_config;
+
 pub use self::builder::LogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
 
@@ -860,12 +867,7 @@ mod tests {
     use super::{lack_start, Segments};
 
     proptest! {
-        // No failure file (Miri's isolation has no working directory), few cases under Miri.
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 4 } else { 256 },
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(super::proptest_config::config())]
 
         /// `lack_start` finds what a binary search of the whole log finds, in logs of
         /// batches numbered in order (several operations a batch, some batches empty),

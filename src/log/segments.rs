@@ -276,12 +276,7 @@ mod tests {
     }
 
     proptest! {
-        // No failure file (Miri's isolation has no working directory), few cases under Miri.
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 4 } else { 256 },
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::log::proptest_config::config())]
 
         /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at every
         /// step: length, ends, every element by index, every range; a split moves exactly
