@@ -118,25 +118,27 @@ impl<T> Segments<T> {
     }
 
     pub(super) fn pop_front(&mut self) -> Option<T> {
+        // Segments are never empty: one that is holds an element.
         let seg = self.segs.front_mut()?;
-        let value = seg.pop_front();
+        let value = seg.pop_front()?;
         if seg.is_empty() {
             let seg = self.segs.pop_front().expect("seen above");
             self.recycle(seg);
         }
-        self.len -= usize::from(value.is_some());
-        value
+        self.len -= 1;
+        Some(value)
     }
 
     pub(super) fn pop_back(&mut self) -> Option<T> {
+        // Segments are never empty: one that is holds an element.
         let seg = self.segs.back_mut()?;
-        let value = seg.pop_back();
+        let value = seg.pop_back()?;
         if seg.is_empty() {
             let seg = self.segs.pop_back().expect("seen above");
             self.recycle(seg);
         }
-        self.len -= usize::from(value.is_some());
-        value
+        self.len -= 1;
+        Some(value)
     }
 
     /// Keeps an emptied segment for reuse if there is room, else frees it.

@@ -15,9 +15,10 @@
 //! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
 //! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
 //! publish in 200; else three batches per spare, `2 × batch + 64` operations at least
-//! with more than one spare), applying each operation by value ([`Absorb::absorb_owned`]) where no other
-//! version lacks it, and dropping it from the log. The spare then never falls out of the log's reach, the log holds about
-//! the spare lag for it, and a publish that must take the spare (a reader holds the
+//! with more than one spare), applying each operation by value
+//! ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it from the
+//! log. The spare then never falls out of the log's reach, the log holds about the spare
+//! lag for it, and a publish that must take the spare (a reader holds the
 //! version the last publish retired) replays about that many operations, not the whole
 //! log. Each operation is thus applied a third time, later and in chunks: the lag bounds
 //! the log's memory and the worst publish, not the work; the chunk's size sets how often
@@ -226,14 +227,15 @@ pub(super) struct SpareMissed {
 /// With two spares or more (a version a reader holds counts among them: the writer cannot
 /// tell), `2 × batch + 64` at least, which is the larger up to 16 operations a batch:
 /// there, at k = 10, chunks of 60 made the median publish 1.4x slower in the same bench's
-/// `4 versions` row (9.8-11.3 -> 14.3-14.5 µs, four runs; one run in three in a later
+/// `4 versions` row (9.8-11.3 -> 14.3-14.5 µs, four runs; in two runs of three in a later
 /// A/B) though the catch-ups land on a third of the publishes as designed. Why is not
 /// known: without a reader (`publish_loop 10000 10 0 --versions 4 --reserve`, with a
 /// temporary split of the times by kind) the publish after a catch-up was only 2-4%
-/// slower than the others, and the median was not a catch-up. Past 16, `2 × batch + 64` had caught a
-/// spare up on more than half the publishes (three quarters at k = 100: p50 271-286 µs);
-/// `3 × spares` batches make that a third (p50 99-102 µs, p99 315-337 -> 518-556 µs; three
-/// runs each, old and new alternated, 2026-11-26 ~20:10 UTC, 2-core VM).
+/// slower than the others, and the median was not a catch-up. Past 16, `2 × batch + 64`
+/// had caught a spare up on more than half the publishes (three quarters at k = 100: p50
+/// 271-286 µs); `3 × spares` batches make that a third (p50 99-102 µs, p99 315-337 ->
+/// 518-556 µs; three runs each, old and new alternated, 2026-11-26 ~20:10 UTC, 2-core
+/// VM).
 fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
     let keeps_pace = if spares <= 1 {
         (3 * batch).max(16)
@@ -283,15 +285,17 @@ fn catch_up<T, O>(
     // First, if the spare is the stalest, from the front the operations no other version
     // lacks: their last application, by value. Operations before `at` stay in the log
     // (another version lacks them).
-    while let Some(&(n, _)) = log.front().filter(|_| at == 0) {
-        if past(n, upto, applied) || n > others {
-            break;
+    if at == 0 {
+        while let Some(&(n, _)) = log.front() {
+            if past(n, upto, applied) || n > others {
+                break;
+            }
+            let (n, op) = log.pop_front().expect("front was just seen");
+            spare.value.absorb_owned(op);
+            *base = (*base).max(n);
+            upto = n;
+            applied += 1;
         }
-        let (n, op) = log.pop_front().expect("front was just seen");
-        spare.value.absorb_owned(op);
-        *base = (*base).max(n);
-        upto = n;
-        applied += 1;
     }
     // Then those another version lacks, by reference, in one replay (a map reuses what
     // one operation removes for a later insert: `Absorb::absorb_all`). All of them are
