@@ -436,10 +436,15 @@ fn small_batches_catch_the_spare_up_on_few_publishes() {
 /// Here, batches of 40: 300 of 600 publishes before (chunks of 144 operations, 4 whole
 /// batches, for the 2 batches the spares fall behind per publish), 200 now.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "81 s under Miri with 60 publishes, for the catch-up's schedule, which is safe \
+              code; the two-spare catch-up runs there in every_idle_spare_stays_within_the_log_reach"
+)]
 fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
     let _serial = serial();
     const K: u32 = 40;
-    const PUBLISHES: u32 = if cfg!(miri) { 60 } else { 600 };
+    const PUBLISHES: u32 = 600;
     let mut w = LogWriter::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
         .spare_lag(8 * K as usize)
