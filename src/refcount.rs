@@ -38,10 +38,20 @@ pub(crate) struct RefCount {
 }
 
 impl RefCount {
-    /// A count of zero: an idle node.
+    /// A count of zero: an idle node once published (the unit tests start from it).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn new() -> Self {
         RefCount {
             count: AtomicUsize::new(0),
+        }
+    }
+
+    /// A count of one: a node just made, checked out by whoever made it. A node that is
+    /// never published keeps this count for life (`Pooled::check_out` writes the count only
+    /// of a node that has been published).
+    pub(crate) fn one() -> Self {
+        RefCount {
+            count: AtomicUsize::new(1),
         }
     }
 

@@ -58,9 +58,17 @@ impl<'a, T> Pooled<'a, T> {
     pub(super) fn check_out(node: NodePtr<PoolNode<T>>, pool: &'a Pool<T>) -> Self {
         // SAFETY: the caller owns the node (it came off a free list or was just made).
         let n = unsafe { node.0.as_ref() };
-        // Release: a stale reader that reads this 1 sees the retirement of the node's
-        // previous version (see `RefCount::reset_to_one`).
-        n.refs().reset_to_one();
+        // A node never published has no stale reader and a count of 1 since it was made
+        // (a drop does not touch it: `last_reference`), so only a published one is reset.
+        // Not writing the count keeps its line where it is: the flag read here sits on the
+        // line after it, which every drop reads too, so on a handoff (one thread gets,
+        // another drops) both CPUs keep the pair shared and nothing moves back.
+        // SAFETY: owned, per the caller.
+        if unsafe { n.ever_published() } {
+            // Release: a stale reader that reads this 1 sees the retirement of the node's
+            // previous version (see `RefCount::reset_to_one`).
+            n.refs().reset_to_one();
+        }
         Pooled { node: node.0, pool }
     }
 
