@@ -28,7 +28,10 @@
 //! (`Vec::with_capacity`, free), `object-pool` (`pull`, drop), `lockfree-object-pool`
 //! (`LinearObjectPool::pull`/`pull_owned`, drop), `opool` (`get`, drop), `sharded-slab`
 //! (`Pool::create`, drop, `clear(key)`). Every pool resets a buffer by `clear()`, which
-//! keeps its capacity.
+//! keeps its capacity. The pipeline groups also run `floor-8B`, `floor-16B` and
+//! `floor-32B`: the same pipeline passing plain tokens of that size, with no pool, what
+//! a pool that cost nothing would take (a guard's size sets how many of the batch's lines
+//! each object fills: `Pooled` is 16 bytes, opool's and object-pool's guards 32).
 //!
 //! Besides time, each benchmark reports allocations and bytes per op, and factory calls
 //! per op (a counter in each pool's factory; for sharded-slab, whose slots are made by
@@ -403,7 +406,47 @@ fn pool_handoff(c: &mut Criterion) {
 fn pool_pipeline(c: &mut Criterion) {
     let cap = (PIPELINE_DEPTH + 3) * BATCH * pipe_pairs();
     every_peer!(&mut *c, pipeline("pool-pipeline", Hand::Channel), cap);
-    every_peer!(c, pipeline("pool-pipeline-spin", Hand::Spin), cap);
+    pipeline_floors(c, "pool-pipeline", Hand::Channel);
+    every_peer!(&mut *c, pipeline("pool-pipeline-spin", Hand::Spin), cap);
+    pipeline_floors(c, "pool-pipeline-spin", Hand::Spin);
+}
+
+/// The pipeline with no pool at all: the producer "gets" a token of 8, 16 or 32 bytes (a
+/// `[usize; N]`, no allocation, no shared state) and the consumer drops it. What is left
+/// is the harness: the batch's `Vec` (allocated on one thread, freed on the other, its
+/// lines written on one and read on the other) and the queue or channel. A pool row's time
+/// less the floor of its guard's size is what that pool adds: `Pooled` is 16 bytes (node
+/// and pool pointers), opool's and object-pool's guards 32 (a pool reference and the
+/// 24-byte `Vec` itself).
+fn pipeline_floors(c: &mut Criterion, group: &str, hand: Hand) {
+    let f = Factory::default();
+    pipeline(
+        c,
+        group,
+        hand,
+        "floor-8B",
+        &f,
+        || black_box([0usize; 1]),
+        drop,
+    );
+    pipeline(
+        c,
+        group,
+        hand,
+        "floor-16B",
+        &f,
+        || black_box([0usize; 2]),
+        drop,
+    );
+    pipeline(
+        c,
+        group,
+        hand,
+        "floor-32B",
+        &f,
+        || black_box([0usize; 4]),
+        drop,
+    );
 }
 
 criterion_group! {
