@@ -24,6 +24,14 @@
 //! entries, so that no version's table doubles during the run: without it, each version's
 //! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
 //! `publish_loop 60000 10 0 --reserve` or `publish_loop 40000 10 0 --spare-lag 4096`.
+//! `--reader` adds a thread that looks up random keys for the whole run, as
+//! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`).
+//!
+//! Besides p50 and p99, it prints what the slowest 1% of publishes applied (operations
+//! replayed on the version they wrote, from [`LogStats::applied`]) against the median
+//! publish: a catch-up of the spare shows there as hundreds of operations.
+//!
+//! [`LogStats::applied`]: poolswap::log::LogStats::applied
 //!
 //! [`LogBuilder::spare_lag`]: poolswap::log::LogBuilder::spare_lag
 //!
@@ -36,6 +44,9 @@
 //! not their allocation.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
 use std::time::Instant;
 
 use poolswap::log::{LogWriter, MapOp, DEFAULT_SPARE_LAG};
@@ -75,6 +86,7 @@ struct Args {
     spare_lag: usize,
     versions: usize,
     reserve: bool,
+    reader: bool,
 }
 
 impl Args {
@@ -92,6 +104,7 @@ impl Args {
             spare_lag: DEFAULT_SPARE_LAG,
             versions: 3,
             reserve: false,
+            reader: false,
         };
         let mut positional = 0;
         let mut it = std::env::args().skip(1);
@@ -104,6 +117,7 @@ impl Args {
                 "--spare-lag" => args.spare_lag = value("--spare-lag"),
                 "--versions" => args.versions = value("--versions"),
                 "--reserve" => args.reserve = true,
+                "--reader" => args.reader = true,
                 _ if arg.starts_with("--") => panic!("unknown option {arg:?}"),
                 _ => {
                     let slot = match positional {
@@ -130,6 +144,7 @@ fn main() {
         spare_lag,
         versions,
         reserve,
+        reader,
     } = Args::parse();
     let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
     init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
@@ -168,29 +183,67 @@ fn main() {
     // measured publishes (a reader that stalls): the log keeps what it lacks. With 2, it is
     // dropped halfway through.
     let mut held = (hold > 0).then(|| w.container().acquire());
-    let mut ns = Vec::with_capacity(rounds);
-    for round in 0..rounds {
-        if hold == 2 && round == rounds / 2 {
-            held = None;
+    let stop = AtomicBool::new(false);
+    let container = Arc::clone(w.container());
+    let keys: Vec<String> = (0..N).map(|i| format!("key-{i:07}")).collect();
+    // Per publish: its time in ns and the operations it applied.
+    let mut runs: Vec<(u128, u64)> = Vec::with_capacity(rounds);
+    thread::scope(|s| {
+        if reader {
+            s.spawn(|| {
+                let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+                let mut found = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    // xorshift64: a random key without a shared generator.
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let key = &keys[(x % N as u64) as usize];
+                    found += u64::from(container.acquire().contains_key(key));
+                }
+                std::hint::black_box(found);
+            });
         }
-        let batch = batches.pop().expect("made above");
-        let start = Instant::now();
-        for op in batch {
-            append(&mut w, op);
+        for round in 0..rounds {
+            if hold == 2 && round == rounds / 2 {
+                held = None;
+            }
+            let batch = batches.pop().expect("made above");
+            let applied = w.stats().applied;
+            let start = Instant::now();
+            for op in batch {
+                append(&mut w, op);
+            }
+            publish(&mut w);
+            runs.push((start.elapsed().as_nanos(), w.stats().applied - applied));
         }
-        publish(&mut w);
-        ns.push(start.elapsed().as_nanos());
-    }
-    ns.sort_unstable();
+        stop.store(true, Ordering::Relaxed);
+    });
+    runs.sort_unstable();
+    let ns: Vec<u128> = runs.iter().map(|r| r.0).collect();
     if let (Some(p50), Some(p99)) = (ns.get(rounds / 2), ns.get(rounds * 99 / 100)) {
         let max = ns.last().copied().unwrap_or(0);
         println!(
             "{rounds} publishes of {k} ops into {N} entries: p50 {p50} ns, p99 {p99} ns, max {max} ns"
         );
+        let slowest = &runs[rounds * 99 / 100..];
+        let mut applied: Vec<u64> = slowest.iter().map(|r| r.1).collect();
+        applied.sort_unstable();
+        let many = |runs: &[(u128, u64)]| runs.iter().filter(|r| r.1 > 3 * k as u64).count();
+        println!(
+            "slowest 1% ({} publishes): operations applied, median {}, max {}, {} of them more \
+             than 3k; of all publishes, {} applied more than 3k; the median publish applied {}",
+            slowest.len(),
+            applied[applied.len() / 2],
+            applied.last().copied().unwrap_or(0),
+            many(slowest),
+            many(&runs),
+            runs[rounds / 2].1
+        );
     }
     drop(held);
     let stats = w.stats();
-    println!("versions {versions}, spare lag {spare_lag}, reserved: {reserve}");
+    println!("versions {versions}, spare lag {spare_lag}, reserved: {reserve}, reader: {reader}");
     println!(
         "applied per op {:.2}, full copies {}, set aside {}, operations truncated {}, versions made {}",
         stats.applied as f64 / stats.appended.max(1) as f64,
