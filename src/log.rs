@@ -97,8 +97,11 @@
 //!   third of the publishes (at least `2k + 64` operations with two spares or more). And
 //!   whenever a reader holds a guard across a publish (on a loaded machine, a reader
 //!   descheduled mid-lookup), the spare is written and replays what it missed since it was
-//!   last caught up: about the spare lag, ~0.7 ms on `benches/delta.rs`'s 100,000 entries
-//!   (it replayed up to half the log, 5-20 ms there, before the lag had its own bound).
+//!   last caught up: about the spare lag where the rare chunks need it (k ≤ 5 by default),
+//!   ~0.3 ms on `benches/delta.rs`'s 100,000 entries; for larger batches at most 8 batches
+//!   (the spare is kept that close: the catch-ups' cadence does not depend on the lag), so
+//!   ~100 operations at k = 10 where it used to be the whole spare lag (it replayed up to
+//!   half the log, 5-20 ms there, before the lag had its own bound).
 //!   While a reader holds the stalest version for long, the next stalest idle version is
 //!   caught up instead (by reference), so a fourth version ([`LogBuilder::versions`]) stays
 //!   as close; with four versions, `benches/delta.rs`'s long-hold row (a guard held through
@@ -757,7 +760,7 @@ where
             versions.pop_front();
         }
         // Some version lags more than the spare lag: perhaps an idle one.
-        if log.len() > self.spare_lag {
+        if log.len() > spare::lag_for(batch, self.spare_lag) {
             self.catch_up_spare(batch);
         }
         // About twice what the catch-up replays: the operations set apart go faster than

@@ -428,6 +428,46 @@ fn small_batches_catch_the_spare_up_on_few_publishes() {
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
 }
 
+/// With batches too large for the rare chunks (200 batches would not fit within the spare
+/// lag), the spare is kept within 8 batches rather than the whole spare lag: a publish
+/// that must take it, because a reader still holds the version the last publish retired,
+/// replays about that much. Before, the spare lagged up to the spare lag (1,024 by
+/// default) and such a publish replayed it all (`publish_loop 20000 10 0 --reader`: p99
+/// 95-151 -> 39-44 µs). Here, batches of 8 with the default lag: the old rule would
+/// replay the 40 batches the spare had missed (320 operations).
+#[test]
+fn a_publish_that_takes_the_spare_replays_at_most_a_few_batches() {
+    let _serial = serial();
+    const K: u32 = 8;
+    let mut w = LogWriter::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .versions(3)
+        .build();
+    let publish = |w: &mut LogWriter<_, _>, i: u32| {
+        w.extend((0..K).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    };
+    for i in 1..=40 {
+        publish(&mut w, i);
+    }
+    // A reader on the current version: the next publish retires it, and the one after
+    // finds it held and only the spare idle.
+    let held = w.container().acquire();
+    publish(&mut w, 41);
+    let before = w.stats();
+    publish(&mut w, 42);
+    let stats = w.stats();
+    let applied = stats.applied - before.applied;
+    // The spare lags 8 batches, plus at most a chunk (3 batches) not yet caught up; the
+    // publish applies that, the batch it missed while held versions alternated, and its
+    // own.
+    assert!(
+        applied > u64::from(2 * K) && applied <= u64::from(14 * K),
+        "{applied} operations applied by the publish that took the spare: {stats:?}"
+    );
+    assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+    assert_eq!(held[&0], 40);
+}
+
 /// With two idle spares (four versions), each catch-up replays three batches per spare,
 /// so that catch-ups land on about a third of the publishes and the median publish pays
 /// none. Before, chunks of `2 × batch + 64` operations caught a spare up on more than half

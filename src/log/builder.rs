@@ -57,12 +57,14 @@ where
     ///
     /// A spare is a version no reader holds that waits in the pool for a publish that
     /// finds the version the last publish retired still held (a reader mid-lookup). Such a
-    /// publish takes the spare and replays what it lacks: about this many operations, plus
-    /// the batch. Past it, publishes replay the oldest batches on the spare, a few batches
-    /// at a time (on about a third of the publishes), or 200 batches at a time (on one
-    /// publish in 200) where 200 batches fit within this lag; the log keeps about this many
-    /// operations for it. Lower bounds the worst publish and the log's memory closer; the
-    /// catch-up's total work (each operation applied once more) does not change. Higher
+    /// publish takes the spare and replays what it lacks, plus the batch. Where 200 batches
+    /// fit within this lag, the spare may lack this many operations before publishes
+    /// replay the oldest batches on it, 200 batches at a time (on one publish in 200);
+    /// with larger batches it may lack at most 8 batches (or this lag, if less), and
+    /// publishes replay a few batches at a time on about a third of the publishes. The log
+    /// keeps about that much for it. Lower bounds the worst publish and the log's memory
+    /// closer; the catch-up's total work (each operation applied once more) does not
+    /// change. Higher
     /// lets larger batches take the rarer chunks: with 4,096, batches of up to 20
     /// operations do (`examples/publish_loop.rs 40000 10 0 --spare-lag 4096`, 100,000
     /// entries, no reader: p99 27-31 against 38-39 µs with 1,024, p50 10.0-11.2 against

@@ -11,7 +11,8 @@
 //! publish copy the whole table.
 //!
 //! So once the stalest idle version lacks more than the *spare lag*
-//! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound),
+//! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound;
+//! `lag_for`: 8 batches at most where the batches are too large for the rare chunks),
 //! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
 //! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
 //! publish in 200; else three batches per spare, `2 × batch + 64` operations at least
@@ -75,6 +76,7 @@ where
         let pool = container.pool();
         let returned = pool.returned_hint();
         let retry = (*spare_lag / 2).clamp(1, (*max_log_ops / SPARE_RETRY_DIVISOR).max(1));
+        let lag = lag_for(batch, *spare_lag);
         if let Some(missed) = *spare_missed {
             if missed.stalest == stalest
                 && returned <= missed.returned
@@ -114,7 +116,7 @@ where
             .filter_map(|(i, v)| v.as_ref().map(|v| (i, v.seq)))
             .filter(|&(_, seq)| !out_of_reach(seq, *base))
             .min_by_key(|&(_, seq)| seq)
-            .filter(|&(_, seq)| log.len() - super::lack_start(log, seq) > *spare_lag)
+            .filter(|&(_, seq)| log.len() - super::lack_start(log, seq) > lag)
             .map(|(i, _)| i);
         let missed = spare_at.is_none();
         // Versions that may need catching up: those tracked but the one the last publish
@@ -251,6 +253,27 @@ fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
 /// One publish in this many runs the spare's catch-up where the batch is small enough
 /// ([`chunk`]).
 const RARE_CATCH_UP: usize = 200;
+
+/// The most batches the spare lags, where the catch-ups keep pace in small chunks (see
+/// [`lag_for`]).
+const PACE_LAG_BATCHES: usize = 8;
+
+/// How many operations the spare may lack after a publish of `batch` before the catch-up
+/// runs: the spare lag where [`RARE_CATCH_UP`] batches fit within it (small batches: the
+/// rare chunks need that room); else at most [`PACE_LAG_BATCHES`] batches. In the second
+/// case the catch-ups land on a third of the publishes whatever the lag (the chunk sets
+/// that), so the lag bounds only what the log keeps and what a publish replays when it
+/// must take the spare: one whose reader held the version the last publish retired (a
+/// reader descheduled mid-lookup; on the 2-core VM, about one publish in 100 with a
+/// reader looking keys up). At k = 10 the full spare lag made those replays ~1,000
+/// operations (`publish_loop 20000 10 0 --reader`: the slowest 1% applied a median of
+/// 460-590 operations, max 1,030).
+pub(super) fn lag_for(batch: usize, spare_lag: usize) -> usize {
+    match batch.checked_mul(RARE_CATCH_UP) {
+        Some(rare) if rare <= spare_lag => spare_lag,
+        _ => spare_lag.min(batch.saturating_mul(PACE_LAG_BATCHES)),
+    }
+}
 
 /// Replays on `spare` (already taken off `versions`) the oldest whole batches it lacks, at
 /// least `limit` operations if it lacks that many, then lists it again at its new number.
