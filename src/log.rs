@@ -97,22 +97,19 @@
 //!   third of the publishes (at least `2k + 64` operations with two spares or more). And
 //!   whenever a reader holds a guard across a publish (on a loaded machine, a reader
 //!   descheduled mid-lookup), the spare is written and replays what it missed since it was
-//!   last caught up: about the spare lag where the rare chunks need it (k ≤ 5 by default),
-//!   ~0.3 ms on `benches/delta.rs`'s 100,000 entries; for larger batches at most 8 batches
-//!   (the spare is kept that close: the catch-ups' cadence does not depend on the lag), so
-//!   ~100 operations at k = 10 where it used to be the whole spare lag (it replayed up to
-//!   half the log, 5-20 ms there, before the lag had its own bound).
-//!   While a reader holds the stalest version for long, the next stalest idle version is
-//!   caught up instead (by reference), so a fourth version ([`LogBuilder::versions`]) stays
-//!   as close; with four versions, `benches/delta.rs`'s long-hold row (a guard held through
-//!   10,000 publishes of 10 operations) had a 99th percentile 0.73-0.82x its plain row's.
+//!   last caught up: the spare lag where the rare chunks need it, else at most 8 batches
+//!   (`lag_for` in `log/spare.rs`). While a reader holds the stalest version for long, the
+//!   next stalest idle version is caught up instead (by reference), so a fourth version
+//!   ([`LogBuilder::versions`]) stays as close; with four versions, `benches/delta.rs`'s
+//!   long-hold row (a guard held through 10,000 publishes of 10 operations) had a 99th
+//!   percentile 0.73-0.82x its plain row's.
 //!   So every version that is ever written again applies every operation: over a long run
 //!   with such readers each operation is still applied about three times
 //!   (`benches/delta.rs`, 2026-11-26: 2.99-3.00 per op, as before), the spare's share in
 //!   bursts rather than at every publish; only a run whose readers never hold a guard
-//!   across a publish stays at two. What the pass
-//!   buys is the cheaper common publish (2k applications instead of 3k). `examples/change_log.rs`
-//!   prints the figure for its run ([`LogStats::applied`]).
+//!   across a publish stays at two. What the pass buys is the cheaper common publish (2k
+//!   applications instead of 3k). `examples/change_log.rs` prints the figure for its run
+//!   ([`LogStats::applied`]).
 //! - **Fixed cost**: a publish also takes a version from the pool, updates the container
 //!   and keeps the log. `examples/publish_loop.rs` under callgrind (a 100,000-entry
 //!   `HashMap<String, Vec<String>>`, one overwrite per batch, three versions, no reader,
@@ -759,10 +756,8 @@ where
         while versions.front().is_some_and(|&v| v < *base) {
             versions.pop_front();
         }
-        // Some version lags more than the spare lag: perhaps an idle one.
-        if log.len() > spare::lag_for(batch, self.spare_lag) {
-            self.catch_up_spare(batch);
-        }
+        // Some version may lag more than the spare lag: perhaps an idle one.
+        self.catch_up_spare(batch);
         // About twice what the catch-up replays: the operations set apart go faster than
         // the log grows.
         if !self.unneeded.is_empty() {

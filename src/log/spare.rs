@@ -39,8 +39,9 @@ where
     T: Absorb<O> + Send + Sync + 'static,
 {
     /// Replays on the stalest idle version within the log's reach the oldest whole batches
-    /// it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks
-    /// more than `spare_lag` (see the module docs). Looks among [`SPARES_LOOKED_PAST`] idle
+    /// it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks more than
+    /// the spare lag for this batch ([`lag_for`]; see the module docs). Nothing if the log
+    /// is no longer than that (a test of its length). Looks among [`SPARES_LOOKED_PAST`] idle
     /// versions at most (stopping at the stalest of all), in this thread's share of the
     /// pool first, then in other threads' depots, and puts them all in this thread's depot,
     /// the others in their order above it. Does nothing if none of them lags that much
@@ -59,6 +60,11 @@ where
             stats,
             ..
         } = self;
+        // The log holds what the stalest version lacks: no version lags more than that.
+        let lag = lag_for(batch, *spare_lag);
+        if log.len() <= lag {
+            return;
+        }
         // Besides the spare, the version the last publish retired (on the retired list).
         if versions.len() < 2 {
             return;
@@ -76,7 +82,6 @@ where
         let pool = container.pool();
         let returned = pool.returned_hint();
         let retry = (*spare_lag / 2).clamp(1, (*max_log_ops / SPARE_RETRY_DIVISOR).max(1));
-        let lag = lag_for(batch, *spare_lag);
         if let Some(missed) = *spare_missed {
             if missed.stalest == stalest
                 && returned <= missed.returned
@@ -244,10 +249,15 @@ fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
     } else {
         spares.saturating_mul(3 * batch).max(2 * batch + 64)
     };
-    match batch.checked_mul(RARE_CATCH_UP) {
-        Some(rare) if rare <= spare_lag => rare.max(keeps_pace),
-        _ => keeps_pace,
-    }
+    rare_chunk(batch, spare_lag).map_or(keeps_pace, |rare| rare.max(keeps_pace))
+}
+
+/// [`RARE_CATCH_UP`] batches, if they fit within the spare lag: the chunk that makes the
+/// catch-up rare, for small batches.
+fn rare_chunk(batch: usize, spare_lag: usize) -> Option<usize> {
+    batch
+        .checked_mul(RARE_CATCH_UP)
+        .filter(|&rare| rare <= spare_lag)
 }
 
 /// One publish in this many runs the spare's catch-up where the batch is small enough
@@ -268,10 +278,10 @@ const PACE_LAG_BATCHES: usize = 8;
 /// reader looking keys up). At k = 10 the full spare lag made those replays ~1,000
 /// operations (`publish_loop 20000 10 0 --reader`: the slowest 1% applied a median of
 /// 460-590 operations, max 1,030).
-pub(super) fn lag_for(batch: usize, spare_lag: usize) -> usize {
-    match batch.checked_mul(RARE_CATCH_UP) {
-        Some(rare) if rare <= spare_lag => spare_lag,
-        _ => spare_lag.min(batch.saturating_mul(PACE_LAG_BATCHES)),
+fn lag_for(batch: usize, spare_lag: usize) -> usize {
+    match rare_chunk(batch, spare_lag) {
+        Some(_) => spare_lag,
+        None => spare_lag.min(batch.saturating_mul(PACE_LAG_BATCHES)),
     }
 }
 
