@@ -185,7 +185,12 @@ fn main() {
     let mut held = (hold > 0).then(|| w.container().acquire());
     let stop = AtomicBool::new(false);
     let container = Arc::clone(w.container());
-    let keys: Vec<String> = (0..N).map(|i| format!("key-{i:07}")).collect();
+    // Only for the reader: without one, the run allocates what it did before `--reader`.
+    let keys: Vec<String> = if reader {
+        (0..N).map(|i| format!("key-{i:07}")).collect()
+    } else {
+        Vec::new()
+    };
     // Per publish: its time in ns and the operations it applied.
     let mut runs: Vec<(u128, u64)> = Vec::with_capacity(rounds);
     thread::scope(|s| {
