@@ -274,10 +274,10 @@ const PACE_LAG_BATCHES: usize = 8;
 /// case the catch-ups land on a third of the publishes whatever the lag (the chunk sets
 /// that), so the lag bounds only what the log keeps and what a publish replays when it
 /// must take the spare: one whose reader held the version the last publish retired (a
-/// reader descheduled mid-lookup; on the 2-core VM, about one publish in 100 with a
-/// reader looking keys up). At k = 10 the full spare lag made those replays ~1,000
-/// operations (`publish_loop 20000 10 0 --reader`: the slowest 1% applied a median of
-/// 460-590 operations, max 1,030).
+/// reader descheduled mid-lookup; on the 2-core VM with a reader looking keys up, at
+/// least one publish in 100). At k = 10 the full spare lag made those replays up to
+/// ~1,000 operations (`publish_loop 20000 10 0 --reader`: nearly all of the slowest 1%
+/// were such replays, a median of 470-510 operations, max 1,030).
 fn lag_for(batch: usize, spare_lag: usize) -> usize {
     match rare_chunk(batch, spare_lag) {
         Some(_) => spare_lag,

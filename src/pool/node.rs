@@ -69,12 +69,12 @@ pub(crate) struct Node<T, K> {
 /// Beside the count, or beside the object (where the reset writes), it moved one line per
 /// handoff. A CPU whose prefetcher fetches lines in pairs may copy the count's line along
 /// to the dropping CPU; since the count of a node never published stays 1 from its making
-/// (no check-out writes it), the getting CPU then has no copy to take back either. Measured
-/// with `examples/pipeline_loop.rs`'s rounds and a temporary switch between the two ways in
-/// one binary, each round running both: the median time per buffer was 0.96x (45 rounds)
-/// and 0.89x (45 rounds, the two run in the other order) that with a store of 1 at every
-/// check-out (2-core VM, 2026-11-26). One instruction more per same-thread get + drop
-/// (66.08 against 65.08, `examples/pool_loop.rs` under callgrind).
+/// (no check-out writes it), the getting CPU then has no copy to take back either.
+/// `examples/pipeline_loop.rs 1000000 15` built against the library before this (a store
+/// of 1 at every check-out, commit 4ecfdfd) and after, alternated four times (2-core VM,
+/// 2026-11-27 01:05 UTC): poolswap's median ratio to opool in the same rounds 0.79-0.96
+/// (median 0.855) before, 0.77-0.80 (median 0.79) after. One instruction more per
+/// same-thread get + drop (66.08 against 65.08, `examples/pool_loop.rs` under callgrind).
 #[repr(C, align(128))]
 struct Head {
     /// See the table on [`Node`]. Readers holding a stale pointer may try to increment it;
