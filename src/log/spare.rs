@@ -12,7 +12,7 @@
 //!
 //! So once the stalest idle version lacks more than the *spare lag*
 //! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound;
-//! `lag_for`: 8 batches at most where the batches are too large for the rare chunks),
+//! `lag_for`: one chunk, three batches, where the batches are too large for the rare chunks),
 //! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
 //! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
 //! publish in 200; else three batches per spare, `2 × batch + 64` operations at least
@@ -60,13 +60,16 @@ where
             stats,
             ..
         } = self;
-        // The log holds what the stalest version lacks: no version lags more than that.
-        let lag = lag_for(batch, *spare_lag);
-        if log.len() <= lag {
-            return;
-        }
         // Besides the spare, the version the last publish retired (on the retired list).
         if versions.len() < 2 {
+            return;
+        }
+        // Versions that may need catching up: those tracked but the one the last publish
+        // retired.
+        let spares = versions.len() - 1;
+        // The log holds what the stalest version lacks: no version lags more than that.
+        let lag = lag_for(batch, *spare_lag, spares);
+        if log.len() <= lag {
             return;
         }
         let Some(&stalest) = versions.front() else {
@@ -124,9 +127,6 @@ where
             .filter(|&(_, seq)| log.len() - super::lack_start(log, seq) > lag)
             .map(|(i, _)| i);
         let missed = spare_at.is_none();
-        // Versions that may need catching up: those tracked but the one the last publish
-        // retired.
-        let spares = versions.len() - 1;
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
             if forget(versions, spare.seq) {
                 let limit = chunk(batch, *spare_lag, spares);
@@ -244,12 +244,20 @@ pub(super) struct SpareMissed {
 /// 518-556 µs; three runs each, old and new alternated, 2026-11-26 ~20:10 UTC, 2-core
 /// VM).
 fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
-    let keeps_pace = if spares <= 1 {
-        (3 * batch).max(16)
-    } else {
-        spares.saturating_mul(3 * batch).max(2 * batch + 64)
-    };
+    let keeps_pace = pace_chunk(batch, spares);
     rare_chunk(batch, spare_lag).map_or(keeps_pace, |rare| rare.max(keeps_pace))
+}
+
+/// The chunk that keeps pace with the log ([`chunk`]'s second case): three batches per
+/// spare, `2 × batch + 64` operations at least with more than one, 16 with one.
+fn pace_chunk(batch: usize, spares: usize) -> usize {
+    if spares <= 1 {
+        batch.saturating_mul(3).max(16)
+    } else {
+        spares
+            .saturating_mul(batch.saturating_mul(3))
+            .max(batch.saturating_mul(2).saturating_add(64))
+    }
 }
 
 /// [`RARE_CATCH_UP`] batches, if they fit within the spare lag: the chunk that makes the
@@ -264,24 +272,24 @@ fn rare_chunk(batch: usize, spare_lag: usize) -> Option<usize> {
 /// ([`chunk`]).
 const RARE_CATCH_UP: usize = 200;
 
-/// The most batches the spare lags, where the catch-ups keep pace in small chunks (see
-/// [`lag_for`]).
-const PACE_LAG_BATCHES: usize = 8;
-
-/// How many operations the spare may lack after a publish of `batch` before the catch-up
-/// runs: the spare lag where [`RARE_CATCH_UP`] batches fit within it (small batches: the
-/// rare chunks need that room); else at most [`PACE_LAG_BATCHES`] batches. In the second
-/// case the catch-ups land on a third of the publishes whatever the lag (the chunk sets
-/// that), so the lag bounds only what the log keeps and what a publish replays when it
-/// must take the spare: one whose reader held the version the last publish retired (a
-/// reader descheduled mid-lookup; on the 2-core VM with a reader looking keys up, at
-/// least one publish in 100). At k = 10 the full spare lag made those replays up to
-/// ~1,000 operations (`publish_loop 20000 10 0 --reader`: nearly all of the slowest 1%
-/// were such replays, a median of 470-510 operations, max 1,030).
-fn lag_for(batch: usize, spare_lag: usize) -> usize {
+/// How many operations the stalest spare may lack after a publish of `batch`, with
+/// `spares` versions to keep caught up, before the catch-up runs: the spare lag where
+/// [`RARE_CATCH_UP`] batches fit within it (small batches: the rare chunks need that
+/// room); else one chunk that keeps pace ([`pace_chunk`]: three batches with one spare),
+/// or the spare lag if less. In the second case the catch-ups land on a third of the
+/// publishes whatever the lag (the chunk sets that), so the lag bounds only what the log
+/// keeps and what a publish replays when it must take the spare: one whose reader held
+/// the version the last publish retired (a reader descheduled mid-lookup; on the 2-core
+/// VM with a reader looking keys up, about one publish in 100). Those publishes were the
+/// slowest 1%, so the lag sets the 99th percentile, and less than a chunk would leave
+/// the catch-up less to replay than a chunk (more often, then). At k = 10 the whole spare
+/// lag (1,024) made them replay up to ~1,000 operations (`publish_loop 20000 10 0
+/// --reader`: p99 95-151 µs); 8 batches, 80 (p99 31-36 µs); a chunk, 30-50 (p99 24-30
+/// µs, where the slowest 1% are now the catch-ups' publishes: 50 operations).
+fn lag_for(batch: usize, spare_lag: usize, spares: usize) -> usize {
     match rare_chunk(batch, spare_lag) {
         Some(_) => spare_lag,
-        None => spare_lag.min(batch.saturating_mul(PACE_LAG_BATCHES)),
+        None => spare_lag.min(pace_chunk(batch, spares)),
     }
 }
 
