@@ -87,19 +87,16 @@
 //!   versions alternate and each operation is applied twice on the publish path
 //!   (left-right: twice). A reader that holds a guard across a publish makes the writer
 //!   take a third version, which replays what it missed. That third version, while idle,
-//!   is the *spare*: the log keeps what it lacks, and once it lacks more than the spare
-//!   lag ([`LogBuilder::spare_lag`], default 1,024 operations, at most half of
-//!   [`max_log_ops`](LogBuilder::max_log_ops)), publishes replay on it the oldest
-//!   batches, a chunk at a time, by value where no other version needs them (they then
+//!   is the *spare*: the log keeps what it lacks, and once it lacks more than three
+//!   batches (per spare; at most the spare lag, [`LogBuilder::spare_lag`]), publishes
+//!   replay on it the oldest three, by value where no other version needs them (they then
 //!   leave the log). So the spare never needs a full copy, at the price of a third,
-//!   deferred application of each operation, in chunks: 200 batches on one publish in 200
-//!   where that fits within the lag (k ≤ 5 by default), else three batches per spare on a
-//!   third of the publishes (at least `2k + 64` operations with two spares or more). And
-//!   whenever a reader holds a guard across a publish (on a loaded machine, a reader
+//!   deferred application of each operation, in chunks on about a third of the publishes.
+//!   And whenever a reader holds a guard across a publish (on a loaded machine, a reader
 //!   descheduled mid-lookup), the spare is written and replays what it missed since it was
-//!   last caught up: the spare lag where the rare chunks need it, else at most 8 batches
-//!   (`lag_for` in `log/spare.rs`). While a reader holds the stalest version for long, the
-//!   next stalest idle version is caught up instead (by reference), so a fourth version
+//!   last caught up: at most a chunk and a batch (`lag_for` in `log/spare.rs`). While a
+//!   reader holds the stalest version for long, the next stalest idle version is caught
+//!   up instead (by reference), so a fourth version
 //!   ([`LogBuilder::versions`]) stays as close; with four versions, `benches/delta.rs`'s
 //!   long-hold row (a guard held through 10,000 publishes of 10 operations) had a 99th
 //!   percentile 0.73-0.82x its plain row's.

@@ -51,26 +51,22 @@ where
         self
     }
 
-    /// How many operations an idle spare version may lack before publishes catch it up
+    /// The most operations an idle spare version may lack before publishes catch it up
     /// (default [`DEFAULT_SPARE_LAG`], and at most half of
-    /// [`max_log_ops`](LogBuilder::max_log_ops)).
+    /// [`max_log_ops`](LogBuilder::max_log_ops)): a cap on the chunk the catch-up keeps it
+    /// within, three batches per spare.
     ///
     /// A spare is a version no reader holds that waits in the pool for a publish that
     /// finds the version the last publish retired still held (a reader mid-lookup). Such a
-    /// publish takes the spare and replays what it lacks, plus the batch. Where 200 batches
-    /// fit within this lag, the spare may lack this many operations before publishes
-    /// replay the oldest batches on it, 200 batches at a time (on one publish in 200);
-    /// with larger batches it may lack at most 8 batches (or this lag, if less), and
-    /// publishes replay a few batches at a time on about a third of the publishes. The log
-    /// keeps about that much for it. Lower bounds the worst publish and the log's memory
-    /// closer; the catch-up's total work (each operation applied once more) does not
-    /// change. Higher
-    /// lets larger batches take the rarer chunks: with 4,096, batches of up to 20
-    /// operations do (`examples/publish_loop.rs 40000 10 0 --spare-lag 4096`, 100,000
-    /// entries, no reader: p99 27-31 against 38-39 µs with 1,024, p50 10.0-11.2 against
-    /// 10.9-11.2 µs; two runs each, alternated, 2026-11-26 20:39 UTC, 2-core VM), and a
-    /// publish that takes the spare may replay ~4,000 operations (several ms on that
-    /// table).
+    /// publish takes the spare and replays what it lacks, plus the batch. Once the spare
+    /// lacks more than three batches (per spare; or this lag, if less), a publish replays
+    /// the oldest three on it: on about a third of the publishes. The log keeps about that
+    /// much for it. The cap matters for large batches (over 341 operations with one spare
+    /// and the default): lower bounds the worst publish and the log's memory closer; the
+    /// catch-up's total work (each operation applied once more) does not change. Until
+    /// 2026-11-27 small batches (200 of them within this lag) were caught up 200 batches
+    /// at a time, on one publish in 200, which left the spare up to this far behind: see
+    /// `chunk` in `src/log/spare.rs` for why that went.
     ///
     /// # Examples
     ///
@@ -83,8 +79,8 @@ where
     ///     w.append(MapOp::Insert(i % 10, i));
     ///     w.publish();
     /// }
-    /// // The log keeps about the spare lag, plus a chunk of the catch-up.
-    /// assert!(w.stats().log_len <= 256 + 2 + 64);
+    /// // The log keeps about a chunk of the catch-up: three batches, and the current one.
+    /// assert!(w.stats().log_len <= 4);
     /// ```
     pub fn spare_lag(mut self, ops: usize) -> Self {
         self.spare_lag = ops;

@@ -10,20 +10,15 @@
 //! and drop them, and the next reader that held a guard at the wrong moment would make a
 //! publish copy the whole table.
 //!
-//! So once the stalest idle version lacks more than the *spare lag*
-//! ([`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), at most half the log's bound;
-//! `lag_for`: one chunk, three batches, where the batches are too large for the rare chunks),
-//! a publish takes it out of the pool and replays the oldest whole batches on it, a chunk
-//! at a time (`chunk`: 200 batches where that is within the lag, so that it runs on one
-//! publish in 200; else three batches per spare, `2 × batch + 64` operations at least
-//! with more than one spare), applying each operation by value
-//! ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it from the
-//! log. The spare then never falls out of the log's reach, the log holds about the spare
-//! lag for it, and a publish that must take the spare (a reader holds the
-//! version the last publish retired) replays about that many operations, not the whole
-//! log. Each operation is thus applied a third time, later and in chunks: the lag bounds
-//! the log's memory and the worst publish, not the work; the chunk's size sets how often
-//! the catch-up runs (the log regains one batch per publish), whatever the lag.
+//! So once the stalest idle version lacks more than a chunk (`lag_for`: three batches per
+//! spare, or the *spare lag*, [`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), if
+//! less), a publish takes it out of the pool and replays the oldest whole batches on it, a
+//! chunk at a time (`chunk`), applying each operation by value ([`Absorb::absorb_owned`])
+//! where no other version lacks it, and dropping it from the log. The spare then never
+//! falls out of the log's reach, the log holds about a chunk for it, and a publish that
+//! must take the spare (a reader holds the version the last publish retired) replays
+//! about that many operations, not the whole log. Each operation is thus applied a third
+//! time, later and in chunks, on about a third of the publishes.
 //!
 //! While a reader holds the stalest version, the next stalest idle one is caught up
 //! instead (by reference: the held one still needs the operations): with readers that
@@ -129,7 +124,7 @@ where
         let missed = spare_at.is_none();
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
             if forget(versions, spare.seq) {
-                let limit = chunk(batch, *spare_lag, spares);
+                let limit = chunk(batch, spares);
                 catch_up(&mut spare, log, *head, base, versions, stats, limit);
             }
             // Back to the pool first: the versions passed over go back on top of it, the
@@ -220,77 +215,46 @@ pub(super) struct SpareMissed {
 }
 
 /// How many operations one catch-up replays at least, after a publish of `batch`, with
-/// `spares` versions to keep caught up. With [`RARE_CATCH_UP`] batches' worth, each spare's
-/// catch-up runs on about one publish in [`RARE_CATCH_UP`] (it gains one batch per
-/// publish), off the 99th percentile; used where that is no more than the spare lag
-/// (small batches: up to 5 operations with the default lag). Otherwise three batches per
-/// spare (16 operations at least with one spare): the spares fall `spares` batches behind
-/// per publish, so the catch-ups land on about a third of the publishes (off the median)
-/// in the smallest chunks that do. At k = 10 with one spare that is 30 operations on a
-/// third of the publishes, where `2 × batch + 64` (84 on an eighth) had made the 99th
-/// percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 -> 40-44 µs, p50
-/// unchanged).
+/// `spares` versions to keep caught up: three batches per spare. The spares fall `spares`
+/// batches behind per publish, so the catch-ups land on about a third of the publishes
+/// (off the median) in the smallest chunks that do. At k = 10 with one spare that is 30
+/// operations on a third of the publishes, where `2 × batch + 64` (84 on an eighth) had
+/// made the 99th percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 -> 40-44
+/// µs, p50 unchanged). Past 16 operations a batch, `2 × batch + 64` with two spares had
+/// caught one up on more than half the publishes (three quarters at k = 100: p50 271-286
+/// µs); `3 × spares` batches make that a third (p50 99-102 µs; 2026-11-26).
 ///
-/// With two spares or more (a version a reader holds counts among them: the writer cannot
-/// tell), `2 × batch + 64` at least, which is the larger up to 16 operations a batch:
-/// there, at k = 10, chunks of 60 made the median publish 1.4x slower in the same bench's
-/// `4 versions` row (9.8-11.3 -> 14.3-14.5 µs, four runs; in two runs of three in a later
-/// A/B) though the catch-ups land on a third of the publishes as designed. Why is not
-/// known: without a reader (`publish_loop 10000 10 0 --versions 4 --reserve`, with a
-/// temporary split of the times by kind) the publish after a catch-up was only 2-4%
-/// slower than the others, and the median was not a catch-up. Past 16, `2 × batch + 64`
-/// had caught a spare up on more than half the publishes (three quarters at k = 100: p50
-/// 271-286 µs); `3 × spares` batches make that a third (p50 99-102 µs, p99 315-337 ->
-/// 518-556 µs; three runs each, old and new alternated, 2026-11-26 ~20:10 UTC, 2-core
-/// VM).
-fn chunk(batch: usize, spare_lag: usize, spares: usize) -> usize {
-    let keeps_pace = pace_chunk(batch, spares);
-    rare_chunk(batch, spare_lag).map_or(keeps_pace, |rare| rare.max(keeps_pace))
+/// No larger floor: small batches once had chunks of at least 16 operations (one spare)
+/// or `2 × batch + 64` (two), and, where 200 batches fitted within the spare lag (up to 5
+/// operations a batch by default), chunks of 200 batches on one publish in 200. Those
+/// left the spare far behind, and on the 2-core VM about one publish in 100 must take it
+/// (a reader still holds the version the last publish retired), replaying all it lacks:
+/// in `benches/delta.rs` at k = 1 (100,000 entries, a reader looking keys up) the slowest
+/// 2% were those replays (20-560 operations), the catch-up's own 16- or 68-operation
+/// chunks, and publishes that paid a `membarrier` (the log held 32 operations or more, so
+/// each publish's pass could use the heavy barrier): p99 15-20 µs (three versions) and
+/// 35-50 µs (four). With three batches a spare: 4.2 µs twice, and 6-12 µs with four
+/// versions; p50 unchanged (2026-11-27, alternated, the rows' publishes split by what
+/// they applied). Without any reader the rare chunks were better (`publish_loop 20000 1`:
+/// p99 2.3-3.5 against 4.4-4.7 µs), but a log with no readers has no use.
+fn chunk(batch: usize, spares: usize) -> usize {
+    spares.max(1).saturating_mul(batch.saturating_mul(3))
 }
-
-/// The chunk that keeps pace with the log ([`chunk`]'s second case): three batches per
-/// spare, `2 × batch + 64` operations at least with more than one, 16 with one.
-fn pace_chunk(batch: usize, spares: usize) -> usize {
-    if spares <= 1 {
-        batch.saturating_mul(3).max(16)
-    } else {
-        spares
-            .saturating_mul(batch.saturating_mul(3))
-            .max(batch.saturating_mul(2).saturating_add(64))
-    }
-}
-
-/// [`RARE_CATCH_UP`] batches, if they fit within the spare lag: the chunk that makes the
-/// catch-up rare, for small batches.
-fn rare_chunk(batch: usize, spare_lag: usize) -> Option<usize> {
-    batch
-        .checked_mul(RARE_CATCH_UP)
-        .filter(|&rare| rare <= spare_lag)
-}
-
-/// One publish in this many runs the spare's catch-up where the batch is small enough
-/// ([`chunk`]).
-const RARE_CATCH_UP: usize = 200;
 
 /// How many operations the stalest spare may lack after a publish of `batch`, with
-/// `spares` versions to keep caught up, before the catch-up runs: the spare lag where
-/// [`RARE_CATCH_UP`] batches fit within it (small batches: the rare chunks need that
-/// room); else one chunk that keeps pace ([`pace_chunk`]: three batches with one spare),
-/// or the spare lag if less. In the second case the catch-ups land on a third of the
-/// publishes whatever the lag (the chunk sets that), so the lag bounds only what the log
-/// keeps and what a publish replays when it must take the spare: one whose reader held
-/// the version the last publish retired (a reader descheduled mid-lookup; on the 2-core
-/// VM with a reader looking keys up, about one publish in 100). Those publishes were the
-/// slowest 1%, so the lag sets the 99th percentile, and less than a chunk would leave
-/// the catch-up less to replay than a chunk (more often, then). At k = 10 the whole spare
-/// lag (1,024) made them replay up to ~1,000 operations (`publish_loop 20000 10 0
-/// --reader`: p99 95-151 µs); 8 batches, 80 (p99 31-36 µs); a chunk, 30-50 (p99 24-30
-/// µs, where the slowest 1% are now the catch-ups' publishes: 50 operations).
+/// `spares` versions to keep caught up, before the catch-up runs: one [`chunk`], or the
+/// spare lag if less. The catch-ups land on a third of the publishes whatever the lag
+/// (the chunk sets that), so the lag bounds only what the log keeps and what a publish
+/// replays when it must take the spare: one whose reader held the version the last
+/// publish retired (a reader descheduled mid-lookup; on the 2-core VM with a reader
+/// looking keys up, about one publish in 100). Those publishes were the slowest 1%, so
+/// the lag sets the 99th percentile, and less than a chunk would leave the catch-up less
+/// to replay than a chunk (more often, then). At k = 10 the whole spare lag (1,024) made
+/// them replay up to ~1,000 operations (`publish_loop 20000 10 0 --reader`: p99 95-151
+/// µs); 8 batches, 80 (p99 31-36 µs); a chunk, 30-50 (p99 24-30 µs, where the slowest 1%
+/// are now the catch-ups' publishes: 50 operations).
 fn lag_for(batch: usize, spare_lag: usize, spares: usize) -> usize {
-    match rare_chunk(batch, spare_lag) {
-        Some(_) => spare_lag,
-        None => spare_lag.min(pace_chunk(batch, spares)),
-    }
+    spare_lag.min(chunk(batch, spares))
 }
 
 /// Replays on `spare` (already taken off `versions`) the oldest whole batches it lacks, at
