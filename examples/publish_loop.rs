@@ -23,7 +23,7 @@
 //! `--versions N` (default 3) and `--reserve` (the initial map reserves room for `2 × N`
 //! entries, so that no version's table doubles during the run: without it, each version's
 //! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
-//! `publish_loop 60000 10 0 --reserve` or `publish_loop 40000 10 0 --spare-lag 4096`.
+//! `publish_loop 60000 10 0 --reserve` or `publish_loop 20000 10 0 --versions 4 --reader`.
 //! `--reader` adds a thread that looks up random keys for the whole run, as
 //! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`).
 //!
