@@ -21,6 +21,7 @@
 //! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
 //! | `LogWriter<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
 //! | `LogWriter<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
+//! | `LogWriter<HashMap>, catch_up between publishes (untimed)` | `LogWriter<HashMap>` whose writer calls `LogWriter::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
 //! | `LogWriter<HashMap> + Reclaimer` | `LogWriter<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
 //! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
 //! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
@@ -287,6 +288,9 @@ trait System {
     fn applied_per_op(&self) -> Option<f64> {
         None
     }
+    /// What the writer does between publishes, outside the timed part: nothing, but for
+    /// the row of a writer with idle time (`LogWriter::catch_up`).
+    fn idle(&mut self) {}
 }
 
 /// A reader thread's handle.
@@ -406,6 +410,36 @@ where
     fn applied_per_op(&self) -> Option<f64> {
         let stats = self.0.stats();
         Some(stats.applied as f64 / stats.appended.max(1) as f64)
+    }
+}
+
+/// `LogWriter<HashMap>` with `LogWriter::catch_up` after each publish, outside the timed
+/// part: a writer with idle time between publishes, which brings the idle versions up to
+/// date there, so that a publish applies only its own batch.
+struct LogIdle(LogSys<Map>);
+
+impl System for LogIdle {
+    type Reader = PsReader<poolswap::log::Logged<Map>>;
+    fn publish(&mut self, batch: Vec<Op>) {
+        self.0.publish(batch);
+    }
+    fn lookup(&self, key: &str) -> bool {
+        self.0.lookup(key)
+    }
+    fn reader(&self) -> Option<Self::Reader> {
+        self.0.reader()
+    }
+    fn contents(&self) -> Map {
+        self.0.contents()
+    }
+    fn full_syncs(&self) -> Option<u64> {
+        self.0.full_syncs()
+    }
+    fn applied_per_op(&self) -> Option<f64> {
+        self.0.applied_per_op()
+    }
+    fn idle(&mut self) {
+        (self.0).0.catch_up();
     }
 }
 
@@ -920,6 +954,7 @@ fn run_row<S: System>(
             }
             sys.publish(wl.batch(k));
             lo.store(wl.lo, Relaxed);
+            sys.idle();
         }
         let syncs_before = sys.full_syncs();
         let mut times = Vec::with_capacity(timed);
@@ -944,6 +979,7 @@ fn run_row<S: System>(
             times.push(took.as_nanos() as u64);
             allocated.allocs += during.allocs;
             allocated.bytes += during.bytes;
+            sys.idle();
         }
         let peak = counting_alloc::peak_live_bytes().saturating_sub(base);
         let syncs = sys
@@ -1440,6 +1476,13 @@ fn main() {
                 None
             ));
         }
+        system!(
+            "poolswap LogWriter<HashMap>, catch_up between publishes (untimed)",
+            |m| LogIdle(LogSys(
+                LogWriter::builder(m).versions(LOG_VERSIONS).build(),
+                None
+            ))
+        );
         system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
             LogWriter::builder(Recycled::new(m))
                 .versions(LOG_VERSIONS)

@@ -25,7 +25,9 @@
 //! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
 //! `publish_loop 60000 10 0 --reserve` or `publish_loop 20000 10 0 --versions 4 --reader`.
 //! `--reader` adds a thread that looks up random keys for the whole run, as
-//! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`).
+//! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`). `--catch-up` calls
+//! [`LogWriter::catch_up`] after each publish, outside the timed part: a writer with idle
+//! time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
 //!
 //! Besides p50 and p99, it prints what the slowest 1% of publishes applied (operations
 //! replayed on the version they wrote, from [`LogStats::applied`]) against the median
@@ -87,6 +89,7 @@ struct Args {
     versions: usize,
     reserve: bool,
     reader: bool,
+    catch_up: bool,
 }
 
 impl Args {
@@ -105,6 +108,7 @@ impl Args {
             versions: 3,
             reserve: false,
             reader: false,
+            catch_up: false,
         };
         let mut positional = 0;
         let mut it = std::env::args().skip(1);
@@ -118,6 +122,7 @@ impl Args {
                 "--versions" => args.versions = value("--versions"),
                 "--reserve" => args.reserve = true,
                 "--reader" => args.reader = true,
+                "--catch-up" => args.catch_up = true,
                 _ if arg.starts_with("--") => panic!("unknown option {arg:?}"),
                 _ => {
                     let slot = match positional {
@@ -145,6 +150,7 @@ fn main() {
         versions,
         reserve,
         reader,
+        catch_up,
     } = Args::parse();
     let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
     init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
@@ -221,6 +227,10 @@ fn main() {
             }
             publish(&mut w);
             runs.push((start.elapsed().as_nanos(), w.stats().applied - applied));
+            // Untimed: the idle time a writer has between publishes.
+            if catch_up {
+                w.catch_up();
+            }
         }
         stop.store(true, Ordering::Relaxed);
     });
@@ -248,7 +258,10 @@ fn main() {
     }
     drop(held);
     let stats = w.stats();
-    println!("versions {versions}, spare lag {spare_lag}, reserved: {reserve}, reader: {reader}");
+    println!(
+        "versions {versions}, spare lag {spare_lag}, reserved: {reserve}, reader: {reader}, \
+         catch_up between publishes: {catch_up}"
+    );
     println!(
         "applied per op {:.2}, full copies {}, set aside {}, operations truncated {}, versions made {}",
         stats.applied as f64 / stats.appended.max(1) as f64,

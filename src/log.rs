@@ -130,6 +130,9 @@
 //!   of it cache misses (the control bytes, the bucket, the key's bytes for the compare,
 //!   the value's buffer, then its strings), which no reordering of the batch overlapped
 //!   (looking each key up a few operations ahead made publishes slower).
+//! - **Idle time**: [`LogWriter::catch_up`] between publishes replays what the idle
+//!   versions lack off the publish path; the next publish then applies only its batch
+//!   (`benches/delta.rs`'s `catch_up` row: k = 10 at 100,000 entries, p50 3.9 µs).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates

@@ -29,6 +29,8 @@ enum Step {
     Release(usize),
     /// Append a clear and publish.
     Clear,
+    /// Bring the idle versions up to date (`LogWriter::catch_up`).
+    CatchUp,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -38,6 +40,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Hold),
         2 => any::<usize>().prop_map(Step::Release),
         1 => Just(Step::Clear),
+        1 => Just(Step::CatchUp),
     ]
 }
 
@@ -94,6 +97,9 @@ where
                 writer.append(MapOp::Clear);
                 writer.publish();
                 history.push(Map::new());
+            }
+            Step::CatchUp => {
+                writer.catch_up();
             }
             Step::Hold => held.push(writer.container().acquire()),
             Step::Release(i) => {
@@ -265,6 +271,60 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
         "{catch_ups} catch-ups in {QUIET_BATCHES} publishes: {stats:?}"
     );
     assert_eq!(w.container().pool().stats().created, 3);
+}
+
+/// With `catch_up` between publishes (a writer with idle time) and a reader that lets go,
+/// every publish applies only its own batch: the idle versions, the one the last publish
+/// retired among them, were brought up to date before it. `catch_up` applies the rest:
+/// each batch once per idle version (two of the three), and the log keeps nothing past
+/// the current batch. No timing: the reader has let go before each catch-up.
+#[test]
+fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
+    let _serial = serial();
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+        .versions(3)
+        .build();
+    for i in 0..QUIET_BATCHES {
+        let before = w.stats().applied;
+        publish_with_a_reader_that_lets_go(&mut w, 1);
+        let published = w.stats().applied - before;
+        // The first publish's version, a copy of batch 0, lacks only its batch too.
+        assert_eq!(published, u64::from(BATCH), "publish {i}: {:?}", w.stats());
+        let caught = w.catch_up();
+        assert_eq!(caught, 2 * BATCH as usize, "catch-up {i}: {:?}", w.stats());
+        assert!(w.stats().log_len <= BATCH as usize, "{:?}", w.stats());
+    }
+    let stats = w.stats();
+    assert_eq!(stats.applied, 3 * stats.appended, "{stats:?}");
+    assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+    assert_eq!(w.container().pool().stats().created, 3);
+}
+
+/// `catch_up` leaves a version a reader holds as it is (the reader still sees its batch),
+/// and brings it up to date once it comes back.
+#[test]
+fn catch_up_leaves_held_versions_alone() {
+    let _serial = serial();
+    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .versions(3)
+        .build();
+    w.extend((0..BATCH).map(|k| MapOp::Insert(k, 1)));
+    w.publish();
+    let held = w.container().acquire();
+    for i in 2..=4 {
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    }
+    // Two versions idle, one held (batch 1), one current.
+    assert_eq!(w.catch_up(), BATCH as usize);
+    assert_eq!((held[&0], Logged::seq(&held)), (1, 1));
+    drop(held);
+    // Back now: it lacks batches 2 to 4.
+    assert_eq!(w.catch_up(), 3 * BATCH as usize);
+    assert_eq!(w.catch_up(), 0);
+    let stats = w.stats();
+    assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
+    assert!(stats.log_len <= BATCH as usize, "{stats:?}");
 }
 
 /// The log's bound in the tests of the spare's catch-up: 8 batches, so that the quiet

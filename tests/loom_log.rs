@@ -145,6 +145,27 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
     });
 }
 
+/// `catch_up` between publishes, while a reader acquires, checks and drops guards: its
+/// pass may find the version the last publish retired still held (the reader is reading
+/// it) or not, and it replays only on versions it took from the pool. The reader must never
+/// see a version being replayed, and the publish after a catch-up publishes a whole
+/// version whichever way the race went.
+#[test]
+fn catch_up_vs_a_reader() {
+    bounded(2, || {
+        let mut w: Writer = LogWriter::builder(Vec::new()).versions(3).build();
+        publish(&mut w, 1);
+        let reader = read_twice(&w);
+        publish(&mut w, 2);
+        w.catch_up();
+        publish(&mut w, 3);
+        reader.join().unwrap();
+        let now = w.container().acquire();
+        check(&now);
+        assert_eq!(Logged::seq(&now), 3);
+    });
+}
+
 /// The pool drops an idle spare (two `trim`s on another thread) while the writer publishes
 /// and may take that spare: the spare's drop reports its number to the writer, whose next
 /// publish forgets it, so the writer ends up tracking exactly the versions still alive
