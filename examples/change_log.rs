@@ -29,7 +29,10 @@
 //! [`publish`](LogWriter::publish) alone: the first batches are warm-up (during the first
 //! `--readers + 1` of them the writer itself holds a guard on each version, so that the pool
 //! builds, once, every version the run can need: one per reader, the current one and the
-//! one being written), the others steady state.
+//! one being written), the others steady state. With `--catch-up` it calls
+//! [`LogWriter::catch_up`] after each publish, in the pause: the idle versions replay
+//! there what the next publish would otherwise replay (timed apart; its allocations count
+//! with the publish's).
 //!
 //! # What the figures mean
 //!
@@ -78,7 +81,7 @@
 //! Run it with
 //!
 //! ```text
-//! cargo run --release --example change_log [-- [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--check]]
+//! cargo run --release --example change_log [-- [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up] [--check]]
 //! ```
 //!
 //! `--check` turns it into a smoke test: the exit status is non-zero if a reader saw a torn
@@ -132,7 +135,8 @@ const PLAN_SEED: u64 = 0x00c0_ffee;
 const ABSENT: u64 = 0;
 
 const USAGE: &str = "\
-usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--check]
+usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up]
+                  [--check]
 
   PATH            a word list, one word per line (default: examples/data/american-english)
   --batches N     change batches to publish, warm-up included (default 2000)
@@ -140,6 +144,8 @@ usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-u
                   (default 64)
   --readers N     reader threads (default 2)
   --pause-us N    pause after each publish, in microseconds (default 500)
+  --catch-up      call LogWriter::catch_up after each publish, before the pause: the idle
+                  versions replay what they lack there, not in the next publish
   --check         exit non-zero if a reader saw a torn batch or a wrong answer, steady-state
                   publishes allocated more than 0.5 times per operation applied, a
                   full copy happened after warm-up, or the log dropped operations that a
@@ -161,6 +167,7 @@ struct Args {
     batch_size: usize,
     readers: usize,
     pause_us: u64,
+    catch_up: bool,
     check: bool,
 }
 
@@ -173,6 +180,7 @@ impl Args {
             batch_size: 64,
             readers: 2,
             pause_us: 500,
+            catch_up: false,
             check: false,
         };
         let mut path_seen = false;
@@ -198,6 +206,7 @@ impl Args {
                 "--readers" => args.readers = size(number("--readers")?, "--readers")?,
                 "--pause-us" => args.pause_us = number("--pause-us")?,
                 "--check" if inline.is_none() => args.check = true,
+                "--catch-up" if inline.is_none() => args.catch_up = true,
                 f if f.starts_with('-') && f != "-" => {
                     return Err(format!("unknown option `{arg}`"))
                 }
@@ -544,6 +553,10 @@ struct WriterReport {
     /// Everything the process allocated during the steady-state publishes and between them
     /// (the writer building operations included).
     steady_process: Snapshot,
+    /// With `--catch-up`: each steady-state catch-up's time (ns) and the operations all of
+    /// them applied.
+    catch_ups: Vec<u64>,
+    catch_up_ops: u64,
 }
 
 /// The writer: builds each batch's operations and publishes them, timing and measuring
@@ -584,6 +597,12 @@ fn writer(
         let t0 = Instant::now();
         let seq = w.publish();
         let ns = t0.elapsed().as_nanos() as u64;
+        // Off the publish's time, but its allocations count with the publish's.
+        let caught = args.catch_up.then(|| {
+            let t0 = Instant::now();
+            let ops = w.catch_up() as u64;
+            (t0.elapsed().as_nanos() as u64, ops)
+        });
         let d = Snapshot::since(before);
 
         assert_eq!(seq, b, "batch numbers follow the plan");
@@ -596,6 +615,10 @@ fn writer(
             }
         } else {
             r.latencies.push(ns);
+            if let Some((ns, ops)) = caught {
+                r.catch_ups.push(ns);
+                r.catch_up_ops += ops;
+            }
             r.steady.allocs += d.allocs;
             r.steady.bytes += d.bytes;
             r.steady_ops += ops;
@@ -763,6 +786,17 @@ fn report(
             us(percentile(&lat, 0.50)),
             us(percentile(&lat, 0.99)),
             us(lat[lat.len() - 1])
+        );
+    }
+    if !wr.catch_ups.is_empty() {
+        let mut c = wr.catch_ups.clone();
+        c.sort_unstable();
+        println!(
+            "  {:<32} {:>12.1} us  p99 {:.1} us ({} operations applied, off the publishes)",
+            "catch-up between publishes, p50",
+            percentile(&c, 0.50) as f64 / 1e3,
+            percentile(&c, 0.99) as f64 / 1e3,
+            wr.catch_up_ops
         );
     }
     println!(
