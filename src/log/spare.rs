@@ -171,9 +171,10 @@ where
     /// publish.
     ///
     /// Costs one reclamation pass (a barrier, `membarrier` or a fence, and a scan of the
-    /// hazard slots) if something is retired, one take and one depot lock per idle
-    /// version, and the operations each lacks (the pending batch is not published and not
-    /// applied). Never waits for a reader and never copies a version whole: one the log
+    /// hazard slots) if something is retired, then, unless every version the log serves is
+    /// up to date already (a second call: a relaxed load and a compare), one take and one
+    /// depot lock per idle version, and the operations each lacks (the pending batch is
+    /// not published and not applied). Never waits for a reader and never copies a version whole: one the log
     /// can no longer bring up to date is put back below the others, as a publish does.
     ///
     /// # Examples
@@ -197,7 +198,7 @@ where
     pub fn catch_up(&mut self) -> usize {
         let applied_before = self.stats.applied;
         self.forget_dropped_versions();
-        {
+        'replay: {
             let LogWriter {
                 container,
                 log,
@@ -212,6 +213,11 @@ where
             let list = pool.retired_list();
             if list.has_pending() {
                 list.reclaim_unless_heavy(true);
+            }
+            // Every version the log keeps operations for is up to date (a second call, or
+            // none retired since): nothing to take out of the pool.
+            if versions.front().map_or(true, |&v| v >= *head) {
+                break 'replay;
             }
             let mut idle: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
             let mut taken = 0;
