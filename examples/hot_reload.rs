@@ -77,7 +77,10 @@
 //! removal) to a [`LogWriter`](poolswap::log::LogWriter), which publishes them as one batch:
 //! readers see all of a reload's changes or none, and an unchanged file publishes nothing.
 //! The comparison goes line by line while the file keeps its lines in place, looking up only
-//! the keys on changed lines; otherwise it looks every key up in both parses.
+//! the keys on changed lines; otherwise it looks every key up in both parses. After the
+//! publish, before its pause, the reloader calls
+//! [`LogWriter::catch_up`](poolswap::log::LogWriter::catch_up): the idle versions replay
+//! the batch then, and the next reload's publish applies only its own.
 //!
 //! To have something to publish, `--delta` edits the file (`--edit-lines`, 64 keys per edit
 //! by default with `--delta`): the reloader reads a private copy in the temporary directory
@@ -94,7 +97,8 @@
 //!
 //! The report splits a steady-state reload into read and parse (0 allocations), diff (the
 //! operations' own keys and values: an operation owns its data) and publish: its time as
-//! p50/p99/max, and what it allocated per operation, which `--check` bounds at 1 per
+//! p50/p99/max (the catch-up after it untimed), and what it allocated per operation (the
+//! catch-up's included), which `--check` bounds at 1 per
 //! operation applied to a version (see `MAX_PUBLISH_ALLOCS_PER_APPLY` in
 //! `hot_reload/delta.rs` for why it is not 0).
 //!

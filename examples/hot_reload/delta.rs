@@ -331,6 +331,10 @@ fn reloader(
             let t = Instant::now();
             let seq = writer.publish();
             let publish_ns = t.elapsed().as_nanos() as u64;
+            // Before the pause: the idle versions replay the batch now, so that the next
+            // reload's publish applies only its own. Untimed (the reloader has the time);
+            // what it allocates counts with the publish.
+            writer.catch_up();
             let publish = add_since(&mut this, b);
             std::mem::swap(&mut prev, &mut next);
             if editor.is_some() {
