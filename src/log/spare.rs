@@ -133,14 +133,7 @@ where
             Pooled::put_in_depot(spare);
         }
         for version in passed.iter_mut().rev().filter_map(Option::take) {
-            // One out of the log's reach is kept for a publish that finds nothing else idle,
-            // but below the others (`take_within_reach`).
-            if out_of_reach(version.seq, *base) {
-                Pooled::put_in_depot_as_victim(version);
-                stats.set_aside += 1;
-            } else {
-                Pooled::put_in_depot(version);
-            }
+            put_back(version, *base, stats);
         }
         // What the depot holds with the versions passed over back in it.
         *spare_missed = missed.then(|| SpareMissed {
@@ -243,12 +236,7 @@ where
             // next publish takes it); any the log can no longer serve below the others, as
             // victims.
             for version in idle.iter_mut().filter_map(Option::take) {
-                if out_of_reach(version.seq, *base) {
-                    Pooled::put_in_depot_as_victim(version);
-                    stats.set_aside += 1;
-                } else {
-                    Pooled::put_in_depot(version);
-                }
+                put_back(version, *base, stats);
             }
             // What the spare's catch-up saw last is stale now.
             *spare_missed = None;
@@ -272,6 +260,18 @@ pub(super) fn forget(versions: &mut VecDeque<u64>, seq: u64) -> bool {
         true
     } else {
         false
+    }
+}
+
+/// Puts `version` back in this thread's depot; one out of the log's reach (numbered
+/// before `base`) goes below the others, as a victim (counted in `stats.set_aside`): kept
+/// for a publish that finds nothing else idle (`take_within_reach`), not taken first.
+fn put_back<T>(version: Pooled<'_, Logged<T>>, base: u64, stats: &mut LogStats) {
+    if out_of_reach(version.seq, base) {
+        Pooled::put_in_depot_as_victim(version);
+        stats.set_aside += 1;
+    } else {
+        Pooled::put_in_depot(version);
     }
 }
 
