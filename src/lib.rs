@@ -83,6 +83,9 @@
 //! writer.publish(); // applies 2 operations, not 100,000 copies
 //! let now = writer.container().acquire();
 //! assert_eq!((now[&7].as_str(), now.get(&8)), ("seven", None));
+//! // A writer with time between publishes (a reloader) brings the idle versions up to
+//! // date there, so that the next publish applies only its own batch.
+//! writer.catch_up();
 //! ```
 //!
 //! # Trade-offs and limits
