@@ -493,9 +493,13 @@ fn a_publish_that_takes_the_spare_replays(k: u32) {
     // runs; the publish applies that, the batch it missed while held versions alternated,
     // and its own.
     assert!(
-        applied > u64::from(2 * k) && applied <= u64::from(6 * k),
+        applied <= u64::from(6 * k),
         "k = {k}: {applied} operations applied by the publish that took the spare: {stats:?}"
     );
+    // No lower bound: how far behind the spare is at that moment depends on where the
+    // catch-ups fell, and with fewer than 32 operations in the log on whether the
+    // publishes' passes ran (a publish whose versions are not fenced, as under
+    // ThreadSanitizer, skips it: three versions then rotate, each lagging a batch or two).
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
     assert_eq!(held[&0], 40);
 }
