@@ -132,7 +132,8 @@
 //!   (looking each key up a few operations ahead made publishes slower).
 //! - **Idle time**: [`LogWriter::catch_up`] between publishes replays what the idle
 //!   versions lack off the publish path; the next publish then applies only its batch
-//!   (`benches/delta.rs`'s `catch_up` row: k = 10 at 100,000 entries, p50 3.9 µs).
+//!   (`benches/delta.rs`'s `catch_up` row, `bench-results/delta-59f0029.md`: k = 10 at
+//!   100,000 entries, p50 5.0 µs, against 11.1 back to back in that run).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
 //!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates

@@ -215,8 +215,9 @@ fn two_alternating_versions_apply_each_operation_twice() {
 const BATCH: u32 = 32;
 
 /// Batches published with no guard held across a publish in the tests below: 30 under
-/// Miri (100 took 34 and 51 s there), still far past the few after which the log reaches
-/// half of its bound in `the_idle_spare_stays_within_the_log_reach`.
+/// Miri (100 took 34 and 51 s there), still far past the few after which the idle spare
+/// lags a chunk (three batches) and its catch-ups begin in
+/// `the_idle_spare_stays_within_the_log_reach`.
 const QUIET_BATCHES: u32 = if cfg!(miri) { 30 } else { 100 };
 
 /// Publishes `batches` batches of [`BATCH`] overwrites while a reader on this thread
@@ -327,8 +328,8 @@ fn catch_up_leaves_held_versions_alone() {
     assert!(stats.log_len <= BATCH as usize, "{stats:?}");
 }
 
-/// The log's bound in the tests of the spare's catch-up: 8 batches, so that the quiet
-/// batches pass half of it after 4.
+/// The log's bound in the tests of the spare's catch-up: 8 batches, so that a spare the
+/// catch-up missed would fall out of reach within a few batches past its chunk (three).
 const SMALL_LOG: usize = 8 * BATCH as usize;
 
 /// A writer over `BATCH` keys at 0, with `versions` versions made at build time and a log

@@ -155,8 +155,8 @@ where
     /// Runs a reclamation pass over the container's retired versions (so that the one the
     /// last publish retired comes back once its readers let go), then takes the idle
     /// versions from the pool (8 at most) and replays on each, stalest first, every
-    /// logged operation it lacks: by value where no other version
-    /// lacks it ([`Absorb::absorb_owned`]; it then leaves the log), by reference otherwise.
+    /// logged operation it lacks: by value where no other version lacks it
+    /// ([`Absorb::absorb_owned`]; it then leaves the log), by reference otherwise.
     /// Versions that readers hold are left as they are; they catch up when they come back.
     /// The publish after it then usually applies only its own batch: *k* operations
     /// instead of *2k*, or *5k* on the third of the publishes that also catch up the spare
@@ -167,8 +167,9 @@ where
     /// hazard slots) if something is retired, then, unless every version the log serves is
     /// up to date already (a second call: a relaxed load and a compare), one take and one
     /// depot lock per idle version, and the operations each lacks (the pending batch is
-    /// not published and not applied). Never waits for a reader and never copies a version whole: one the log
-    /// can no longer bring up to date is put back below the others, as a publish does.
+    /// not published and not applied). Never waits for a reader and never copies a
+    /// version whole: one the log can no longer bring up to date is put back below the
+    /// others, as a publish does.
     ///
     /// # Examples
     ///
