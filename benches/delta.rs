@@ -288,6 +288,11 @@ trait System {
     fn applied_per_op(&self) -> Option<f64> {
         None
     }
+    /// Share of the publishes, over the whole run, that wrote a version lacking more than
+    /// the previous batch (`LogStats::stale_takes`), where the system counts them.
+    fn stale_share(&self) -> Option<f64> {
+        None
+    }
     /// What the writer does between publishes, outside the timed part: nothing, but for
     /// the row of a writer with idle time (`LogWriter::catch_up`).
     fn idle(&mut self) {}
@@ -411,6 +416,10 @@ where
         let stats = self.0.stats();
         Some(stats.applied as f64 / stats.appended.max(1) as f64)
     }
+    fn stale_share(&self) -> Option<f64> {
+        let stats = self.0.stats();
+        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
+    }
 }
 
 /// `LogWriter<HashMap>` with `LogWriter::catch_up` after each publish, outside the timed
@@ -437,6 +446,9 @@ impl System for LogIdle {
     }
     fn applied_per_op(&self) -> Option<f64> {
         self.0.applied_per_op()
+    }
+    fn stale_share(&self) -> Option<f64> {
+        self.0.stale_share()
     }
     fn idle(&mut self) {
         (self.0).0.catch_up();
@@ -495,6 +507,10 @@ impl System for LogShared {
     fn applied_per_op(&self) -> Option<f64> {
         let stats = self.0.stats();
         Some(stats.applied as f64 / stats.appended.max(1) as f64)
+    }
+    fn stale_share(&self) -> Option<f64> {
+        let stats = self.0.stats();
+        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
     }
 }
 
@@ -899,6 +915,8 @@ struct Built {
     solo_ns: f64,
     full_syncs: Option<u64>,
     applied_per_op: Option<f64>,
+    /// [`System::stale_share`].
+    stale_share: Option<f64>,
     batches: usize,
 }
 
@@ -1094,6 +1112,7 @@ fn bench<S: System>(
     let live_after_run = counting_alloc::live_bytes().saturating_sub(base);
     let full_syncs = sys.full_syncs();
     let applied_per_op = sys.applied_per_op();
+    let stale_share = sys.stale_share();
     let seen = sys.contents();
     drop(sys);
 
@@ -1120,6 +1139,7 @@ fn bench<S: System>(
         solo_ns,
         full_syncs,
         applied_per_op,
+        stale_share,
         batches: wl.schedule.len(),
     });
 }
@@ -1330,7 +1350,9 @@ fn render(report: &Report, plan: Plan) -> String {
             out,
             "\nBuild and memory: live MB once built (bytes per entry), after all its rows; \
              lookup ns with the writer idle; batches published in all; applications per \
-             operation (how many versions applied each).\n"
+             operation (how many versions applied each); stale takes: the share of \
+             publishes that wrote a version older than the one the previous publish retired \
+             (a reader still held that one), `LogStats::stale_takes`.\n"
         );
         table_head(
             &mut out,
@@ -1343,12 +1365,13 @@ fn render(report: &Report, plan: Plan) -> String {
                 "batches",
                 "full syncs",
                 "applied per op",
+                "stale takes %",
             ],
         );
         for b in report.builds.iter().filter(|b| b.n == n) {
             let _ = writeln!(
                 out,
-                "| {} | {:.0} | {} ({:.0} B) | {} | {:.0} | {} | {} | {} |",
+                "| {} | {:.0} | {} ({:.0} B) | {} | {:.0} | {} | {} | {} | {} |",
                 b.system,
                 b.build.as_secs_f64() * 1e3,
                 mb(b.live_after_build),
@@ -1358,6 +1381,8 @@ fn render(report: &Report, plan: Plan) -> String {
                 b.batches,
                 b.full_syncs.map_or("–".into(), |s| s.to_string()),
                 b.applied_per_op.map_or("–".into(), |a| format!("{a:.2}")),
+                b.stale_share
+                    .map_or("–".into(), |a| format!("{:.2}", 100.0 * a)),
             );
         }
     }

@@ -263,10 +263,12 @@ fn main() {
          catch_up between publishes: {catch_up}"
     );
     println!(
-        "applied per op {:.2}, full copies {}, set aside {}, operations truncated {}, versions made {}",
+        "applied per op {:.2}, full copies {}, set aside {}, stale takes {}, operations \
+         truncated {}, versions made {}",
         stats.applied as f64 / stats.appended.max(1) as f64,
         stats.full_syncs,
         stats.set_aside,
+        stats.stale_takes,
         stats.truncated,
         w.container().pool().stats().created
     );

@@ -220,6 +220,7 @@ mod graveyard;
 mod ops;
 mod segments;
 mod spare;
+mod stats;
 mod unneeded;
 
 /// The property tests' configuration, shared with the integration tests (whose `pub` is
@@ -231,6 +232,7 @@ mod proptest_config;
 
 pub use self::builder::LogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
+pub use self::stats::LogStats;
 
 /// An operation type `O` that a `T` can apply to itself: how a [`LogWriter`] changes its
 /// versions.
@@ -395,37 +397,6 @@ impl<T: fmt::Display> fmt::Display for Logged<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.value.fmt(f)
     }
-}
-
-/// What a [`LogWriter`] did; see [`LogWriter::stats`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LogStats {
-    /// Batches published.
-    pub publishes: u64,
-    /// Operations appended.
-    pub appended: u64,
-    /// Operation applications over all versions: about `appended × versions`.
-    pub applied: u64,
-    /// Versions copied whole from the current version (new from the pool's factory, or
-    /// back after the log was truncated past them).
-    pub full_syncs: u64,
-    /// Operations dropped from the log while a version still lacked them, because the log
-    /// reached [`LogBuilder::max_log_ops`].
-    pub truncated: u64,
-    /// Versions a publish (or the spare's catch-up) took from the pool that lacked more
-    /// than the log holds and put back as the pool's victims, because another idle version
-    /// was within the log's reach: each one a full copy not made on a publish. A trim
-    /// drops them; a publish that finds no other version idle copies one whole.
-    pub set_aside: u64,
-    /// Operations in the log now.
-    pub log_len: usize,
-    /// Versions the log is kept for now, besides the current one (those the writer handed
-    /// to the container and may get back from the pool).
-    pub versions: usize,
-    /// Operations that left the log in one go (the version that held them back went) and
-    /// wait to be dropped, a few per publish, so that no publish frees them all.
-    pub dropping: usize,
 }
 
 /// The single writer of an operation-logged container: appends operations and publishes
@@ -686,6 +657,9 @@ where
             }
         }
         let had = next.seq;
+        if !out_of_reach(had, *base) && had + 1 < *head {
+            stats.stale_takes += 1;
+        }
         // This version is the writer's now: the log no longer keeps anything for it.
         spare::forget(versions, had);
         // Until it is whole again: should an operation panic, the version goes back to the

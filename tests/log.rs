@@ -328,6 +328,30 @@ fn catch_up_leaves_held_versions_alone() {
     assert!(stats.log_len <= BATCH as usize, "{stats:?}");
 }
 
+/// A reader that holds a guard on the current version across two publishes keeps the
+/// version the first of them retires out of the pool: the second publish must write an
+/// older idle version, which [`LogStats::stale_takes`] counts (exactly that publish: the
+/// one retired before is back, since the reader let go of it). A full copy is not such a
+/// take.
+///
+/// [`LogStats::stale_takes`]: poolswap::log::LogStats::stale_takes
+#[test]
+fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
+    let _serial = serial();
+    let mut w = small_log_writer(3);
+    publish_with_a_reader_that_lets_go(&mut w, 5);
+    let held = w.container().acquire();
+    // Retires the held version; writes the one retired before (back, or the spare).
+    publish_with_a_reader_that_lets_go(&mut w, 1);
+    let before = w.stats().stale_takes;
+    publish_with_a_reader_that_lets_go(&mut w, 1);
+    let stats = w.stats();
+    assert_eq!(stats.stale_takes, before + 1, "{stats:?}");
+    assert_eq!(stats.full_syncs, 0, "{stats:?}");
+    assert_eq!(Logged::seq(&held), 5);
+    drop(held);
+}
+
 /// The log's bound in the tests of the spare's catch-up: 8 batches, so that a spare the
 /// catch-up missed would fall out of reach within a few batches past its chunk (three).
 const SMALL_LOG: usize = 8 * BATCH as usize;

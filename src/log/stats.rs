@@ -1,0 +1,42 @@
+//! What a writer did: [`LogStats`].
+
+/// What a [`LogWriter`](super::LogWriter) did; see
+/// [`LogWriter::stats`](super::LogWriter::stats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogStats {
+    /// Batches published.
+    pub publishes: u64,
+    /// Operations appended.
+    pub appended: u64,
+    /// Operation applications over all versions: about `appended × versions`.
+    pub applied: u64,
+    /// Versions copied whole from the current version (new from the pool's factory, or
+    /// back after the log was truncated past them).
+    pub full_syncs: u64,
+    /// Operations dropped from the log while a version still lacked them, because the log
+    /// reached [`LogBuilder::max_log_ops`](super::LogBuilder::max_log_ops).
+    pub truncated: u64,
+    /// Versions a publish (or the spare's catch-up) took from the pool that lacked more
+    /// than the log holds and put back as the pool's victims, because another idle version
+    /// was within the log's reach: each one a full copy not made on a publish. A trim
+    /// drops them; a publish that finds no other version idle copies one whole.
+    pub set_aside: u64,
+    /// Publishes that wrote a version lacking more than the previous batch, within the
+    /// log's reach: the version the previous publish retired was not back in the pool (a
+    /// reader still held it, or the publish skipped the reclamation pass that would have
+    /// returned it), so an older idle version, usually the spare, replayed what it missed.
+    /// With readers that let go between publishes this stays a small share of
+    /// [`publishes`](LogStats::publishes); it is why the spare is kept within reach
+    /// ([module docs](super#what-it-costs), "What it costs"). Full copies are counted in
+    /// [`full_syncs`](LogStats::full_syncs) instead.
+    pub stale_takes: u64,
+    /// Operations in the log now.
+    pub log_len: usize,
+    /// Versions the log is kept for now, besides the current one (those the writer handed
+    /// to the container and may get back from the pool).
+    pub versions: usize,
+    /// Operations that left the log in one go (the version that held them back went) and
+    /// wait to be dropped, a few per publish, so that no publish frees them all.
+    pub dropping: usize,
+}
