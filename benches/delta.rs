@@ -21,6 +21,7 @@
 //! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
 //! | `LogWriter<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
 //! | `LogWriter<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
+//! | `LogWriter<SharedMap> (shared values, recycled)` | `poolswap::log::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's recycler once no version holds it | as above; each value moves into a recycled `Arc` (`Recycler::share`), and an application clones an `Arc` |
 //! | `LogWriter<HashMap>, catch_up between publishes (untimed)` | `LogWriter<HashMap>` whose writer calls `LogWriter::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
 //! | `LogWriter<HashMap> + Reclaimer` | `LogWriter<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
 //! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
@@ -75,7 +76,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use poolswap::log::{Absorb as _, LogWriter, MapOp};
+use poolswap::log::{Absorb as _, LogWriter, MapOp, Recycler, SharedMap};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "../tests/support/counting_alloc.rs"]
@@ -459,16 +460,16 @@ impl System for LogIdle {
 /// versions point to one copy of each entry's strings (as flashmap's two copies share each
 /// value): applying an operation to a version clones two `Arc`s (two atomic increments),
 /// never a string. Readers look keys up by `&str` as before and get a `[String]`.
-type SharedMap = HashMap<Arc<str>, Arc<[String]>>;
+type ArcMap = HashMap<Arc<str>, Arc<[String]>>;
 
-/// `poolswap::log` over [`SharedMap`]. The batch's data moves into its `Arc`s inside the
+/// `poolswap::log` over [`ArcMap`]. The batch's data moves into its `Arc`s inside the
 /// timed publish (one allocation for a removal's key, two for an insertion, which a user
 /// who builds the operations with `Arc`s from the start pays outside it).
-struct LogShared(LogWriter<SharedMap, MapOp<Arc<str>, Arc<[String]>>>);
+struct LogShared(LogWriter<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
 
 impl LogShared {
     fn new(map: Map) -> LogShared {
-        let shared: SharedMap = map
+        let shared: ArcMap = map
             .into_iter()
             .map(|(k, v)| (Arc::from(k), Arc::from(v)))
             .collect();
@@ -477,7 +478,7 @@ impl LogShared {
 }
 
 impl System for LogShared {
-    type Reader = PsReader<poolswap::log::Logged<SharedMap>>;
+    type Reader = PsReader<poolswap::log::Logged<ArcMap>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(|op| match op {
             Op::Put(k, v) => MapOp::Insert(Arc::from(k), Arc::from(v)),
@@ -510,6 +511,69 @@ impl System for LogShared {
     }
     fn stale_share(&self) -> Option<f64> {
         let stats = self.0.stats();
+        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
+    }
+}
+
+/// `poolswap::log::SharedMap`: values behind `Arc`s that every version shares (as in
+/// [`LogShared`]), recycled: the last application of an overwrite or removal hands the
+/// displaced `Arc` to the map's recycler, and the next value moves into one that no version
+/// holds any more (`Recycler::share`: the recycled value is dropped, the batch's moves in;
+/// no allocation). Keys stay `String`s, one per version: an insert's key is copied into the
+/// buffer of a key the same replay removed (`Absorb::absorb_all`), as for a plain map.
+type RecycledShared = SharedMap<String, Vec<String>>;
+
+struct LogSharedMap {
+    w: LogWriter<RecycledShared, MapOp<String, Arc<Vec<String>>>>,
+    values: Arc<Recycler<Vec<String>>>,
+}
+
+impl LogSharedMap {
+    fn new(map: Map) -> LogSharedMap {
+        let w = LogWriter::builder(SharedMap::from(map))
+            .versions(LOG_VERSIONS)
+            .build();
+        let values = Arc::clone(w.container().acquire().recycler());
+        LogSharedMap { w, values }
+    }
+}
+
+impl System for LogSharedMap {
+    type Reader = PsReader<poolswap::log::Logged<RecycledShared>>;
+    fn publish(&mut self, batch: Vec<Op>) {
+        for op in batch {
+            self.w.append(match op {
+                Op::Put(k, v) => MapOp::Insert(k, self.values.share(v)),
+                Op::Del(k) => MapOp::Remove(k),
+            });
+        }
+        self.w.publish();
+    }
+    fn lookup(&self, key: &str) -> bool {
+        black_box(self.w.container().acquire().get(key)).is_some()
+    }
+    fn reader(&self) -> Option<Self::Reader> {
+        Some(PsReader {
+            container: Arc::clone(self.w.container()),
+            find: |v, key| v.get(key).is_some(),
+        })
+    }
+    fn contents(&self) -> Map {
+        let version = self.w.container().acquire();
+        version
+            .iter()
+            .map(|(k, v)| (k.to_string(), Vec::clone(v)))
+            .collect()
+    }
+    fn full_syncs(&self) -> Option<u64> {
+        Some(self.w.stats().full_syncs)
+    }
+    fn applied_per_op(&self) -> Option<f64> {
+        let stats = self.w.stats();
+        Some(stats.applied as f64 / stats.appended.max(1) as f64)
+    }
+    fn stale_share(&self) -> Option<f64> {
+        let stats = self.w.stats();
         Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
     }
 }
@@ -1517,6 +1581,10 @@ fn main() {
         system!(
             "poolswap LogWriter<HashMap<Arc<str>, Arc<[String]>>> (shared data)",
             LogShared::new
+        );
+        system!(
+            "poolswap LogWriter<SharedMap> (shared values, recycled)",
+            LogSharedMap::new
         );
         system!("poolswap LogWriter<HashMap> + Reclaimer", |m| LogSys(
             LogWriter::builder(m).versions(LOG_VERSIONS).build(),

@@ -160,6 +160,9 @@
 //!   operation to a version clones two `Arc`s instead of the data (flashmap shares values
 //!   between its two copies the same way). On `benches/delta.rs`'s 100,000 entries this
 //!   halved the peak (row "shared data"), at the cost of one more pointer per lookup.
+//!   Each overwrite then allocates its new `Arc`; [`SharedMap`] recycles them instead (the
+//!   last application hands the displaced `Arc` to a bin, the writer's next value reuses
+//!   one no version holds), so that steady overwrites allocate nothing there either.
 //!   Idle versions stay in the pool until it drops them: a version set aside out of the
 //!   log's reach, and spares no publish needed for a while, go at the pool's `trim`. To
 //!   have them dropped off the publish path (a version's drop frees the whole table),
@@ -219,6 +222,7 @@ mod builder;
 mod graveyard;
 mod ops;
 mod segments;
+mod shared;
 mod spare;
 mod stats;
 mod unneeded;
@@ -232,6 +236,7 @@ mod proptest_config;
 
 pub use self::builder::LogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
+pub use self::shared::{Recycler, RecyclerStats, SharedMap, DEFAULT_BIN_CAPACITY};
 pub use self::stats::LogStats;
 
 /// An operation type `O` that a `T` can apply to itself: how a [`LogWriter`] changes its

@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use poolswap::log::{Absorb, LogWriter, Logged, MapOp, SetOp, VecOp};
+use poolswap::log::{
+    Absorb, LogWriter, Logged, MapOp, SetOp, SharedMap, VecOp, DEFAULT_BIN_CAPACITY,
+};
 use poolswap::{Guard, Recycled};
 use proptest::prelude::*;
 
@@ -47,10 +49,15 @@ fn step() -> impl Strategy<Value = Step> {
 type Map = HashMap<u8, String>;
 
 /// Runs `steps` on a writer whose log keeps at most `max_log_ops` operations, checking every
-/// version a reader can see against the reference history.
-fn run<T>(mut writer: LogWriter<T, MapOp<u8, String>>, steps: &[Step], view: impl Fn(&T) -> Map)
-where
-    T: Absorb<MapOp<u8, String>> + Default + Send + Sync + 'static,
+/// version a reader can see against the reference history. `value` makes an insert's value
+/// from its string.
+fn run<T, V>(
+    mut writer: LogWriter<T, MapOp<u8, V>>,
+    steps: &[Step],
+    view: impl Fn(&T) -> Map,
+    value: impl Fn(String) -> V,
+) where
+    T: Absorb<MapOp<u8, V>> + Default + Send + Sync + 'static,
 {
     // history[n]: the table after batch n.
     let mut history: Vec<Map> = vec![Map::new()];
@@ -72,7 +79,7 @@ where
                         Some(v) => {
                             let v = format!("v{v}");
                             next.insert(k, v.clone());
-                            writer.append(MapOp::Insert(k, v));
+                            writer.append(MapOp::Insert(k, value(v)));
                         }
                         None => {
                             next.remove(&k);
@@ -133,7 +140,7 @@ proptest! {
     ) {
         let _serial = serial();
         let writer = LogWriter::builder(Map::new()).max_log_ops(max_log_ops).build();
-        run(writer, &steps, |m: &Map| m.clone());
+        run(writer, &steps, |m: &Map| m.clone(), |v| v);
     }
 
     /// The arena-backed map: removed entries are recycled, new ones built from the arena.
@@ -144,7 +151,25 @@ proptest! {
     ) {
         let _serial = serial();
         let writer = LogWriter::builder(Recycled::new(Map::new())).max_log_ops(max_log_ops).build();
-        run(writer, &steps, |m: &Recycled<Map>| (**m).clone());
+        run(writer, &steps, |m: &Recycled<Map>| (**m).clone(), |v| v);
+    }
+
+    /// Values shared by the versions and recycled once none holds them: a recycled value
+    /// rewritten while a held version still showed it would differ from the reference.
+    #[test]
+    fn shared_map_versions_match_the_reference(
+        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        bin in prop_oneof![Just(0usize), 1usize..4, Just(DEFAULT_BIN_CAPACITY)],
+        steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
+    ) {
+        let _serial = serial();
+        let map = SharedMap::with_bin_capacity(HashMap::new(), bin);
+        let values = Arc::clone(map.recycler());
+        let writer = LogWriter::builder(map).max_log_ops(max_log_ops).build();
+        let view = |m: &SharedMap<u8, String>| {
+            m.iter().map(|(&k, v)| (k, String::clone(v))).collect::<Map>()
+        };
+        run(writer, &steps, view, |v| values.share_clone(&v));
     }
 }
 

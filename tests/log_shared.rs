@@ -1,0 +1,157 @@
+//! `poolswap::log::SharedMap`: values shared by every version, recycled once none holds
+//! them. Steady overwrites and remove + insert pairs allocate nothing on the writer's
+//! thread, and a value a reader can still see is never written again.
+//!
+//! Allocations are counted per thread (`thread_allocs`), so the tests here do not count
+//! each other's.
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use poolswap::log::{LogWriter, Logged, MapOp, SharedMap};
+
+#[global_allocator]
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
+
+type Map = SharedMap<Arc<str>, Vec<String>>;
+type Op = MapOp<Arc<str>, Arc<Vec<String>>>;
+
+/// Stable keys (overwritten) below this; churning keys (removed, inserted) from here up.
+const STABLE: usize = if cfg!(miri) { 50 } else { 1_000 };
+
+fn key(i: usize) -> Arc<str> {
+    Arc::from(format!("key-{i:07}"))
+}
+
+/// Three strings of equal length whatever `tag` is, so that a recycled value fits.
+fn value(i: usize, tag: usize) -> Vec<String> {
+    (0..3)
+        .map(|j| format!("backend-{j}-{tag:08}-{i:010}"))
+        .collect()
+}
+
+/// What batch `r` does, made before anything is counted: six overwrites of stable keys,
+/// then two pairs of a remove of the oldest churning key and an insert of a new one (keys
+/// as `Arc<str>`, values as owned `Vec<String>`s to copy into shared ones).
+struct Batch {
+    puts: Vec<(Arc<str>, Vec<String>)>,
+    removes: Vec<Arc<str>>,
+}
+
+fn batch(r: usize) -> Batch {
+    let mut puts: Vec<_> = (0..6)
+        .map(|j| {
+            let i = (r * 6 + j) * 7 % STABLE;
+            (key(i), value(i, r))
+        })
+        .collect();
+    let mut removes = Vec::new();
+    for p in 0..2 {
+        let gone = STABLE + 2 * r + p;
+        let new = gone + STABLE;
+        removes.push(key(gone));
+        puts.push((key(new), value(new, r)));
+    }
+    Batch { puts, removes }
+}
+
+/// Appends the batch: its values made with the recycler (`share_clone`).
+fn append(w: &mut LogWriter<Map, Op>, values: &poolswap::log::Recycler<Vec<String>>, b: &Batch) {
+    for k in &b.removes {
+        w.append(MapOp::Remove(Arc::clone(k)));
+    }
+    for (k, v) in &b.puts {
+        w.append(MapOp::Insert(Arc::clone(k), values.share_clone(v)));
+    }
+}
+
+#[test]
+fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
+    let (warm_up, timed) = if cfg!(miri) { (40, 10) } else { (600, 2_000) };
+    let init: HashMap<Arc<str>, Vec<String>> =
+        (0..2 * STABLE).map(|i| (key(i), value(i, 0))).collect();
+    let mut w = LogWriter::builder(Map::from(init))
+        .versions(3)
+        .max_log_ops(160)
+        .build();
+    let values = Arc::clone(w.container().acquire().recycler());
+    let batches: Vec<Batch> = (0..warm_up + timed).map(batch).collect();
+    for b in &batches[..warm_up] {
+        append(&mut w, &values, b);
+        w.publish();
+    }
+    let before = counting_alloc::thread_allocs();
+    let stats_before = values.stats();
+    for b in &batches[warm_up..] {
+        // A reader on this thread that lets go before each publish.
+        drop(w.container().acquire());
+        append(&mut w, &values, b);
+        w.publish();
+    }
+    let allocs = counting_alloc::thread_allocs() - before;
+    let stats = values.stats();
+    assert_eq!(
+        allocs,
+        0,
+        "{allocs} allocations in {timed} publishes: {stats:?}, {:?}",
+        w.stats()
+    );
+    // Every value of the timed batches (8 each) was a recycled `Arc`.
+    assert_eq!(
+        stats.reused - stats_before.reused,
+        8 * timed as u64,
+        "{stats:?}"
+    );
+    assert_eq!(stats.fresh, stats_before.fresh, "{stats:?}");
+    assert_eq!(w.stats().full_syncs, 0);
+    // The map is what the batches say.
+    let last = warm_up + timed - 1;
+    let now = w.container().acquire();
+    assert_eq!(now.len(), 2 * STABLE);
+    assert!(!now.contains_key(&key(STABLE)));
+    assert!(now.contains_key(&key(2 * STABLE + 2 * last + 1)));
+    let i = (last * 6 + 5) * 7 % STABLE;
+    assert_eq!(**now.get(&key(i)).expect("a stable key"), value(i, last));
+}
+
+/// A reader holds a guard while the same key is overwritten on every publish: the value
+/// it sees stays as it was (the recycler does not hand out its `Arc`, which the held version
+/// still holds), and once the reader lets go and the version catches up, that `Arc` is
+/// written again.
+#[test]
+fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
+    let init = HashMap::from([(key(0), value(0, 0)), (key(1), value(1, 0))]);
+    let mut w: LogWriter<Map, Op> = LogWriter::builder(Map::from(init)).versions(3).build();
+    let values = Arc::clone(w.container().acquire().recycler());
+    let overwrite = |w: &mut LogWriter<Map, Op>, tag: usize| {
+        w.append(MapOp::Insert(key(0), values.share_clone(&value(0, tag))));
+        w.publish();
+    };
+    overwrite(&mut w, 1);
+    let held = w.container().acquire();
+    assert_eq!(Logged::seq(&held), 1);
+    let seen = Arc::as_ptr(&held[&key(0)]);
+    for tag in 2..40 {
+        overwrite(&mut w, tag);
+        assert_eq!(held[&key(0)], Arc::new(value(0, 1)), "after publish {tag}");
+    }
+    drop(held);
+    // The version the reader held still holds that `Arc` until it replays the overwrite
+    // that displaced it; that replay is the overwrite's last application, which hands the
+    // `Arc` to the bin, first of all since it is the oldest.
+    w.catch_up();
+    // ... followed by the 37 values displaced after it: while the version lagged, every
+    // overwrite's last application waited for it, so the publishes made fresh values.
+    assert!(values.stats().held >= 38, "{:?}", values.stats());
+    let again = values.share_clone(&value(0, 40));
+    assert_eq!(Arc::as_ptr(&again), seen, "{:?}", values.stats());
+    w.append(MapOp::Insert(key(0), again));
+    w.publish();
+    assert_eq!(
+        **w.container().acquire().get(&key(0)).expect("key 0"),
+        value(0, 40)
+    );
+}
