@@ -9,8 +9,12 @@
 //!
 //! The counting allocator is process-wide, so this file holds one test.
 
+#[path = "support/churn.rs"]
+mod churn;
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
+
+use churn::{key, value, STABLE};
 
 use std::collections::HashMap;
 
@@ -21,33 +25,14 @@ static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 
 type Op = MapOp<String, Vec<String>>;
 
-/// Stable keys (overwritten) below this; churning keys (removed, inserted) from here up.
-/// Fewer under Miri, where building the map's strings dominates.
-const STABLE: usize = if cfg!(miri) { 50 } else { 1_000 };
-
-fn key(i: usize) -> String {
-    format!("key-{i:07}")
-}
-
-/// Three strings of equal length whatever `tag` is, so that an overwrite fits.
-fn value(i: usize, tag: usize) -> Vec<String> {
-    (0..3)
-        .map(|j| format!("backend-{j}-{tag:08}-{i:010}"))
-        .collect()
-}
-
-/// Batch `r`: six overwrites of stable keys, then two pairs of a remove of the oldest
-/// churning key and an insert of a new one.
+/// Batch `r` as operations.
 fn batch(r: usize) -> Vec<Op> {
-    let mut ops: Vec<Op> = (0..6)
-        .map(|j| {
-            let i = (r * 6 + j) * 7 % STABLE;
-            MapOp::Insert(key(i), value(i, r))
-        })
+    let (puts, churn) = churn::batch(r);
+    let mut ops: Vec<Op> = puts
+        .into_iter()
+        .map(|i| MapOp::Insert(key(i), value(i, r)))
         .collect();
-    for p in 0..2 {
-        let gone = STABLE + 2 * r + p;
-        let new = gone + STABLE;
+    for (gone, new) in churn {
         ops.push(MapOp::Remove(key(gone)));
         ops.push(MapOp::Insert(key(new), value(new, r)));
     }
@@ -86,13 +71,11 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
         "{allocs} allocations in {timed} publishes: {stats:?}"
     );
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
-    // The map is what the batches say: the last batch's churning keys are in, the first
-    // ones out, and a stable key holds its last overwrite.
-    let last = warm_up + timed - 1;
     let now = w.container().acquire();
-    assert_eq!(now.len(), 2 * STABLE);
-    assert!(!now.contains_key(&key(STABLE)));
-    assert!(now.contains_key(&key(2 * STABLE + 2 * last + 1)));
-    let i = (last * 6 + 5) * 7 % STABLE;
-    assert_eq!(now[&key(i)], value(i, last));
+    churn::check_after(
+        warm_up + timed,
+        now.len(),
+        |i| now.contains_key(&key(i)),
+        |i| now[&key(i)].clone(),
+    );
 }

@@ -5,12 +5,15 @@
 //! Allocations are counted per thread (`thread_allocs`), so the tests here do not count
 //! each other's.
 
+#[path = "support/churn.rs"]
+mod churn;
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use churn::{value, STABLE};
 use poolswap::log::{LogWriter, Logged, MapOp, SharedMap};
 
 #[global_allocator]
@@ -19,39 +22,22 @@ static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 type Map = SharedMap<Arc<str>, Vec<String>>;
 type Op = MapOp<Arc<str>, Arc<Vec<String>>>;
 
-/// Stable keys (overwritten) below this; churning keys (removed, inserted) from here up.
-const STABLE: usize = if cfg!(miri) { 50 } else { 1_000 };
-
 fn key(i: usize) -> Arc<str> {
-    Arc::from(format!("key-{i:07}"))
+    Arc::from(churn::key(i))
 }
 
-/// Three strings of equal length whatever `tag` is, so that a recycled value fits.
-fn value(i: usize, tag: usize) -> Vec<String> {
-    (0..3)
-        .map(|j| format!("backend-{j}-{tag:08}-{i:010}"))
-        .collect()
-}
-
-/// What batch `r` does, made before anything is counted: six overwrites of stable keys,
-/// then two pairs of a remove of the oldest churning key and an insert of a new one (keys
-/// as `Arc<str>`, values as owned `Vec<String>`s to copy into shared ones).
+/// What batch `r` does, made before anything is counted (keys as `Arc<str>`, values as
+/// owned `Vec<String>`s to copy into shared ones).
 struct Batch {
     puts: Vec<(Arc<str>, Vec<String>)>,
     removes: Vec<Arc<str>>,
 }
 
 fn batch(r: usize) -> Batch {
-    let mut puts: Vec<_> = (0..6)
-        .map(|j| {
-            let i = (r * 6 + j) * 7 % STABLE;
-            (key(i), value(i, r))
-        })
-        .collect();
+    let (puts, churn) = churn::batch(r);
+    let mut puts: Vec<_> = puts.into_iter().map(|i| (key(i), value(i, r))).collect();
     let mut removes = Vec::new();
-    for p in 0..2 {
-        let gone = STABLE + 2 * r + p;
-        let new = gone + STABLE;
+    for (gone, new) in churn {
         removes.push(key(gone));
         puts.push((key(new), value(new, r)));
     }
@@ -107,14 +93,13 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
     );
     assert_eq!(stats.fresh, stats_before.fresh, "{stats:?}");
     assert_eq!(w.stats().full_syncs, 0);
-    // The map is what the batches say.
-    let last = warm_up + timed - 1;
     let now = w.container().acquire();
-    assert_eq!(now.len(), 2 * STABLE);
-    assert!(!now.contains_key(&key(STABLE)));
-    assert!(now.contains_key(&key(2 * STABLE + 2 * last + 1)));
-    let i = (last * 6 + 5) * 7 % STABLE;
-    assert_eq!(**now.get(&key(i)).expect("a stable key"), value(i, last));
+    churn::check_after(
+        warm_up + timed,
+        now.len(),
+        |i| now.contains_key(&key(i)),
+        |i| Vec::clone(&now[&key(i)]),
+    );
 }
 
 /// A reader holds a guard while the same key is overwritten on every publish: the value
