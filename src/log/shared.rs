@@ -38,8 +38,17 @@ use std::sync::Arc;
 use super::{Absorb, MapOp};
 use crate::sync::Mutex;
 
-/// Values a [`Recycler`] keeps at most by default: [`SharedMap::with_bin_capacity`].
-pub const DEFAULT_BIN_CAPACITY: usize = 1 << 10;
+/// Values a [`Recycler`] keeps at most by default ([`SharedMap::with_bin_capacity`] sets
+/// another bound): 4,096. Values come back at their operation's last application, which
+/// is usually the spare's catch-up (within three batches, or the spare lag), and the next
+/// batches take them, so the bin holds what the last few batches displaced. Past the
+/// bound, displaced values are freed and new ones allocated: batches that displace more
+/// than about a third of it at a time may overflow it (`benches/delta.rs`'s batches of
+/// 1,000 operations displace 750 values each, and allocated nothing with a bound of
+/// 1,024). Otherwise the bin grows past a few batches only while its values stay shared
+/// (a reader's clone of an `Arc`, or a version a reader held past the log's reach), and
+/// those would be alive anyway.
+pub const DEFAULT_BIN_CAPACITY: usize = 1 << 12;
 
 /// How many `Arc`s at the front of the bin a getter tests for uniqueness before it gives up
 /// and allocates: those still held (by a version a reader holds, or a reader's clone) go to
