@@ -88,6 +88,11 @@
 //! writer.catch_up();
 //! ```
 //!
+//! The log keeps three or more versions, each a whole table. For large values,
+//! [`log::SharedMap`] has the versions share each value behind an `Arc` and recycles the
+//! ones overwrites displace, so the values are held once and steady overwrites still
+//! allocate nothing.
+//!
 //! # Trade-offs and limits
 //!
 //! - A read writes only the reading thread's own hazard slot (a store, a light barrier and
