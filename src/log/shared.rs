@@ -84,7 +84,8 @@ const LOOK: usize = 4;
 ///   old one's buffers. The last application also locks the recycler (uncontended: only
 ///   the writer's thread takes it) to push the old `Arc`.
 /// - **Making a value** ([`Recycler::share_clone`]): the recycler's lock, up to four
-///   `Arc::get_mut` tests (a compare-and-swap each), and `clone_from` into the recycled
+///   tests of an `Arc`'s counts (two loads each), one `Arc::get_mut` (a
+///   compare-and-swap) on the one taken, and `clone_from` into the recycled
 ///   value: no allocation when its buffers are large enough; one `Arc` allocation (plus the
 ///   value's) when no recycled `Arc` is free.
 /// - **A full copy** ([`Absorb::sync_from`]): `clone_from` of the table, an atomic increment
@@ -290,16 +291,13 @@ impl<V> Recycler<V> {
     /// one (an allocation). For values that come owned; [`share_clone`](Self::share_clone)
     /// keeps the recycled value's buffers instead.
     pub fn share(&self, value: V) -> Arc<V> {
-        match self.take_unique() {
-            Some(mut recycled) => {
-                if let Some(slot) = Arc::get_mut(&mut recycled) {
-                    *slot = value;
-                    return recycled;
-                }
-                Arc::new(value)
+        if let Some(mut recycled) = self.take_unique() {
+            if let Some(slot) = Arc::get_mut(&mut recycled) {
+                *slot = value;
+                return recycled;
             }
-            None => Arc::new(value),
         }
+        Arc::new(value)
     }
 
     /// A copy of `value` in a shared `Arc`: a recycled one written in place with
@@ -310,16 +308,13 @@ impl<V> Recycler<V> {
     where
         V: Clone,
     {
-        match self.take_unique() {
-            Some(mut recycled) => {
-                if let Some(slot) = Arc::get_mut(&mut recycled) {
-                    slot.clone_from(value);
-                    return recycled;
-                }
-                Arc::new(value.clone())
+        if let Some(mut recycled) = self.take_unique() {
+            if let Some(slot) = Arc::get_mut(&mut recycled) {
+                slot.clone_from(value);
+                return recycled;
             }
-            None => Arc::new(value.clone()),
         }
+        Arc::new(value.clone())
     }
 
     /// What the recycler did so far, and how many `Arc`s it holds.
@@ -333,11 +328,16 @@ impl<V> Recycler<V> {
 
     /// The oldest `Arc` in the bin that nothing else holds, among the first [`LOOK`];
     /// those still held go to the back. Counts the take as reused, or as fresh if none.
+    ///
+    /// The test is two loads of the counts, not `Arc::get_mut` (a compare-and-swap on the
+    /// weak count), which the caller makes once to write the value. The counts cannot rise
+    /// while only the bin holds the `Arc` (nothing else can clone it or make a `Weak`), so
+    /// "1 strong, 0 weak" stays true; a stale, higher count only sends it to the back.
     fn take_unique(&self) -> Option<Arc<V>> {
         let mut bin = self.state.lock();
         for _ in 0..LOOK.min(bin.values.len()) {
-            let mut front = bin.values.pop_front()?;
-            if Arc::get_mut(&mut front).is_some() {
+            let front = bin.values.pop_front()?;
+            if Arc::strong_count(&front) == 1 && Arc::weak_count(&front) == 0 {
                 bin.stats.reused += 1;
                 return Some(front);
             }

@@ -97,20 +97,8 @@ where
         // on top, and the stalest below it, so the search looks past the top: with the top
         // alone, the stalest was never reached and fell out of the log's reach
         // (`change_log --check` saw a late full copy in about one run in four).
-        let mut passed: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
-        let mut taken = 0;
-        for slot in &mut passed {
-            let Some(version) = pool.get_idle_anywhere() else {
-                break;
-            };
-            let last = version.seq == stalest;
-            *slot = Some(version);
-            taken += 1;
-            // None is staler: the search is over.
-            if last {
-                break;
-            }
-        }
+        // None is staler than `stalest`: the search ends there.
+        let (mut passed, taken) = take_idle(pool, Some(stalest));
         // The stalest of them within the log's reach, if it lags more than the spare lag:
         // the version the last publish retired, also among them, lags a batch or two.
         let spare_at = passed[..taken]
@@ -213,15 +201,7 @@ where
             if versions.front().map_or(true, |&v| v >= *head) {
                 break 'replay;
             }
-            let mut idle: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
-            let mut taken = 0;
-            for slot in &mut idle {
-                let Some(version) = pool.get_idle_anywhere() else {
-                    break;
-                };
-                *slot = Some(version);
-                taken += 1;
-            }
+            let (mut idle, taken) = take_idle(pool, None);
             let idle = &mut idle[..taken];
             // Stalest first: its catch-up applies by value what no other version lacks.
             idle.sort_unstable_by_key(|v| v.as_ref().map_or(u64::MAX, |v| v.seq));
@@ -262,6 +242,30 @@ pub(super) fn forget(versions: &mut VecDeque<u64>, seq: u64) -> bool {
     } else {
         false
     }
+}
+
+/// Up to [`SPARES_LOOKED_PAST`] idle versions taken out of the pool
+/// ([`Pool::get_idle_anywhere`]: no pass, no factory), in the order the pool hands them
+/// out, and how many; the search stops after one numbered `stop_at`, if given. The caller
+/// puts them back ([`put_back`]).
+fn take_idle<T>(
+    pool: &Pool<Logged<T>>,
+    stop_at: Option<u64>,
+) -> ([Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST], usize) {
+    let mut idle: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
+    let mut taken = 0;
+    for slot in &mut idle {
+        let Some(version) = pool.get_idle_anywhere() else {
+            break;
+        };
+        let last = Some(version.seq) == stop_at;
+        *slot = Some(version);
+        taken += 1;
+        if last {
+            break;
+        }
+    }
+    (idle, taken)
 }
 
 /// Puts `version` back in this thread's depot; one out of the log's reach (numbered
