@@ -77,8 +77,12 @@ const LOOK: usize = 4;
 /// # What it costs
 ///
 /// - **Memory**: one copy of each value, and per version a table of `(K, Arc<V>)` entries:
-///   with `Arc<str>` keys, 32 bytes per entry and version plus the table's spare room,
-///   against a whole copy of every key and value per version with owned values.
+///   with `Arc<str>` keys, a 24-byte bucket and a control byte per entry and version,
+///   plus the table's spare room (hashbrown keeps it at most 7/8 full), against a whole
+///   copy of every key and value per version with owned values. With `String` keys each
+///   version also holds its keys (24 bytes and the key's bytes per entry):
+///   `benches/delta.rs` measured 406 bytes per entry for three versions at 100,000
+///   entries, against 765 with owned values.
 /// - **An application** of an overwrite: the lookup, one atomic increment (the new value's
 ///   `Arc`) and one decrement (the old one's), where owned values copy the value into the
 ///   old one's buffers. The last application also locks the recycler (uncontended: only
