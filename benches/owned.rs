@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use criterion::{criterion_group, criterion_main, Criterion};
-use poolswap::arena::Arena;
+use poolswap::recycle::FreeLists;
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "../tests/support/counting_alloc.rs"]
@@ -102,7 +102,7 @@ fn lines(text: &str) -> impl Iterator<Item = (&str, std::str::Split<'_, char>)> 
 }
 
 /// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
-fn refill_from_arena(map: &mut Table, arena: &mut Arena, text: &str) {
+fn refill_from_arena(map: &mut Table, arena: &mut FreeLists, text: &str) {
     for (key, backends) in lines(text) {
         let mut list: Vec<String> = arena.take();
         list.extend(backends.map(|b| arena.string_from(b)));
@@ -349,7 +349,7 @@ fn long_run_series(updates: u64) {
                 strategy.update(&texts()[(done % 2) as usize]);
             }
             let a = Snapshot::since(before);
-            let stats = Recycled::arena(&strategy.routes.acquire()).stats();
+            let stats = Recycled::free_lists(&strategy.routes.acquire()).stats();
             eprintln!(
                 "{done}\t{:.4}\t{}\t{}\t{}\t{}",
                 a.allocs as f64 / SERIES_STEP as f64,
@@ -380,7 +380,7 @@ fn burst_series(updates: u64) {
             list.push(arena.string_from(["a", "bb", "ccc", "dddd"][i]));
         }
         if rows.contains(&n) || n == updates {
-            let stats = Recycled::arena(&r).stats();
+            let stats = Recycled::free_lists(&r).stats();
             let live: usize = r.capacity() * std::mem::size_of::<String>()
                 + r.iter().map(String::capacity).sum::<usize>();
             eprintln!(
@@ -406,7 +406,7 @@ fn owned(c: &mut Criterion) {
     // buffer much larger than its last use, none in this table).
     eprintln!(
         "owned/poolswap-recycled: the current version's arena: {:?}",
-        Recycled::arena(&recycling.routes.acquire()).stats()
+        Recycled::free_lists(&recycling.routes.acquire()).stats()
     );
     bench(c, "poolswap-clear", &Clearing::new());
     bench(c, "arc-swap", &Fresh::new());

@@ -1,5 +1,5 @@
 //! A change log on real data: batches of inserts, overwrites and removals published with a
-//! [`LogWriter`] into an anagram index of a word list, while reader threads check that every
+//! [`OpLog`] into an anagram index of a word list, while reader threads check that every
 //! version they see holds exactly what its batch number says.
 //!
 //! The example loads a word list (by default the SCOWL-based `wamerican` list shipped in
@@ -20,17 +20,17 @@
 //!   takes one guard and looks up three keys: a random signature of the whole list, and two
 //!   keys that the version's own batch touched. Each answer (its stamp and a hash of its
 //!   words, or its absence) is compared with what the version must hold after the batch
-//!   whose number it carries ([`Logged::seq`]), worked out before the run. A *torn batch* is
+//!   whose number it carries ([`Versioned::seq`]), worked out before the run. A *torn batch* is
 //!   a read in which one of the two keys shows the version's batch and the other does not.
 //!   The readers' keys are built before the run: the reading loop allocates nothing.
 //!
 //! The writer builds each batch's operations from the plan (allocating their strings, as
 //! decoding a change feed would), then times and measures its
-//! [`publish`](LogWriter::publish) alone: the first batches are warm-up (during the first
+//! [`publish`](OpLog::publish) alone: the first batches are warm-up (during the first
 //! `--readers + 1` of them the writer itself holds a guard on each version, so that the pool
 //! builds, once, every version the run can need: one per reader, the current one and the
 //! one being written), the others steady state. With `--catch-up` it calls
-//! [`LogWriter::catch_up`] after each publish, in the pause: the idle versions replay
+//! [`OpLog::catch_up`] after each publish, in the pause: the idle versions replay
 //! there what the next publish would otherwise replay (timed apart; its allocations count
 //! with the publish's).
 //!
@@ -48,7 +48,7 @@
 //!   into the buffers already there. See [Allocations](self#allocations) for what this run
 //!   measures instead.
 //! * **reads/s**: guards taken per second by all readers together (three lookups each).
-//! * **writer stats** ([`LogWriter::stats`]): `applied / appended` is how many versions
+//! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions
 //!   applied each operation (2 when two versions alternate, more while readers hold older
 //!   ones); `full_syncs` counts whole-table copies (a version new from the pool's factory,
 //!   or one that missed more than the log keeps): all of them should fall in the warm-up.
@@ -60,7 +60,7 @@
 //! strings. Two causes, both in how the ready-made [`MapOp`]s treat a [`Recycled`] map:
 //!
 //! * **The version that applies an operation last takes its data by value**
-//!   ([`Absorb::absorb_owned`](poolswap::log::Absorb::absorb_owned)): an insert moves the
+//!   ([`Absorb::absorb_owned`](poolswap::oplog::Absorb::absorb_owned)): an insert moves the
 //!   operation's key and group into the map instead of taking buffers from the arena, while
 //!   removals and overwrites still give buffers back. Every version applies every operation
 //!   by value once in a while, so its arena only grows: "spare buffers, current arena" climbs
@@ -72,7 +72,7 @@
 //!   sizes never settle.
 //!
 //! `--check` therefore bounds the steady-state allocations at [`MAX_STEADY_ALLOCS_PER_APPLY`]
-//! per operation *applied* (to one version: `LogStats::applied`, about 4 per operation
+//! per operation *applied* (to one version: `OpLogStats::applied`, about 4 per operation
 //! here), which does not depend on how many versions circulate: this run measures 0.14 (1
 //! to 4 readers: 0.13 to 0.15; batches of 2 words: 0.22), and copying every inserted key
 //! and group would cost at least 2. Make it 0 once the ready-made operations recycle as the
@@ -101,7 +101,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::log::{LogStats, LogWriter, Logged, MapOp};
+use poolswap::oplog::{MapOp, OpLog, OpLogStats, Versioned};
 use poolswap::{Container, Recycled};
 
 #[global_allocator]
@@ -144,7 +144,7 @@ usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-u
                   (default 64)
   --readers N     reader threads (default 2)
   --pause-us N    pause after each publish, in microseconds (default 500)
-  --catch-up      call LogWriter::catch_up after each publish, before the pause: the idle
+  --catch-up      call OpLog::catch_up after each publish, before the pause: the idle
                   versions replay what they lack there, not in the next publish
   --check         exit non-zero if a reader saw a torn batch or a wrong answer, steady-state
                   publishes allocated more than 0.5 times per operation applied, a
@@ -504,7 +504,7 @@ struct ReaderReport {
 /// One reader: three lookups per guard until `stop` (see the module docs). Allocates
 /// nothing in its loop.
 fn reader(
-    container: &Container<Logged<Index>>,
+    container: &Container<Versioned<Index>>,
     plan: &Plan,
     seed: u64,
     start: &Barrier,
@@ -518,7 +518,7 @@ fn reader(
     start.wait();
     while !stop.load(Relaxed) {
         let version = container.acquire();
-        let seq = Logged::seq(&version);
+        let seq = Versioned::seq(&version);
         let index: &HashMap<String, Group> = &version;
         let ok = plan.holds(index, rng.below(plan.keys.len()), seq);
         r.wrong += u64::from(!ok);
@@ -549,7 +549,7 @@ struct WriterReport {
     /// Steady-state publishes that allocated anything.
     allocating: u64,
     /// The writer's stats at the end of the warm-up.
-    stats_at_warmup: LogStats,
+    stats_at_warmup: OpLogStats,
     /// Everything the process allocated during the steady-state publishes and between them
     /// (the writer building operations included).
     steady_process: Snapshot,
@@ -562,7 +562,7 @@ struct WriterReport {
 /// The writer: builds each batch's operations and publishes them, timing and measuring
 /// the publish; then sets `stop`.
 fn writer(
-    w: &mut LogWriter<Index, Op>,
+    w: &mut OpLog<Index, Op>,
     plan: &Plan,
     args: &Args,
     start: &Barrier,
@@ -684,7 +684,7 @@ fn main() -> ExitCode {
     let initial_groups = initial.len();
     // The versions the log circulates, made now rather than by the first publishes: the
     // current one, one per reader (each holds one guard at a time), the one being written.
-    let mut w: LogWriter<Index, Op> = LogWriter::builder(Recycled::new(initial))
+    let mut w: OpLog<Index, Op> = OpLog::builder(Recycled::new(initial))
         .versions(args.readers + 2)
         .build();
     let container = Arc::clone(w.container());
@@ -723,7 +723,7 @@ fn main() -> ExitCode {
 fn report(
     args: &Args,
     plan: &Plan,
-    w: &LogWriter<Index, Op>,
+    w: &OpLog<Index, Op>,
     readers: &[ReaderReport],
     wr: &WriterReport,
     elapsed: Duration,
@@ -742,7 +742,7 @@ fn report(
     let per = |x: u64, n: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
     let now = w.container().acquire();
     let index: &Index = &now;
-    let arena = Recycled::arena(index).stats();
+    let arena = Recycled::free_lists(index).stats();
 
     println!(
         "poolswap change_log: {} words from {}, {} anagram groups ({} words held back), planned in {:.2} s",

@@ -22,7 +22,7 @@
 //! version.
 //!
 //! What it shows: **steady-state reloads allocate 0 bytes**, though every version owns all
-//! its strings. Each version is a [`Recycled`] table with its own [`Arena`]: the pool's reset
+//! its strings. Each version is a [`Recycled`] table with its own [`FreeLists`]: the pool's reset
 //! (`Recycled::clear`) moves the version's keys and value lists into the arena, and the next
 //! parse takes them back out, cleared, with their capacity; the map keeps its table, and the
 //! version's text buffer keeps its capacity, so the file is read straight into it. Before the
@@ -67,30 +67,30 @@
 //! buffers that a parse did not need (the file shrank) are freed at once, and a buffer
 //! holding more than [`MAX_SPARE_BYTES`] is never kept.
 //!
-//! # Publishing only what changed (`--delta`)
+//! # Publishing only what changed (`--oplog`)
 //!
 //! A reload above builds a whole version, though a file usually changes a few lines at a
-//! time. With `--delta` the reloader still re-reads and re-parses the whole file, but into
+//! time. With `--oplog` the reloader still re-reads and re-parses the whole file, but into
 //! two scratch tables of its own (the previous parse and the new one, alternating, without
 //! allocating, as above), compares the two, and appends one
-//! [`MapOp`](poolswap::log::MapOp) per changed entry (an insert, which overwrites, or a
-//! removal) to a [`LogWriter`](poolswap::log::LogWriter), which publishes them as one batch:
+//! [`MapOp`](poolswap::oplog::MapOp) per changed entry (an insert, which overwrites, or a
+//! removal) to a [`OpLog`](poolswap::oplog::OpLog), which publishes them as one batch:
 //! readers see all of a reload's changes or none, and an unchanged file publishes nothing.
 //! The comparison goes line by line while the file keeps its lines in place, looking up only
 //! the keys on changed lines; otherwise it looks every key up in both parses. After the
 //! publish, before its pause, the reloader calls
-//! [`LogWriter::catch_up`](poolswap::log::LogWriter::catch_up): the idle versions replay
+//! [`OpLog::catch_up`](poolswap::oplog::OpLog::catch_up): the idle versions replay
 //! the batch then, and the next reload's publish applies only its own.
 //!
-//! To have something to publish, `--delta` edits the file (`--edit-lines`, 64 keys per edit
-//! by default with `--delta`): the reloader reads a private copy in the temporary directory
+//! To have something to publish, `--oplog` edits the file (`--edit-lines`, 64 keys per edit
+//! by default with `--oplog`): the reloader reads a private copy in the temporary directory
 //! and replaces it before each reload, outside the measurement. Half the edited keys have
 //! their line commented out, the other half get a new first value, and the previous edit is
 //! undone (`hot_reload/edit.rs`). Each reload then publishes one batch, numbered as the
 //! edit, and readers check every answer against the edit that their version's number
-//! ([`Logged::seq`](poolswap::log::Logged::seq)) names, plus two keys of that edit, which
+//! ([`Versioned::seq`](poolswap::oplog::Versioned::seq)) names, plus two keys of that edit, which
 //! must agree: one showing the edit and the other not would be a *torn batch*. So in
-//! `--delta` mode the readers know the file as the example edits it: edit it yourself during
+//! `--oplog` mode the readers know the file as the example edits it: edit it yourself during
 //! a run and they report wrong answers (the default mode checks each version against its
 //! own text). `--edit-lines` works in the default mode too, to compare the two modes on the
 //! same edits.
@@ -100,25 +100,25 @@
 //! p50/p99/max (the catch-up after it untimed), and what it allocated per operation (the
 //! catch-up's included), which `--check` bounds at 1 per
 //! operation applied to a version (see `MAX_PUBLISH_ALLOCS_PER_APPLY` in
-//! `hot_reload/delta.rs` for why it is not 0).
+//! `hot_reload/oplog.rs` for why it is not 0).
 //!
 //! Run it with
 //!
 //! ```text
-//! cargo run --release --example hot_reload [-- [PATH] [--secs N] [--readers N] [--reload-ms N] [--delta] [--edit-lines N] [--check]]
+//! cargo run --release --example hot_reload [-- [PATH] [--secs N] [--readers N] [--reload-ms N] [--oplog] [--edit-lines N] [--check]]
 //! ```
 //!
 //! `--check` turns it into a smoke test: the exit status is non-zero if a steady-state reload
-//! allocated anything (with `--delta`: if a read and parse allocated anything, or the
+//! allocated anything (with `--oplog`: if a read and parse allocated anything, or the
 //! publishes more than 1 allocation per operation applied, or the writer copied a whole version
 //! after the warm-up), a reload failed, or a reader ever saw a wrong answer or a torn batch.
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
-#[path = "hot_reload/delta.rs"]
-mod delta;
 #[path = "hot_reload/edit.rs"]
 mod edit;
+#[path = "hot_reload/oplog.rs"]
+mod oplog;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -131,7 +131,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::{Arena, Container, Pool, Recycled};
+use poolswap::{Container, FreeLists, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -162,14 +162,14 @@ const MAX_TOKEN_FLOOR: usize = 256;
 const MAX_VALUES_FLOOR: usize = 16;
 
 /// A spare buffer that would keep more than this many bytes is freed instead
-/// ([`Arena::max_retained_bytes`]): one giant token does not stay in a version for good.
+/// ([`FreeLists::max_retained_bytes`]): one giant token does not stay in a version for good.
 const MAX_SPARE_BYTES: usize = 64 << 10;
 
-/// `--edit-lines` with `--delta` when not given: keys changed per edit.
-const DEFAULT_DELTA_EDIT_LINES: usize = 64;
+/// `--edit-lines` with `--oplog` when not given: keys changed per edit.
+const DEFAULT_OPLOG_EDIT_LINES: usize = 64;
 
 const USAGE: &str = "\
-usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--delta] [--edit-lines N]
+usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--oplog] [--edit-lines N]
                   [--check]
 
   PATH            text file: on each line the first word is a key, the others its values,
@@ -178,12 +178,12 @@ usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--delta] [--e
   --readers N     reader threads (default 2)
   --reload-ms N   pause between the starts of two reloads, in ms (default 5; 0 = back to
                   back)
-  --delta         publish only the entries that changed since the last reload, through a
-                  change log (poolswap::log), instead of a whole new version
+  --oplog         publish only the entries that changed since the last reload, through a
+                  change log (poolswap::oplog), instead of a whole new version
   --edit-lines N  before each reload, edit N keys of a private copy of the file, which the
-                  reloader reads instead (0 or at least 2; default 0, 64 with --delta)
+                  reloader reads instead (0 or at least 2; default 0, 64 with --oplog)
   --check         exit non-zero unless steady-state reloads allocated 0 bytes (with
-                  --delta: reads and parses 0 bytes, publishes at most 1 allocation per
+                  --oplog: reads and parses 0 bytes, publishes at most 1 allocation per
                   operation applied), no reload failed and every read returned the right
                   value";
 
@@ -221,7 +221,7 @@ struct Args {
     secs: u64,
     readers: usize,
     reload_ms: u64,
-    delta: bool,
+    oplog: bool,
     /// `--edit-lines`, if given.
     edit_lines: Option<usize>,
     check: bool,
@@ -236,7 +236,7 @@ impl Args {
             secs: 3,
             readers: 2,
             reload_ms: 5,
-            delta: false,
+            oplog: false,
             edit_lines: None,
             check: false,
         };
@@ -263,7 +263,7 @@ impl Args {
                         .map_err(|_| "--readers: too large".to_owned())?;
                 }
                 "--reload-ms" => args.reload_ms = value("--reload-ms")?,
-                "--delta" if inline.is_none() => args.delta = true,
+                "--oplog" if inline.is_none() => args.oplog = true,
                 "--edit-lines" => {
                     let n = value("--edit-lines")?;
                     args.edit_lines =
@@ -288,7 +288,7 @@ impl Args {
         }
         if args.edit_lines == Some(1) {
             // One key per edit could edit the same key the same way twice in a row: a reload
-            // that changes nothing, which `--delta`'s readers rely on never happening.
+            // that changes nothing, which `--oplog`'s readers rely on never happening.
             return Err("--edit-lines must be 0 or at least 2".to_owned());
         }
         Ok(Some(args))
@@ -296,8 +296,8 @@ impl Args {
 
     /// Keys edited before each reload (see [`edit`]).
     fn edit_lines(&self) -> usize {
-        let default = if self.delta {
-            DEFAULT_DELTA_EDIT_LINES
+        let default = if self.oplog {
+            DEFAULT_OPLOG_EDIT_LINES
         } else {
             0
         };
@@ -367,7 +367,7 @@ impl Sampler {
 struct ReaderReport {
     reads: u64,
     wrong: u64,
-    /// Reads that saw part of a batch (`--delta` only).
+    /// Reads that saw part of a batch (`--oplog` only).
     torn: u64,
     samples: Vec<u64>,
 }
@@ -402,10 +402,10 @@ struct ReloadReport {
 /// A new, empty version: its arena never renews buffers and keeps none over
 /// [`MAX_SPARE_BYTES`] (see [Buffer sizes](self#buffer-sizes)).
 fn new_version() -> Version {
-    let arena = Arena::new()
+    let arena = FreeLists::new()
         .never_renew()
         .max_retained_bytes(MAX_SPARE_BYTES);
-    Recycled::with_arena(Table::default(), arena)
+    Recycled::with_free_lists(Table::default(), arena)
 }
 
 /// The versions' pool: the factory counts how often it runs; the reset clears a returned
@@ -425,7 +425,7 @@ fn pool(built: Arc<AtomicUsize>) -> Pool<Version> {
 
 /// Copies `token` into a string taken from `arena`, with at least the capacity of the
 /// longest token seen so far (`floor`, which it raises).
-fn owned(arena: &mut Arena, token: &str, floor: &mut usize) -> String {
+fn owned(arena: &mut FreeLists, token: &str, floor: &mut usize) -> String {
     *floor = (*floor).max(token.len().min(MAX_TOKEN_FLOOR));
     let mut s: String = arena.take();
     // `s` is empty: this makes its capacity at least the floor, or does nothing.
@@ -439,7 +439,7 @@ fn owned(arena: &mut Arena, token: &str, floor: &mut usize) -> String {
 fn push_values<'t>(
     list: &mut Vec<String>,
     tokens: impl Iterator<Item = &'t str>,
-    arena: &mut Arena,
+    arena: &mut FreeLists,
     floors: &mut Floors,
 ) {
     for token in tokens {
@@ -464,7 +464,7 @@ fn uncommented(line: &str) -> &str {
 ///
 /// Allocates only while buffers are missing or smaller than the floors: at steady state
 /// (the same version's second parse of an unchanged file), never.
-fn parse(table: &mut Table, arena: &mut Arena, floors: &mut Floors) {
+fn parse(table: &mut Table, arena: &mut FreeLists, floors: &mut Floors) {
     let Table { map, text, keys } = table;
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
@@ -723,10 +723,10 @@ fn main() -> ExitCode {
     }
     let initial = Snapshot::since(before);
 
-    // With `--delta` or `--edit-lines`: the file as it is now, which the edits change and
-    // `--delta`'s readers check against; and the editor, whose copy the reloader reads.
+    // With `--oplog` or `--edit-lines`: the file as it is now, which the edits change and
+    // `--oplog`'s readers check against; and the editor, whose copy the reloader reads.
     let edit_lines = args.edit_lines();
-    let reference = if args.delta || edit_lines > 0 {
+    let reference = if args.oplog || edit_lines > 0 {
         match edit::Reference::load(&args.path, edit_lines, &mut floors) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -750,10 +750,10 @@ fn main() -> ExitCode {
     let path = editor
         .as_ref()
         .map_or_else(|| args.path.clone(), |e| e.path().to_owned());
-    if let Some(reference) = reference.as_ref().filter(|_| args.delta) {
+    if let Some(reference) = reference.as_ref().filter(|_| args.oplog) {
         let prev = std::mem::take(&mut *first);
         drop(first);
-        return delta::run(&args, reference, editor, &path, prev, floors);
+        return oplog::run(&args, reference, editor, &path, prev, floors);
     }
     let mut editor = editor;
     if let Some(editor) = editor.as_mut() {
@@ -967,14 +967,14 @@ mod tests {
             ("f.txt", 7, 4, 0, true)
         );
         assert!(parse(&["--help"]).unwrap().is_none());
-        // The modes: whole versions without edits unless asked; `--delta` edits by default.
-        assert!(!a.delta && a.edit_lines() == 0);
-        let a = parse(&["--delta"]).unwrap().unwrap();
-        assert!(a.delta && a.edit_lines() == DEFAULT_DELTA_EDIT_LINES);
-        let a = parse(&["--delta", "--edit-lines=0"]).unwrap().unwrap();
+        // The modes: whole versions without edits unless asked; `--oplog` edits by default.
+        assert!(!a.oplog && a.edit_lines() == 0);
+        let a = parse(&["--oplog"]).unwrap().unwrap();
+        assert!(a.oplog && a.edit_lines() == DEFAULT_OPLOG_EDIT_LINES);
+        let a = parse(&["--oplog", "--edit-lines=0"]).unwrap().unwrap();
         assert_eq!(a.edit_lines(), 0);
         let a = parse(&["--edit-lines", "8"]).unwrap().unwrap();
-        assert!(!a.delta && a.edit_lines() == 8);
+        assert!(!a.oplog && a.edit_lines() == 8);
     }
 
     #[test]
@@ -988,7 +988,7 @@ mod tests {
             &["--bogus"],
             &["a", "b"],
             &["--check=1"],
-            &["--delta=1"],
+            &["--oplog=1"],
             &["--edit-lines", "1"],
             &["--edit-lines"],
         ] {

@@ -1,4 +1,4 @@
-//! The cost of a publish: a [`LogWriter`] over a 100,000-entry `HashMap<String,
+//! The cost of a publish: a [`OpLog`] over a 100,000-entry `HashMap<String,
 //! Vec<String>>`, batches of `k` operations (default 1), on one thread, with no reader.
 //! Prints the time per batch's appends + publish (p50, p99); under callgrind, restricted
 //! to the two calls, the instruction count per publish is the difference between two
@@ -19,23 +19,23 @@
 //! (`publish_loop 80000 2 2`).
 //!
 //! Options after the positional arguments, for the figures the docs quote:
-//! `--spare-lag OPS` ([`LogBuilder::spare_lag`], default [`DEFAULT_SPARE_LAG`]),
+//! `--spare-lag OPS` ([`OpLogBuilder::spare_lag`], default [`DEFAULT_SPARE_LAG`]),
 //! `--versions N` (default 3) and `--reserve` (the initial map reserves room for `2 × N`
 //! entries, so that no version's table doubles during the run: without it, each version's
 //! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
 //! `publish_loop 60000 10 0 --reserve` or `publish_loop 20000 10 0 --versions 4 --reader`.
 //! `--reader` adds a thread that looks up random keys for the whole run, as
 //! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`). `--catch-up` calls
-//! [`LogWriter::catch_up`] after each publish, outside the timed part: a writer with idle
+//! [`OpLog::catch_up`] after each publish, outside the timed part: a writer with idle
 //! time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
 //!
 //! Besides p50 and p99, it prints what the slowest 1% of publishes applied (operations
-//! replayed on the version they wrote, from [`LogStats::applied`]) against the median
+//! replayed on the version they wrote, from [`OpLogStats::applied`]) against the median
 //! publish: a catch-up of the spare shows there as hundreds of operations.
 //!
-//! [`LogStats::applied`]: poolswap::log::LogStats::applied
+//! [`OpLogStats::applied`]: poolswap::oplog::OpLogStats::applied
 //!
-//! [`LogBuilder::spare_lag`]: poolswap::log::LogBuilder::spare_lag
+//! [`OpLogBuilder::spare_lag`]: poolswap::oplog::OpLogBuilder::spare_lag
 //!
 //! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use poolswap::log::{LogWriter, MapOp, DEFAULT_SPARE_LAG};
+use poolswap::oplog::{MapOp, OpLog, DEFAULT_SPARE_LAG};
 
 type Map = HashMap<String, Vec<String>>;
 type Op = MapOp<String, Vec<String>>;
@@ -63,13 +63,13 @@ const WARM_UP: usize = 100;
 
 /// Out of line, for callgrind's `--toggle-collect`.
 #[inline(never)]
-fn append(w: &mut LogWriter<Map, Op>, op: Op) {
+fn append(w: &mut OpLog<Map, Op>, op: Op) {
     w.append(op);
 }
 
 /// Out of line, for callgrind's `--toggle-collect`.
 #[inline(never)]
-fn publish(w: &mut LogWriter<Map, Op>) -> u64 {
+fn publish(w: &mut OpLog<Map, Op>) -> u64 {
     w.publish()
 }
 
@@ -154,7 +154,7 @@ fn main() {
     } = Args::parse();
     let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
     init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
-    let mut w = LogWriter::builder(init)
+    let mut w = OpLog::builder(init)
         .versions(versions)
         .spare_lag(spare_lag)
         .build();

@@ -24,8 +24,8 @@ mod wait;
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
-use crate::arena::{Recycle, Recycled};
 use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
+use crate::recycle::{Recycle, Recycled};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
 /// replaceable without allocating. Always holds a version: reads return a [`Guard`], not an
@@ -400,7 +400,7 @@ impl<T> Container<T> {
     ///
     /// `next` comes from the pool, already reset: to make it a copy of `current` without
     /// allocating, reuse its buffers, e.g. with
-    /// [`Recycled::copy_from`](crate::arena::Recycled::copy_from) for a `Recycled<T>`, or
+    /// [`Recycled::copy_from`](crate::recycle::Recycled::copy_from) for a `Recycled<T>`, or
     /// `clone_from` for types whose `clone_from` keeps capacity (`Vec<u64>`, `String`).
     /// `f` may run more than once; each retry gets a freshly reset object.
     ///

@@ -25,7 +25,7 @@
 //! # Example
 //!
 //! A routing table of owned strings. [`Recycled`] keeps the map's table *and* its `String`s
-//! and `Vec`s (in its [`Arena`]) across updates, so once warm a refill allocates nothing.
+//! and `Vec`s (in its [`FreeLists`]) across updates, so once warm a refill allocates nothing.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -68,17 +68,17 @@
 //! # Changing a few entries of a big table
 //!
 //! A whole-version update copies or rebuilds the whole table. When each update changes a
-//! few entries, a [`log::LogWriter`] publishes the *operations* instead: it replays them on
+//! few entries, a [`oplog::OpLog`] publishes the *operations* instead: it replays them on
 //! a recycled version (the batches that version missed, then the new one) and swaps it in,
 //! so an update costs the change, not the table, readers see each batch whole, and the
 //! writer never waits for a reader. Readers use the same [`Container`] and [`Guard`]:
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use poolswap::log::{LogWriter, MapOp};
+//! use poolswap::oplog::{OpLog, MapOp};
 //!
 //! let table: HashMap<u32, String> = (0..100_000).map(|i| (i, i.to_string())).collect();
-//! let mut writer = LogWriter::new(table);
+//! let mut writer = OpLog::new(table);
 //! writer.extend([MapOp::Insert(7, "seven".to_string()), MapOp::Remove(8)]);
 //! writer.publish(); // applies 2 operations, not 100,000 copies
 //! let now = writer.container().acquire();
@@ -89,7 +89,7 @@
 //! ```
 //!
 //! The log keeps three or more versions, each a whole table. For large values,
-//! [`log::SharedMap`] has the versions share each value behind an `Arc` and recycles the
+//! [`oplog::SharedMap`] has the versions share each value behind an `Arc` and recycles the
 //! ones overwrites displace, so the values are held once and steady overwrites still
 //! allocate nothing.
 //!
@@ -146,8 +146,8 @@
 //!   its `String`s and `Vec`s, so the refill allocates them again (one allocation each).
 //!   With [`Recycled`] they wait in its arena and the refill takes them back: 0 allocations
 //!   per update, in the long run too. The arena frees what the builds stopped using (spare
-//!   buffers idle for [`arena::DEFAULT_IDLE_CYCLES`] builds, and buffers much larger than
-//!   their use once their slot's budget of [`arena::DEFAULT_REUSES`] is spent), and a
+//!   buffers idle for [`recycle::DEFAULT_IDLE_CYCLES`] builds, and buffers much larger than
+//!   their use once their slot's budget of [`recycle::DEFAULT_REUSES`] is spent), and a
 //!   build that needs them again allocates them again.
 //! - A read-copy-update of a `Recycled` map with [`Recycled::copy_from`] and a reset that
 //!   keeps the contents allocates only for what changed.
@@ -228,14 +228,14 @@
 #![warn(clippy::disallowed_types, clippy::disallowed_methods)]
 #![doc(test(attr(deny(warnings))))]
 
-pub mod arena;
+pub mod recycle;
 // The fences' facade: `std`'s `fence` and `compiler_fence`, loom's `fence` under loom.
 #[allow(clippy::disallowed_methods)]
 mod barrier;
 mod compile_fail_tests;
 mod container;
 mod hazard;
-pub mod log;
+pub mod oplog;
 mod pool;
 mod reclaimer;
 mod refcount;
@@ -246,10 +246,10 @@ mod serialize;
 #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 mod sync;
 
-pub use arena::{Arena, Recycle, RecycleCopy, Recycled};
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
 pub use reclaimer::{Reclaimer, ReclaimerBuilder};
+pub use recycle::{FreeLists, Recycle, RecycleCopy, Recycled};
 
 /// Hazard slots per thread: how many guards one thread can hold at once before further
 /// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).

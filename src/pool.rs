@@ -68,7 +68,7 @@ pub use self::local::MAGAZINE_SIZE;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{Discard, PoolLocal, PoolNode, Shared};
 use self::wait::Wait;
-use crate::arena::{Recycle, Recycled};
+use crate::recycle::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference

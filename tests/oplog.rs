@@ -1,4 +1,4 @@
-//! The change log (`poolswap::log`) against a sequential reference: every published
+//! The change log (`poolswap::oplog`) against a sequential reference: every published
 //! version equals the reference at its batch number, whatever versions readers hold, how
 //! far the log is truncated, or which versions need a full copy.
 
@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use poolswap::log::{
-    Absorb, LogWriter, Logged, MapOp, SetOp, SharedMap, VecOp, DEFAULT_BIN_CAPACITY,
+use poolswap::oplog::{
+    Absorb, MapOp, OpLog, SetOp, SharedMap, VecOp, Versioned, DEFAULT_BIN_CAPACITY,
 };
 use poolswap::{Guard, Recycled};
 use proptest::prelude::*;
@@ -31,7 +31,7 @@ enum Step {
     Release(usize),
     /// Append a clear and publish.
     Clear,
-    /// Bring the idle versions up to date (`LogWriter::catch_up`).
+    /// Bring the idle versions up to date (`OpLog::catch_up`).
     CatchUp,
 }
 
@@ -48,11 +48,11 @@ fn step() -> impl Strategy<Value = Step> {
 
 type Map = HashMap<u8, String>;
 
-/// Runs `steps` on a writer whose log keeps at most `max_log_ops` operations, checking every
+/// Runs `steps` on a writer whose log keeps at most `max_ops` operations, checking every
 /// version a reader can see against the reference history. `value` makes an insert's value
 /// from its string.
 fn run<T, V>(
-    mut writer: LogWriter<T, MapOp<u8, V>>,
+    mut writer: OpLog<T, MapOp<u8, V>>,
     steps: &[Step],
     view: impl Fn(&T) -> Map,
     value: impl Fn(String) -> V,
@@ -61,9 +61,9 @@ fn run<T, V>(
 {
     // history[n]: the table after batch n.
     let mut history: Vec<Map> = vec![Map::new()];
-    let mut held: Vec<Guard<Logged<T>>> = Vec::new();
-    let check = |g: &Guard<Logged<T>>, history: &[Map]| {
-        let n = Logged::seq(g) as usize;
+    let mut held: Vec<Guard<Versioned<T>>> = Vec::new();
+    let check = |g: &Guard<Versioned<T>>, history: &[Map]| {
+        let n = Versioned::seq(g) as usize;
         assert_eq!(
             view(g),
             history[n],
@@ -92,7 +92,7 @@ fn run<T, V>(
                 if ops.is_empty() {
                     assert_eq!(
                         n,
-                        Logged::seq(&before),
+                        Versioned::seq(&before),
                         "an empty publish publishes nothing"
                     );
                 } else {
@@ -118,7 +118,7 @@ fn run<T, V>(
             }
         }
         let now = writer.container().acquire();
-        assert_eq!(Logged::seq(&now) as usize, history.len() - 1);
+        assert_eq!(Versioned::seq(&now) as usize, history.len() - 1);
         check(&now, &history);
         for g in &held {
             check(g, &history);
@@ -135,22 +135,22 @@ proptest! {
     /// version needs a full copy) to "keeps everything".
     #[test]
     fn hash_map_versions_match_the_reference(
-        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        max_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
         let _serial = serial();
-        let writer = LogWriter::builder(Map::new()).max_log_ops(max_log_ops).build();
+        let writer = OpLog::builder(Map::new()).max_ops(max_ops).build();
         run(writer, &steps, |m: &Map| m.clone(), |v| v);
     }
 
     /// The arena-backed map: removed entries are recycled, new ones built from the arena.
     #[test]
     fn recycled_map_versions_match_the_reference(
-        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        max_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
         let _serial = serial();
-        let writer = LogWriter::builder(Recycled::new(Map::new())).max_log_ops(max_log_ops).build();
+        let writer = OpLog::builder(Recycled::new(Map::new())).max_ops(max_ops).build();
         run(writer, &steps, |m: &Recycled<Map>| (**m).clone(), |v| v);
     }
 
@@ -158,14 +158,14 @@ proptest! {
     /// rewritten while a held version still showed it would differ from the reference.
     #[test]
     fn shared_map_versions_match_the_reference(
-        max_log_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
+        max_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
         bin in prop_oneof![Just(0usize), 1usize..4, Just(DEFAULT_BIN_CAPACITY)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
         let _serial = serial();
         let map = SharedMap::with_bin_capacity(HashMap::new(), bin);
         let values = Arc::clone(map.recycler());
-        let writer = LogWriter::builder(map).max_log_ops(max_log_ops).build();
+        let writer = OpLog::builder(map).max_ops(max_ops).build();
         let view = |m: &SharedMap<u8, String>| {
             m.iter().map(|(&k, v)| (k, String::clone(v))).collect::<Map>()
         };
@@ -178,7 +178,7 @@ proptest! {
 #[test]
 fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
     let _serial = serial();
-    let mut w = LogWriter::builder(BTreeMap::new()).max_log_ops(4).build();
+    let mut w = OpLog::builder(BTreeMap::new()).max_ops(4).build();
     w.append(MapOp::Insert(0, 0));
     w.publish();
     let held = w.container().acquire();
@@ -186,7 +186,7 @@ fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
         w.append(MapOp::Insert(i, i));
         w.publish();
     }
-    assert_eq!(Logged::seq(&held), 1);
+    assert_eq!(Versioned::seq(&held), 1);
     assert_eq!(**held, BTreeMap::from([(0, 0)]));
     let syncs = w.stats().full_syncs;
     drop(held);
@@ -214,7 +214,7 @@ fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
 #[test]
 fn two_alternating_versions_apply_each_operation_twice() {
     let _serial = serial();
-    let mut w = LogWriter::new(HashMap::new());
+    let mut w = OpLog::new(HashMap::new());
     for i in 0..100u32 {
         w.extend([MapOp::Insert(i % 7, i), MapOp::Remove((i + 3) % 7)]);
         w.publish();
@@ -248,7 +248,7 @@ const QUIET_BATCHES: u32 = if cfg!(miri) { 30 } else { 100 };
 /// Publishes `batches` batches of [`BATCH`] overwrites while a reader on this thread
 /// acquires and drops a guard before each publish.
 fn publish_with_a_reader_that_lets_go(
-    w: &mut LogWriter<HashMap<u32, u32>, MapOp<u32, u32>>,
+    w: &mut OpLog<HashMap<u32, u32>, MapOp<u32, u32>>,
     batches: u32,
 ) {
     for i in 0..batches {
@@ -272,7 +272,7 @@ fn publish_with_a_reader_that_lets_go(
 #[test]
 fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
     let _serial = serial();
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect())
         .versions(3)
         .build();
     let mut catch_ups = 0;
@@ -307,7 +307,7 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
 #[test]
 fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
     let _serial = serial();
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect())
         .versions(3)
         .build();
     for i in 0..QUIET_BATCHES {
@@ -331,7 +331,7 @@ fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
 #[test]
 fn catch_up_leaves_held_versions_alone() {
     let _serial = serial();
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(3)
         .build();
     w.extend((0..BATCH).map(|k| MapOp::Insert(k, 1)));
@@ -343,7 +343,7 @@ fn catch_up_leaves_held_versions_alone() {
     }
     // Two versions idle, one held (batch 1), one current.
     assert_eq!(w.catch_up(), BATCH as usize);
-    assert_eq!((held[&0], Logged::seq(&held)), (1, 1));
+    assert_eq!((held[&0], Versioned::seq(&held)), (1, 1));
     drop(held);
     // Back now: it lacks batches 2 to 4.
     assert_eq!(w.catch_up(), 3 * BATCH as usize);
@@ -355,11 +355,11 @@ fn catch_up_leaves_held_versions_alone() {
 
 /// A reader that holds a guard on the current version across two publishes keeps the
 /// version the first of them retires out of the pool: the second publish must write an
-/// older idle version, which [`LogStats::stale_takes`] counts (exactly that publish: the
+/// older idle version, which [`OpLogStats::stale_takes`] counts (exactly that publish: the
 /// one retired before is back, since the reader let go of it). A full copy is not such a
 /// take.
 ///
-/// [`LogStats::stale_takes`]: poolswap::log::LogStats::stale_takes
+/// [`OpLogStats::stale_takes`]: poolswap::oplog::OpLogStats::stale_takes
 #[test]
 fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     let _serial = serial();
@@ -373,7 +373,7 @@ fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     let stats = w.stats();
     assert_eq!(stats.stale_takes, before + 1, "{stats:?}");
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
-    assert_eq!(Logged::seq(&held), 5);
+    assert_eq!(Versioned::seq(&held), 5);
     drop(held);
 }
 
@@ -383,21 +383,17 @@ const SMALL_LOG: usize = 8 * BATCH as usize;
 
 /// A writer over `BATCH` keys at 0, with `versions` versions made at build time and a log
 /// bounded at [`SMALL_LOG`] operations.
-fn small_log_writer(versions: usize) -> LogWriter<HashMap<u32, u32>, MapOp<u32, u32>> {
-    LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect())
+fn small_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u32>> {
+    OpLog::builder((0..BATCH).map(|k| (k, 0)).collect())
         .versions(versions)
-        .max_log_ops(SMALL_LOG)
+        .max_ops(SMALL_LOG)
         .build()
 }
 
 /// Publishes batches `first..first + n` (each sets every key to its number), taking a
 /// guard before each publish and holding them all until the last is done: the writer
 /// takes a version it has not used since the quiet batches at each of them.
-fn publish_holding_guards(
-    w: &mut LogWriter<HashMap<u32, u32>, MapOp<u32, u32>>,
-    first: u32,
-    n: u32,
-) {
+fn publish_holding_guards(w: &mut OpLog<HashMap<u32, u32>, MapOp<u32, u32>>, first: u32, n: u32) {
     let mut held = Vec::new();
     for i in first..first + n {
         held.push(w.container().acquire());
@@ -468,9 +464,9 @@ fn every_idle_spare_stays_within_the_log_reach() {
 fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     let _serial = serial();
     const SPARE_LAG: usize = 4 * BATCH as usize;
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
-        .max_log_ops(4 * QUIET_BATCHES as usize * BATCH as usize)
+        .max_ops(4 * QUIET_BATCHES as usize * BATCH as usize)
         .spare_lag(SPARE_LAG)
         .build();
     let held = w.container().acquire();
@@ -521,10 +517,10 @@ fn a_publish_that_takes_the_spare_replays_at_most_a_few_batches() {
 }
 
 fn a_publish_that_takes_the_spare_replays(k: u32) {
-    let mut w = LogWriter::builder((0..k).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+    let mut w = OpLog::builder((0..k).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(3)
         .build();
-    let publish = |w: &mut LogWriter<_, _>, i: u32| {
+    let publish = |w: &mut OpLog<_, _>, i: u32| {
         w.extend((0..k).map(|k| MapOp::Insert(k, i)));
         w.publish();
     };
@@ -571,7 +567,7 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
     let _serial = serial();
     const K: u32 = 40;
     const PUBLISHES: u32 = 600;
-    let mut w = LogWriter::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+    let mut w = OpLog::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
         .spare_lag(8 * K as usize)
         .build();
@@ -613,11 +609,11 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
 fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
     let _serial = serial();
     const MAX_LOG: usize = 256;
-    let mut w = LogWriter::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
-        .max_log_ops(MAX_LOG)
+        .max_ops(MAX_LOG)
         .build();
-    let publish = |w: &mut LogWriter<_, _>, i: u32| {
+    let publish = |w: &mut OpLog<_, _>, i: u32| {
         w.append(MapOp::Insert(i % BATCH, i));
         w.publish();
     };
@@ -644,7 +640,7 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
         "{hits} gets from the pool in {publishes} publishes, {catch_ups} of them catch-ups: {:?}",
         w.stats()
     );
-    assert_eq!((held[&0], Logged::seq(&held)), (0, 0));
+    assert_eq!((held[&0], Versioned::seq(&held)), (0, 0));
     // The reader lets go 8 operations short of the bound; the next publish's pass returns
     // the version, and the catch-up must find it within a few publishes, not a sixteenth
     // of the bound later.
@@ -698,7 +694,7 @@ fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
 /// pool had to make.
 fn three_versions_suffice(extra: u64) {
     let publishes = if cfg!(miri) { 30 } else { 5_000 };
-    let mut w = LogWriter::builder((0..64u32).map(|k| (k, 0u64)).collect::<HashMap<_, _>>())
+    let mut w = OpLog::builder((0..64u32).map(|k| (k, 0u64)).collect::<HashMap<_, _>>())
         .versions(3)
         .build();
     assert_eq!(w.container().pool().stats().idle, 2);
@@ -710,8 +706,8 @@ fn three_versions_suffice(extra: u64) {
             let mut last = 0;
             while !stop.load(Ordering::Relaxed) {
                 let now = table.acquire();
-                assert!(Logged::seq(&now) >= last, "a reader went back in time");
-                last = Logged::seq(&now);
+                assert!(Versioned::seq(&now) >= last, "a reader went back in time");
+                last = Versioned::seq(&now);
                 // Batch `q` set key `q % 64` to `q`.
                 assert!(
                     last == 0 || now[&((last % 64) as u32)] == last,
@@ -762,7 +758,7 @@ fn readers_see_whole_batches() {
     let _serial = serial();
     const ACCOUNTS: u32 = 8;
     let total = 1_000u64 * u64::from(ACCOUNTS);
-    let mut w = LogWriter::new(
+    let mut w = OpLog::new(
         (0..ACCOUNTS)
             .map(|a| (a, 1_000u64))
             .collect::<BTreeMap<_, _>>(),
@@ -781,7 +777,7 @@ fn readers_see_whole_batches() {
                         now.values().sum::<u64>(),
                         total,
                         "a torn batch at {}",
-                        Logged::seq(&now)
+                        Versioned::seq(&now)
                     );
                     reads += 1;
                 }
@@ -826,7 +822,7 @@ fn a_panicking_operation_publishes_nothing() {
             self.0.clone_from(&src.0);
         }
     }
-    let mut w = LogWriter::new(Strict::default());
+    let mut w = OpLog::new(Strict::default());
     w.append(Op::Push(1));
     w.publish();
     w.append(Op::Push(2));
@@ -852,8 +848,8 @@ fn a_panicking_operation_publishes_nothing() {
 #[test]
 fn ready_made_set_and_vec_operations() {
     let _serial = serial();
-    let mut set = LogWriter::new(std::collections::HashSet::new());
-    let mut vec = LogWriter::new(Vec::new());
+    let mut set = OpLog::new(std::collections::HashSet::new());
+    let mut vec = OpLog::new(Vec::new());
     for i in 0..20u32 {
         set.extend([SetOp::Insert(i), SetOp::Remove(i / 2)]);
         set.publish();
@@ -885,23 +881,22 @@ fn ready_made_set_and_vec_operations() {
 fn the_writer_is_send_and_debug() {
     let _serial = serial();
     fn is_send<T: Send>(_: &T) {}
-    let w: LogWriter<HashMap<String, String>, MapOp<String, String>> =
-        LogWriter::new(HashMap::new());
+    let w: OpLog<HashMap<String, String>, MapOp<String, String>> = OpLog::new(HashMap::new());
     is_send(&w);
     let debug = format!("{w:?}");
-    assert!(debug.starts_with("LogWriter"), "{debug}");
+    assert!(debug.starts_with("OpLog"), "{debug}");
     let g = w.container().acquire();
-    assert_eq!(format!("{:?}", *g), "Logged { seq: 0, value: {} }");
+    assert_eq!(format!("{:?}", *g), "Versioned { seq: 0, value: {} }");
 }
 
 /// A version a reader held past the log's bound comes back lacking more than the log
 /// holds. While another idle version is within the log's reach, publishes take that one
-/// and keep the returned one aside as the pool's victim ([`LogStats::set_aside`]) instead
+/// and keep the returned one aside as the pool's victim ([`OpLogStats::set_aside`]) instead
 /// of copying it whole; once readers hold every other version, a publish copies it rather
 /// than have the pool make a new one. Four versions: the current one, the one the last
 /// publish retired, an idle spare, and the one held.
 ///
-/// [`LogStats::set_aside`]: poolswap::log::LogStats::set_aside
+/// [`OpLogStats::set_aside`]: poolswap::oplog::OpLogStats::set_aside
 #[test]
 fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
     let _serial = serial();
@@ -909,7 +904,7 @@ fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
     publish_with_a_reader_that_lets_go(&mut w, 1);
     let held = w.container().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 2 * SMALL_LOG as u32 / BATCH);
-    assert_eq!(Logged::seq(&held), 1);
+    assert_eq!(Versioned::seq(&held), 1);
     drop(held);
     // A reader holds a guard across the next publishes: the version it holds stays out,
     // and the next pass returns the one held past the log.
@@ -990,10 +985,7 @@ impl Absorb<Counted> for u64 {
 fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
     let _serial = serial();
     let max_log: usize = 8192;
-    let mut w = LogWriter::builder(0u64)
-        .versions(3)
-        .max_log_ops(max_log)
-        .build();
+    let mut w = OpLog::builder(0u64).versions(3).max_ops(max_log).build();
     let held = w.container().acquire();
     let rounds = max_log as u64 + 200;
     let mut most = 0;
@@ -1003,7 +995,7 @@ fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
         w.publish();
         most = most.max(COUNTED_DROPS.load(Ordering::Relaxed) - before);
     }
-    assert_eq!((**held, Logged::seq(&held)), (0, 0));
+    assert_eq!((**held, Versioned::seq(&held)), (0, 0));
     drop(held);
     let stats = w.stats();
     assert!(

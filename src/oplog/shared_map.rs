@@ -1,5 +1,5 @@
 //! Values shared by every version and recycled once none holds them: [`SharedMap`] and its
-//! [`Recycler`].
+//! [`ArcPool`].
 //!
 //! A change log keeps three or more versions of a map (module docs, "What it costs"). With
 //! owned values each version holds its own copy of every value, so a map of large values
@@ -10,8 +10,8 @@
 //!
 //! A [`SharedMap`] keeps the `Arc`s and recycles them. The last version to apply an
 //! overwrite or a removal ([`Absorb::absorb_owned`]) hands the displaced `Arc` to the
-//! map's [`Recycler`], a bounded FIFO shared by every version. The writer makes the value
-//! of its next overwrite with [`Recycler::share_clone`] (or [`Recycler::share`]): the
+//! map's [`ArcPool`], a bounded FIFO shared by every version. The writer makes the value
+//! of its next overwrite with [`ArcPool::share_clone`] (or [`ArcPool::share`]): the
 //! oldest `Arc` in the bin that nothing else holds any more (`Arc::get_mut` says so: no
 //! version, no reader's clone, no weak reference) is written in place with `clone_from`,
 //! keeping its buffers, and returned. So steady overwrites allocate nothing, as with owned
@@ -38,7 +38,7 @@ use std::sync::Arc;
 use super::{Absorb, MapOp};
 use crate::sync::Mutex;
 
-/// Values a [`Recycler`] keeps at most by default ([`SharedMap::with_bin_capacity`] sets
+/// Values a [`ArcPool`] keeps at most by default ([`SharedMap::with_bin_capacity`] sets
 /// another bound): 4,096. Values come back at their operation's last application, which
 /// is usually the spare's catch-up (within three batches, or the spare lag), and the next
 /// batches take them, so the bin holds what the last few batches displaced. Past the
@@ -56,8 +56,8 @@ pub const DEFAULT_BIN_CAPACITY: usize = 1 << 12;
 const LOOK: usize = 4;
 
 /// A `HashMap` whose values every version shares, each behind an `Arc`, for a
-/// [`LogWriter`](super::LogWriter) under [`MapOp<K, Arc<V>>`](MapOp). The `Arc`s an
-/// overwrite or removal displaces go back to a [`Recycler`] for the writer's next values.
+/// [`OpLog`](super::OpLog) under [`MapOp<K, Arc<V>>`](MapOp). The `Arc`s an
+/// overwrite or removal displaces go back to a [`ArcPool`] for the writer's next values.
 ///
 /// With owned values, each of a change log's three or more versions holds its own copy of
 /// every value (left-right's two copies hold two; flashmap aliases each value between its
@@ -65,7 +65,7 @@ const LOOK: usize = 4;
 /// instead of the value; but each overwrite would then allocate a new `Arc` and free the
 /// one it replaced. Here the last version to apply an overwrite or removal
 /// ([`Absorb::absorb_owned`]) hands the displaced `Arc` to the map's recycler, and the
-/// writer makes its next value with [`Recycler::share`] or [`Recycler::share_clone`],
+/// writer makes its next value with [`ArcPool::share`] or [`ArcPool::share_clone`],
 /// which reuse the oldest `Arc` in the bin that nothing else holds any more (no version,
 /// no reader's clone, no weak reference: `Arc::get_mut` says so). No `unsafe`: a value a
 /// reader can still see is never written, because its `Arc` is not unique.
@@ -87,7 +87,7 @@ const LOOK: usize = 4;
 ///   `Arc`) and one decrement (the old one's), where owned values copy the value into the
 ///   old one's buffers. The last application also locks the recycler (uncontended: only
 ///   the writer's thread takes it) to push the old `Arc`.
-/// - **Making a value** ([`Recycler::share_clone`]): the recycler's lock, up to four
+/// - **Making a value** ([`ArcPool::share_clone`]): the recycler's lock, up to four
 ///   tests of an `Arc`'s counts (two loads each), one `Arc::get_mut` (a
 ///   compare-and-swap) on the one taken, and `clone_from` into the recycled
 ///   value: no allocation when its buffers are large enough; one `Arc` allocation (plus the
@@ -101,7 +101,7 @@ const LOOK: usize = 4;
 ///   operations, and with them their values, as it does for owned values. Once that
 ///   version catches up, the values it held back return to the bin in order. A bin whose
 ///   capacity is under a few batches of values lets some go instead (counted in
-///   [`RecyclerStats::overflowed`]).
+///   [`ArcPoolStats::overflowed`]).
 ///
 /// `Send` and `Sync` when `K`, `V` and `S` are.
 ///
@@ -110,10 +110,10 @@ const LOOK: usize = 4;
 /// ```
 /// use std::collections::HashMap;
 /// use std::sync::Arc;
-/// use poolswap::log::{LogWriter, MapOp, SharedMap};
+/// use poolswap::oplog::{OpLog, MapOp, SharedMap};
 ///
 /// let routes: HashMap<Arc<str>, String> = HashMap::from([(Arc::from("/a"), "10.0.0.1".to_string())]);
-/// let mut w = LogWriter::builder(SharedMap::from(routes)).versions(3).build();
+/// let mut w = OpLog::builder(SharedMap::from(routes)).versions(3).build();
 /// let values = w.container().acquire().recycler().clone();
 /// for i in 2..100 {
 ///     // After the first few, each value is an `Arc` an earlier overwrite displaced,
@@ -127,7 +127,7 @@ const LOOK: usize = 4;
 /// ```
 pub struct SharedMap<K, V, S = RandomState> {
     map: HashMap<K, Arc<V>, S>,
-    recycler: Arc<Recycler<V>>,
+    recycler: Arc<ArcPool<V>>,
 }
 
 impl<K, V, S> SharedMap<K, V, S> {
@@ -136,7 +136,7 @@ impl<K, V, S> SharedMap<K, V, S> {
     pub fn with_hasher(hasher: S) -> Self {
         SharedMap {
             map: HashMap::with_hasher(hasher),
-            recycler: Arc::new(Recycler::new(DEFAULT_BIN_CAPACITY)),
+            recycler: Arc::new(ArcPool::new(DEFAULT_BIN_CAPACITY)),
         }
     }
 
@@ -145,13 +145,13 @@ impl<K, V, S> SharedMap<K, V, S> {
     pub fn with_bin_capacity(map: HashMap<K, Arc<V>, S>, capacity: usize) -> Self {
         SharedMap {
             map,
-            recycler: Arc::new(Recycler::new(capacity)),
+            recycler: Arc::new(ArcPool::new(capacity)),
         }
     }
 
     /// The recycler every version of this map shares (a full copy adopts its source's):
     /// where the writer makes the values of its operations.
-    pub fn recycler(&self) -> &Arc<Recycler<V>> {
+    pub fn recycler(&self) -> &Arc<ArcPool<V>> {
         &self.recycler
     }
 
@@ -198,7 +198,7 @@ impl<K: fmt::Debug, V: fmt::Debug, S> fmt::Debug for SharedMap<K, V, S> {
 }
 
 /// As for a `HashMap` ([`MapOp`]), but the last application of an overwrite or a removal
-/// hands the displaced `Arc` to the [`Recycler`] instead of dropping it.
+/// hands the displaced `Arc` to the [`ArcPool`] instead of dropping it.
 impl<K, V, S> Absorb<MapOp<K, Arc<V>>> for SharedMap<K, V, S>
 where
     K: Eq + Hash + Clone,
@@ -250,24 +250,24 @@ where
 
 /// Where a [`SharedMap`]'s displaced values wait to be written again: a FIFO of `Arc`s,
 /// bounded, behind a lock that only the writer's thread takes (the last application of an
-/// operation pushes; [`share`](Recycler::share) and [`share_clone`](Recycler::share_clone)
+/// operation pushes; [`share`](ArcPool::share) and [`share_clone`](ArcPool::share_clone)
 /// pop): see [`SharedMap`].
 ///
 /// `Send` and `Sync` when `V` is.
-pub struct Recycler<V> {
+pub struct ArcPool<V> {
     state: Mutex<Bin<V>>,
     capacity: usize,
 }
 
 struct Bin<V> {
     values: VecDeque<Arc<V>>,
-    stats: RecyclerStats,
+    stats: ArcPoolStats,
 }
 
-/// What a [`Recycler`] did; see [`Recycler::stats`].
+/// What a [`ArcPool`] did; see [`ArcPool::stats`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct RecyclerStats {
+pub struct ArcPoolStats {
     /// Values made from a recycled `Arc` (no `Arc` allocated).
     pub reused: u64,
     /// Values made in a new `Arc`: the bin held none that nothing else held.
@@ -279,12 +279,12 @@ pub struct RecyclerStats {
     pub held: usize,
 }
 
-impl<V> Recycler<V> {
+impl<V> ArcPool<V> {
     fn new(capacity: usize) -> Self {
-        Recycler {
+        ArcPool {
             state: Mutex::new(Bin {
                 values: VecDeque::new(),
-                stats: RecyclerStats::default(),
+                stats: ArcPoolStats::default(),
             }),
             capacity,
         }
@@ -322,9 +322,9 @@ impl<V> Recycler<V> {
     }
 
     /// What the recycler did so far, and how many `Arc`s it holds.
-    pub fn stats(&self) -> RecyclerStats {
+    pub fn stats(&self) -> ArcPoolStats {
         let bin = self.state.lock();
-        RecyclerStats {
+        ArcPoolStats {
             held: bin.values.len(),
             ..bin.stats
         }
@@ -368,9 +368,9 @@ impl<V> Recycler<V> {
     }
 }
 
-impl<V> fmt::Debug for Recycler<V> {
+impl<V> fmt::Debug for ArcPool<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recycler")
+        f.debug_struct("ArcPool")
             .field("capacity", &self.capacity)
             .field("stats", &self.stats())
             .finish()

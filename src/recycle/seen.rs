@@ -3,7 +3,7 @@
 
 use std::mem;
 
-use super::Arena;
+use super::FreeLists;
 
 /// Addresses of values that live in one place for as long as the set is used (the keys of
 /// a map borrowed shared): an open-addressing table of `usize`s, 0 for an empty slot (a
@@ -25,7 +25,7 @@ const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl Seen {
     /// An empty set with room for `n` addresses, its table from `arena`.
-    pub(super) fn with_capacity_in(n: usize, arena: &mut Arena) -> Seen {
+    pub(super) fn with_capacity_in(n: usize, arena: &mut FreeLists) -> Seen {
         let len = (n + n / 2 + 1).next_power_of_two().max(2);
         let mut slots: Vec<usize> = arena.take();
         slots.clear();
@@ -81,7 +81,7 @@ impl Seen {
     }
 
     /// Returns the table to `arena`'s free list.
-    pub(super) fn give_back(mut self, arena: &mut Arena) {
+    pub(super) fn give_back(mut self, arena: &mut FreeLists) {
         arena.recycle(mem::take(&mut self.slots));
     }
 }
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn holds_exactly_what_was_added() {
-        let mut arena = Arena::new();
+        let mut arena = FreeLists::new();
         let values: Vec<u64> = (0..1000).collect();
         let mut seen = Seen::with_capacity_in(500, &mut arena);
         for v in values.iter().step_by(2) {

@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 use std::mem;
 
-use super::recycle::with_plain_types;
 use super::seen::Seen;
-use super::{Arena, Recycle, Recycled};
+use super::std_impls::with_plain_types;
+use super::{FreeLists, Recycle, Recycled};
 
 /// A recycling copy: makes a value equal to another, taking the nested values it needs
 /// (strings, inner vectors, map entries) from an arena's free lists instead of allocating.
@@ -24,9 +24,9 @@ use super::{Arena, Recycle, Recycled};
 /// # Examples
 ///
 /// ```
-/// use poolswap::arena::{Arena, RecycleCopy};
+/// use poolswap::recycle::{FreeLists, RecycleCopy};
 ///
-/// let mut arena = Arena::new();
+/// let mut arena = FreeLists::new();
 /// arena.recycle(String::with_capacity(32));
 /// let src = vec![String::from("a recycled buffer")];
 /// let mut dst: Vec<String> = Vec::new();
@@ -37,7 +37,7 @@ use super::{Arena, Recycle, Recycled};
 pub trait RecycleCopy: Recycle {
     /// Makes `self` equal to `src`. What `self` held first is recycled into `arena`; the
     /// values it needs come from `arena` (or are made, when its free lists are empty).
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena);
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists);
 
     /// Bytes a cleared value needs to retain to become a copy of `self` without growing
     /// its own buffer (a `String`: its length); 0 (the default) if that does not apply.
@@ -51,7 +51,7 @@ macro_rules! plain_copy {
         /// Plain data: copied.
         impl RecycleCopy for $t {
             #[inline]
-            fn copy_from_in(&mut self, src: &Self, _: &mut Arena) {
+            fn copy_from_in(&mut self, src: &Self, _: &mut FreeLists) {
                 *self = *src;
             }
         }
@@ -62,8 +62,8 @@ with_plain_types!(plain_copy);
 
 /// A new value equal to `src`, built from `arena`'s spare values: one big enough for it,
 /// if one of the last few recycled is (so that buffers of mixed sizes do not keep growing
-/// each other: [`Arena::take_fitting`]).
-fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
+/// each other: [`FreeLists::take_fitting`]).
+fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut FreeLists) -> T {
     let mut out: T = if T::PLAIN {
         T::default()
     } else {
@@ -76,10 +76,10 @@ fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
 /// Copies into its own buffer, which grows only if `src` is longer than its capacity, and
 /// then to the next power of two at or above `src.len()` (at most twice its bytes).
 impl RecycleCopy for String {
-    fn copy_from_in(&mut self, src: &Self, _: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, _: &mut FreeLists) {
         self.clear();
         if self.capacity() < src.len() {
-            // It must grow: to the size class, as `Arena::string_from` does, so that it
+            // It must grow: to the size class, as `FreeLists::string_from` does, so that it
             // fits the next strings of about this length without growing again.
             self.reserve_exact(src.len().checked_next_power_of_two().unwrap_or(src.len()));
         }
@@ -93,7 +93,7 @@ impl RecycleCopy for String {
 /// Keeps its buffer; the elements it already has are copied into in place, the rest are
 /// recycling copies, and its surplus elements are recycled.
 impl<T: RecycleCopy + Default> RecycleCopy for Vec<T> {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         if self.len() > src.len() {
             for v in self.drain(src.len()..) {
                 arena.recycle(v);
@@ -115,7 +115,7 @@ impl<T: RecycleCopy + Default> RecycleCopy for Vec<T> {
 
 /// Like `Vec<T>`.
 impl<T: RecycleCopy + Default> RecycleCopy for VecDeque<T> {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         self.recycle_into(arena);
         self.reserve(src.len());
         for v in src {
@@ -143,7 +143,7 @@ where
     V: RecycleCopy + Default,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         copy_map(self, src, arena, Scratch::Keep);
     }
 }
@@ -162,7 +162,7 @@ pub(crate) enum Scratch {
 pub(crate) fn copy_map<K, V, S>(
     dst: &mut HashMap<K, V, S>,
     src: &HashMap<K, V, S>,
-    arena: &mut Arena,
+    arena: &mut FreeLists,
     scratch: Scratch,
 ) where
     K: RecycleCopy + Default + Eq + Hash,
@@ -235,7 +235,7 @@ where
     T: RecycleCopy + Default + Eq + Hash,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         self.recycle_into(arena);
         self.reserve(src.len());
         for v in src {
@@ -246,7 +246,7 @@ where
 
 /// The content is a recycling copy (in place when both are `Some`).
 impl<T: RecycleCopy + Default> RecycleCopy for Option<T> {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         match (self.as_mut(), src) {
             (Some(dst), Some(src)) => dst.copy_from_in(src, arena),
             (None, Some(src)) => *self = Some(copied(src, arena)),
@@ -257,7 +257,7 @@ impl<T: RecycleCopy + Default> RecycleCopy for Option<T> {
 
 /// Copies in place, keeping its allocation.
 impl<T: RecycleCopy> RecycleCopy for Box<T> {
-    fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+    fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
         (**self).copy_from_in(src, arena);
     }
 }
@@ -266,7 +266,7 @@ macro_rules! tuple_copy {
     ($($name:ident . $i:tt),+) => {
         /// Each element a recycling copy, in place.
         impl<$($name: RecycleCopy),+> RecycleCopy for ($($name,)+) {
-            fn copy_from_in(&mut self, src: &Self, arena: &mut Arena) {
+            fn copy_from_in(&mut self, src: &Self, arena: &mut FreeLists) {
                 $( self.$i.copy_from_in(&src.$i, arena); )+
             }
         }
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn copies_across_any_change_of_key_set() {
-        let mut arena = Arena::new();
+        let mut arena = FreeLists::new();
         let mut dst = Map::new();
         // splitmix64-ish steps: random key sets (some empty, some full), so that rounds
         // remove only, insert only, do both, or neither.
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn the_address_table_is_kept_or_freed_as_asked() {
-        let mut arena = Arena::new();
+        let mut arena = FreeLists::new();
         let mut dst = map_of(0b0111, 0);
         copy_map(&mut dst, &map_of(0b1110, 1), &mut arena, Scratch::Free);
         assert_eq!(dst, map_of(0b1110, 1));
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn a_changed_key_set_reuses_the_removed_entries() {
-        let mut arena = Arena::new();
+        let mut arena = FreeLists::new();
         let mut dst = Map::new();
         let mut fresh_after_warm_up = 0;
         // Each round the source loses its 2 lowest keys and gains 2 new ones above. Under

@@ -3,13 +3,13 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use super::{Arena, Recycle};
+use super::{FreeLists, Recycle};
 
-/// A value plus its own [`Arena`]: a pooled [`Container`](crate::Container) version whose
+/// A value plus its own [`FreeLists`]: a pooled [`Container`](crate::Container) version whose
 /// reset keeps the nested buffers.
 ///
 /// [`clear`](Recycled::clear) moves the value's nested buffers into the arena (and ends the
-/// arena's cycle, see [`Arena::renew_idle`]); the refill takes them back through
+/// arena's cycle, see [`FreeLists::renew_idle`]); the refill takes them back through
 /// [`Recycled::parts_mut`]. Readers see the value through `Deref`.
 ///
 /// `clear` is a method, on purpose: it shadows the value's own `clear` (a `HashMap`'s
@@ -33,7 +33,7 @@ use super::{Arena, Recycle};
 ///     let mut list: Vec<String> = arena.take();
 ///     list.push(arena.string_from("backend"));
 ///     map.insert(arena.string_from("route"), list);
-///     assert_eq!(Recycled::arena(&v).stats().reused, 3 * round); // key, list, backend
+///     assert_eq!(Recycled::free_lists(&v).stats().reused, 3 * round); // key, list, backend
 /// }
 /// ```
 ///
@@ -53,7 +53,7 @@ use super::{Arena, Recycle};
 ///
 /// # Costs
 ///
-/// `clear` costs [`Recycle::recycle_into`] on the value plus [`Arena::renew_idle`]; at
+/// `clear` costs [`Recycle::recycle_into`] on the value plus [`FreeLists::renew_idle`]; at
 /// steady state it allocates nothing. `Deref` is free.
 ///
 /// # Send and Sync
@@ -62,11 +62,11 @@ use super::{Arena, Recycle};
 #[derive(Default)]
 pub struct Recycled<T> {
     value: T,
-    arena: Arena,
+    arena: FreeLists,
 }
 
 impl<T> Recycled<T> {
-    /// Wraps `value` with a new, empty [`Arena`] (see [`Arena::new`]).
+    /// Wraps `value` with a new, empty [`FreeLists`] (see [`FreeLists::new`]).
     ///
     /// # Examples
     ///
@@ -75,7 +75,7 @@ impl<T> Recycled<T> {
     /// assert_eq!(*r, [1, 2]);
     /// ```
     pub fn new(value: T) -> Recycled<T> {
-        Recycled::with_arena(value, Arena::new())
+        Recycled::with_free_lists(value, FreeLists::new())
     }
 
     /// Wraps `value` with `arena`, configured as you like.
@@ -83,12 +83,12 @@ impl<T> Recycled<T> {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{arena::Arena, Recycled};
+    /// use poolswap::{recycle::FreeLists, Recycled};
     ///
-    /// let r = Recycled::with_arena(Vec::<String>::new(), Arena::new().never_renew());
+    /// let r = Recycled::with_free_lists(Vec::<String>::new(), FreeLists::new().never_renew());
     /// assert!(r.is_empty());
     /// ```
-    pub fn with_arena(value: T, arena: Arena) -> Recycled<T> {
+    pub fn with_free_lists(value: T, arena: FreeLists) -> Recycled<T> {
         Recycled { value, arena }
     }
 
@@ -105,11 +105,11 @@ impl<T> Recycled<T> {
     /// list.push(arena.string_from("x"));
     /// assert_eq!(r[0], "x");
     /// ```
-    pub fn parts_mut(this: &mut Recycled<T>) -> (&mut T, &mut Arena) {
+    pub fn parts_mut(this: &mut Recycled<T>) -> (&mut T, &mut FreeLists) {
         (&mut this.value, &mut this.arena)
     }
 
-    /// The arena, to read its [`stats`](Arena::stats).
+    /// The arena, to read its [`stats`](FreeLists::stats).
     ///
     /// # Examples
     ///
@@ -118,13 +118,13 @@ impl<T> Recycled<T> {
     ///
     /// let mut r = Recycled::new(vec![String::from("x")]);
     /// r.clear();
-    /// assert_eq!(Recycled::arena(&r).spare_len::<String>(), 1);
+    /// assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), 1);
     /// ```
-    pub fn arena(this: &Recycled<T>) -> &Arena {
+    pub fn free_lists(this: &Recycled<T>) -> &FreeLists {
         &this.arena
     }
 
-    /// The arena, mutable: to [`trim`](Arena::trim) it or take from it.
+    /// The arena, mutable: to [`trim`](FreeLists::trim) it or take from it.
     ///
     /// # Examples
     ///
@@ -133,10 +133,10 @@ impl<T> Recycled<T> {
     ///
     /// let mut r = Recycled::new(vec![String::from("x")]);
     /// r.clear();
-    /// Recycled::arena_mut(&mut r).trim();
-    /// assert_eq!(Recycled::arena(&r).stats().spare, 0);
+    /// Recycled::free_lists_mut(&mut r).trim();
+    /// assert_eq!(Recycled::free_lists(&r).stats().spare, 0);
     /// ```
-    pub fn arena_mut(this: &mut Recycled<T>) -> &mut Arena {
+    pub fn free_lists_mut(this: &mut Recycled<T>) -> &mut FreeLists {
         &mut this.arena
     }
 
@@ -156,8 +156,8 @@ impl<T> Recycled<T> {
 impl<T: Recycle> Recycled<T> {
     /// Clears the value into its arena: the value keeps its own buffers (a map its table),
     /// and what it owns goes to the arena's free lists for the next refill. First it ends
-    /// the arena's cycle ([`Arena::renew_idle`]): spare values that no refill took for
-    /// [`release_idle_after`](Arena::release_idle_after) cycles are released.
+    /// the arena's cycle ([`FreeLists::renew_idle`]): spare values that no refill took for
+    /// [`release_idle_after`](FreeLists::release_idle_after) cycles are released.
     ///
     /// Allocates only while a free list grows: at steady state, never.
     ///
@@ -170,7 +170,7 @@ impl<T: Recycle> Recycled<T> {
     /// let mut r = Recycled::new(HashMap::from([(String::from("k"), vec![String::from("v")])]));
     /// r.clear();
     /// assert!(r.is_empty());
-    /// let arena = Recycled::arena(&r);
+    /// let arena = Recycled::free_lists(&r);
     /// assert_eq!((arena.spare_len::<String>(), arena.spare_len::<Vec<String>>()), (2, 1));
     /// ```
     pub fn clear(&mut self) {
@@ -204,7 +204,7 @@ impl<T: fmt::Debug> fmt::Debug for Recycled<T> {
     ///
     /// ```
     /// let r = poolswap::Recycled::new(1u8);
-    /// assert!(format!("{r:?}").starts_with("Recycled { value: 1, arena: Arena {"));
+    /// assert!(format!("{r:?}").starts_with("Recycled { value: 1, arena: FreeLists {"));
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recycled")

@@ -1,4 +1,4 @@
-//! `poolswap::log::SharedMap`: values shared by every version, recycled once none holds
+//! `poolswap::oplog::SharedMap`: values shared by every version, recycled once none holds
 //! them. Steady overwrites and remove + insert pairs allocate nothing on the writer's
 //! thread, and a value a reader can still see is never written again.
 //!
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use churn::{value, STABLE};
-use poolswap::log::{LogWriter, Logged, MapOp, SharedMap};
+use poolswap::oplog::{MapOp, OpLog, SharedMap, Versioned};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -45,7 +45,7 @@ fn batch(r: usize) -> Batch {
 }
 
 /// Appends the batch: its values made with the recycler (`share_clone`).
-fn append(w: &mut LogWriter<Map, Op>, values: &poolswap::log::Recycler<Vec<String>>, b: &Batch) {
+fn append(w: &mut OpLog<Map, Op>, values: &poolswap::oplog::ArcPool<Vec<String>>, b: &Batch) {
     for k in &b.removes {
         w.append(MapOp::Remove(Arc::clone(k)));
     }
@@ -59,9 +59,9 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
     let (warm_up, timed) = if cfg!(miri) { (40, 10) } else { (600, 2_000) };
     let init: HashMap<Arc<str>, Vec<String>> =
         (0..2 * STABLE).map(|i| (key(i), value(i, 0))).collect();
-    let mut w = LogWriter::builder(Map::from(init))
+    let mut w = OpLog::builder(Map::from(init))
         .versions(3)
-        .max_log_ops(160)
+        .max_ops(160)
         .build();
     let values = Arc::clone(w.container().acquire().recycler());
     let batches: Vec<Batch> = (0..warm_up + timed).map(batch).collect();
@@ -109,15 +109,15 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
 #[test]
 fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
     let init = HashMap::from([(key(0), value(0, 0)), (key(1), value(1, 0))]);
-    let mut w: LogWriter<Map, Op> = LogWriter::builder(Map::from(init)).versions(3).build();
+    let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
     let values = Arc::clone(w.container().acquire().recycler());
-    let overwrite = |w: &mut LogWriter<Map, Op>, tag: usize| {
+    let overwrite = |w: &mut OpLog<Map, Op>, tag: usize| {
         w.append(MapOp::Insert(key(0), values.share_clone(&value(0, tag))));
         w.publish();
     };
     overwrite(&mut w, 1);
     let held = w.container().acquire();
-    assert_eq!(Logged::seq(&held), 1);
+    assert_eq!(Versioned::seq(&held), 1);
     let seen = Arc::as_ptr(&held[&key(0)]);
     for tag in 2..40 {
         overwrite(&mut w, tag);
@@ -153,7 +153,7 @@ fn readers_on_other_threads_never_see_a_value_being_rewritten() {
 
     let (keys, publishes) = if cfg!(miri) { (4, 30) } else { (64, 3_000) };
     let init: HashMap<Arc<str>, Vec<String>> = (0..keys).map(|i| (key(i), value(i, 0))).collect();
-    let mut w: LogWriter<Map, Op> = LogWriter::builder(Map::from(init)).versions(3).build();
+    let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
     let values = Arc::clone(w.container().acquire().recycler());
     let done = AtomicBool::new(false);
     thread::scope(|s| {
@@ -164,7 +164,7 @@ fn readers_on_other_threads_never_see_a_value_being_rewritten() {
                 let mut i = t;
                 while !done.load(Ordering::Acquire) {
                     let version = container.acquire();
-                    let seq = Logged::seq(&version) as usize;
+                    let seq = Versioned::seq(&version) as usize;
                     let v = &version[&key(i % keys)];
                     // "backend-{j}-{tag:08}-{i:010}": the tag is bytes 10..18 of each.
                     let tag = &v[0][10..18];

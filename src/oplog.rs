@@ -3,14 +3,14 @@
 //!
 //! A [`Container`] replaces a whole version per update. For a table that changes a few
 //! entries at a time that means a full copy per update (or a full rebuild): changing one
-//! key of a 100,000-entry map copies 100,000 entries. A [`LogWriter`] instead keeps a log
+//! key of a 100,000-entry map copies 100,000 entries. A [`OpLog`] instead keeps a log
 //! of the *operations* it published. To publish a batch, it takes a recycled version from
 //! the container's pool, replays on it the batches that version missed, applies the new
 //! batch, and swaps it in. An update then costs the operations applied, not the table.
 //!
-//! Readers are unchanged: the writer's [`container`](LogWriter::container) is an ordinary
-//! [`Container<Logged<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs (through
-//! [`Logged<T>`]) to `T`: [`acquire`](Container::acquire), [`Cache`](crate::Cache) and
+//! Readers are unchanged: the writer's [`container`](OpLog::container) is an ordinary
+//! [`Container<Versioned<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs (through
+//! [`Versioned<T>`]) to `T`: [`acquire`](Container::acquire), [`Cache`](crate::Cache) and
 //! [`Guard::map`](crate::Guard::map) work as for any container, and a reader sees every
 //! operation of a batch or none.
 //!
@@ -19,9 +19,9 @@
 //! ```
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
-//! use poolswap::log::{LogWriter, MapOp};
+//! use poolswap::oplog::{OpLog, MapOp};
 //!
-//! let mut routes = LogWriter::new(HashMap::from([("/a", "10.0.0.1")]));
+//! let mut routes = OpLog::new(HashMap::from([("/a", "10.0.0.1")]));
 //! let table = Arc::clone(routes.container()); // what readers share
 //!
 //! routes.append(MapOp::Insert("/b", "10.0.0.2"));
@@ -37,7 +37,7 @@
 //! # How it works
 //!
 //! Every version carries the sequence number of the last batch it holds
-//! ([`Logged::seq`]). The writer keeps the batches that some version it may get back still
+//! ([`Versioned::seq`]). The writer keeps the batches that some version it may get back still
 //! lacks, in order, each operation tagged with its batch's number. To publish batch `n`:
 //!
 //! 1. Take a version from the container's pool: first reclaim the version the last
@@ -50,7 +50,7 @@
 //!    no longer holds them all (it was truncated, see below) or the version is new from
 //!    the pool's factory, make it a full copy of the current version
 //!    ([`Absorb::sync_from`]) and replay from there. Full copies are counted in
-//!    [`LogStats::full_syncs`].
+//!    [`OpLogStats::full_syncs`].
 //! 3. Apply batch `n`, log it, and publish the version with
 //!    [`Container::update`]: the swap is the moment readers see the whole batch.
 //!
@@ -88,7 +88,7 @@
 //!   (left-right: twice). A reader that holds a guard across a publish makes the writer
 //!   take a third version, which replays what it missed. That third version, while idle,
 //!   is the *spare*: the log keeps what it lacks, and once it lacks more than three
-//!   batches (per spare; at most the spare lag, [`LogBuilder::spare_lag`]), publishes
+//!   batches (per spare; at most the spare lag, [`OpLogBuilder::spare_lag`]), publishes
 //!   replay on it the oldest three, by value where no other version needs them (they then
 //!   leave the log). So the spare never needs a full copy, at the price of a third,
 //!   deferred application of each operation, in chunks on about a third of the publishes.
@@ -97,7 +97,7 @@
 //!   last caught up: at most a chunk and a batch (`lag_for` in `log/spare.rs`). While a
 //!   reader holds the stalest version for long, the next stalest idle version is caught
 //!   up instead (by reference), so a fourth version
-//!   ([`LogBuilder::versions`]) stays as close; with four versions, `benches/delta.rs`'s
+//!   ([`OpLogBuilder::versions`]) stays as close; with four versions, `benches/delta.rs`'s
 //!   long-hold row (a guard held through 10,000 publishes of 10 operations) had a 99th
 //!   percentile 0.73-0.82x its plain row's.
 //!   So every version that is ever written again applies every operation: over a long run
@@ -106,7 +106,7 @@
 //!   bursts rather than at every publish; only a run whose readers never hold a guard
 //!   across a publish stays at two. What the pass buys is the cheaper common publish (2k
 //!   applications instead of 3k). `examples/change_log.rs` prints the figure for its run
-//!   ([`LogStats::applied`]).
+//!   ([`OpLogStats::applied`]).
 //! - **Fixed cost**: a publish also takes a version from the pool, updates the container
 //!   and keeps the log. `examples/publish_loop.rs` under callgrind (a 100,000-entry
 //!   `HashMap<String, Vec<String>>`, one overwrite per batch, three versions, no reader,
@@ -130,27 +130,27 @@
 //!   of it cache misses (the control bytes, the bucket, the key's bytes for the compare,
 //!   the value's buffer, then its strings), which no reordering of the batch overlapped
 //!   (looking each key up a few operations ahead made publishes slower).
-//! - **Idle time**: [`LogWriter::catch_up`] between publishes replays what the idle
+//! - **Idle time**: [`OpLog::catch_up`] between publishes replays what the idle
 //!   versions lack off the publish path; the next publish then applies only its batch
 //!   (`benches/delta.rs`'s `catch_up` row, `bench-results/delta-59f0029.md`: k = 10 at
 //!   100,000 entries, p50 5.0 µs, against 11.1 back to back in that run).
 //! - **Full copies**: a version new from the factory, or one that missed more than the log
-//!   keeps ([`LogBuilder::max_log_ops`]), is copied whole from the current version: O(n),
+//!   keeps ([`OpLogBuilder::max_ops`]), is copied whole from the current version: O(n),
 //!   on the publishing thread. The first publishes make the versions the pool circulates
-//!   (usually three or four), unless [`LogBuilder::versions`] made them at build time;
+//!   (usually three or four), unless [`OpLogBuilder::versions`] made them at build time;
 //!   after that, a publish copies a version whole only when readers hold every version
 //!   within the log's reach: it then takes one that came back after the log was
-//!   truncated past it (a reader held it for more than `max_log_ops` operations' worth of
+//!   truncated past it (a reader held it for more than `max_ops` operations' worth of
 //!   publishes), or the pool makes one. An idle spare is caught up before the log would
 //!   drop what it lacks (above), so it never needs one.
 //!   A version that came back out of the log's reach is not taken while another idle
 //!   version is within it: the publish (or the catch-up) that finds it puts it back as
-//!   the pool's victim ([`LogStats::set_aside`]), which the next `trim` drops, and a
+//!   the pool's victim ([`OpLogStats::set_aside`]), which the next `trim` drops, and a
 //!   publish copies it whole only when readers hold every version within reach (rather
 //!   than have the pool make a new one).
 //! - **Memory**: each version is a full `T` (typically 3-4 of them; `benches/delta.rs`
 //!   reports peak bytes beside left-right's two copies), plus the log: up to
-//!   [`max_log_ops`](LogBuilder::max_log_ops) operations for versions readers hold, and
+//!   [`max_ops`](OpLogBuilder::max_ops) operations for versions readers hold, and
 //!   about the spare lag for the idle spare (the batches it lacks), in segments of 32 KiB
 //!   that it takes and gives back one at a time (up to 8 emptied ones kept for reuse: 256
 //!   KiB), so that neither growing to the bound nor shrinking back costs one publish a
@@ -172,7 +172,7 @@
 //!   (each version's drop tells its writer). A later publish that needs one more version
 //!   than is left makes it from the factory with a full copy. When the version that held
 //!   the log back goes, the operations it kept are dropped a few hundred per publish
-//!   ([`LogStats::dropping`] counts those waiting), not all by one publish.
+//!   ([`OpLogStats::dropping`] counts those waiting), not all by one publish.
 //! - **Table growth**: a version is a whole `T`, and grows as `T` does. A `HashMap` under
 //!   churn (removals, then inserts of new keys) fills with tombstones; once they use up its
 //!   room, hashbrown doubles a table whose entries fill more than half of it: tens of ms
@@ -222,7 +222,7 @@ mod builder;
 mod graveyard;
 mod ops;
 mod segments;
-mod shared;
+mod shared_map;
 mod spare;
 mod stats;
 mod unneeded;
@@ -234,12 +234,12 @@ mod unneeded;
 #[allow(unreachable_pub)]
 mod proptest_config;
 
-pub use self::builder::LogBuilder;
+pub use self::builder::OpLogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
-pub use self::shared::{Recycler, RecyclerStats, SharedMap, DEFAULT_BIN_CAPACITY};
-pub use self::stats::LogStats;
+pub use self::shared_map::{ArcPool, ArcPoolStats, SharedMap, DEFAULT_BIN_CAPACITY};
+pub use self::stats::OpLogStats;
 
-/// An operation type `O` that a `T` can apply to itself: how a [`LogWriter`] changes its
+/// An operation type `O` that a `T` can apply to itself: how a [`OpLog`] changes its
 /// versions.
 ///
 /// Every version applies each operation once: by reference ([`absorb`](Absorb::absorb))
@@ -256,7 +256,7 @@ pub use self::stats::LogStats;
 /// A counter with its own operations:
 ///
 /// ```
-/// use poolswap::log::{Absorb, LogWriter};
+/// use poolswap::oplog::{Absorb, OpLog};
 ///
 /// #[derive(Default)]
 /// struct Hits(u64);
@@ -274,7 +274,7 @@ pub use self::stats::LogStats;
 ///     }
 /// }
 ///
-/// let mut hits = LogWriter::new(Hits(0));
+/// let mut hits = OpLog::new(Hits(0));
 /// hits.append(HitsOp::Add(2));
 /// hits.append(HitsOp::Add(3));
 /// hits.publish();
@@ -318,26 +318,26 @@ pub trait Absorb<O> {
 /// Sequence number of a version the writer never synchronised (new from the factory).
 const UNSYNCED: u64 = u64::MAX;
 
-/// A version of a [`LogWriter`]'s container: a `T` and the number of the last batch it
+/// A version of a [`OpLog`]'s container: a `T` and the number of the last batch it
 /// holds. Derefs to `T`; readers use it as they would use `T`.
 ///
-/// Only the writer changes a `Logged<T>`, and only while no reader can see it.
+/// Only the writer changes a `Versioned<T>`, and only while no reader can see it.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::collections::HashSet;
-/// use poolswap::log::{Logged, LogWriter, SetOp};
+/// use poolswap::oplog::{Versioned, OpLog, SetOp};
 ///
-/// let mut flags = LogWriter::new(HashSet::new());
+/// let mut flags = OpLog::new(HashSet::new());
 /// flags.append(SetOp::Insert("dark-mode"));
 /// let n = flags.publish();
 ///
 /// let now = flags.container().acquire();
-/// assert!(now.contains("dark-mode")); // `HashSet::contains`, through `Logged`'s `Deref`
-/// assert_eq!(Logged::seq(&now), n);
+/// assert!(now.contains("dark-mode")); // `HashSet::contains`, through `Versioned`'s `Deref`
+/// assert_eq!(Versioned::seq(&now), n);
 /// ```
-pub struct Logged<T> {
+pub struct Versioned<T> {
     value: T,
     /// The last batch applied to `value`; [`UNSYNCED`] for a version new from the factory.
     seq: u64,
@@ -347,7 +347,7 @@ pub struct Logged<T> {
     graveyard: Arc<graveyard::Graveyard>,
 }
 
-impl<T> Drop for Logged<T> {
+impl<T> Drop for Versioned<T> {
     fn drop(&mut self) {
         if self.seq != UNSYNCED {
             self.graveyard.bury(self.seq);
@@ -355,16 +355,16 @@ impl<T> Drop for Logged<T> {
     }
 }
 
-impl<T> Logged<T> {
+impl<T> Versioned<T> {
     /// The number of the last batch this version holds: 0 for the writer's initial value,
-    /// then what [`LogWriter::publish`] returned when it published the version.
+    /// then what [`OpLog::publish`] returned when it published the version.
     #[must_use]
-    pub fn seq(this: &Logged<T>) -> u64 {
+    pub fn seq(this: &Versioned<T>) -> u64 {
         this.seq
     }
 }
 
-impl<T> Deref for Logged<T> {
+impl<T> Deref for Versioned<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -372,7 +372,7 @@ impl<T> Deref for Logged<T> {
     }
 }
 
-impl<T> AsRef<T> for Logged<T> {
+impl<T> AsRef<T> for Versioned<T> {
     fn as_ref(&self) -> &T {
         &self.value
     }
@@ -380,15 +380,15 @@ impl<T> AsRef<T> for Logged<T> {
 
 /// Compares the value (not the sequence number) with a plain `T`, so that a guard's value
 /// can be checked against one: `assert_eq!(*guard, expected)`.
-impl<T: PartialEq> PartialEq<T> for Logged<T> {
+impl<T: PartialEq> PartialEq<T> for Versioned<T> {
     fn eq(&self, other: &T) -> bool {
         self.value == *other
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Logged<T> {
+impl<T: fmt::Debug> fmt::Debug for Versioned<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Logged");
+        let mut d = f.debug_struct("Versioned");
         if self.seq == UNSYNCED {
             d.field("seq", &"unsynced");
         } else {
@@ -398,7 +398,7 @@ impl<T: fmt::Debug> fmt::Debug for Logged<T> {
     }
 }
 
-impl<T: fmt::Display> fmt::Display for Logged<T> {
+impl<T: fmt::Display> fmt::Display for Versioned<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.value.fmt(f)
     }
@@ -408,8 +408,8 @@ impl<T: fmt::Display> fmt::Display for Logged<T> {
 /// them in batches. See the [module docs](self).
 ///
 /// One writer per container; it is `Send`, so it can move to another thread, and several
-/// threads that write share it behind a lock (`Mutex<LogWriter<T, O>>`), as with
-/// left-right's `WriteHandle`. Readers share [`container`](LogWriter::container).
+/// threads that write share it behind a lock (`Mutex<OpLog<T, O>>`), as with
+/// left-right's `WriteHandle`. Readers share [`container`](OpLog::container).
 ///
 /// # Examples
 ///
@@ -417,9 +417,9 @@ impl<T: fmt::Display> fmt::Display for Logged<T> {
 /// use std::collections::BTreeMap;
 /// use std::sync::Arc;
 /// use std::thread;
-/// use poolswap::log::{LogWriter, MapOp};
+/// use poolswap::oplog::{OpLog, MapOp};
 ///
-/// let mut prices = LogWriter::new(BTreeMap::from([("apple", 3)]));
+/// let mut prices = OpLog::new(BTreeMap::from([("apple", 3)]));
 /// let reader = {
 ///     let prices = Arc::clone(prices.container());
 ///     thread::spawn(move || {
@@ -433,10 +433,10 @@ impl<T: fmt::Display> fmt::Display for Logged<T> {
 /// prices.publish();
 /// reader.join().unwrap();
 /// ```
-pub struct LogWriter<T, O> {
+pub struct OpLog<T, O> {
     // std's `Arc`: see the import.
     #[allow(clippy::disallowed_types)]
-    container: Arc<Container<Logged<T>>>,
+    container: Arc<Container<Versioned<T>>>,
     /// Published operations some tracked version may lack, oldest first, each with its
     /// batch's number. Batches `base + 1 ..= head` are here whole. After them, numbered
     /// `head + 1`: the batch being built (the last `pending` operations), or, after a
@@ -452,10 +452,10 @@ pub struct LogWriter<T, O> {
     /// the extra versions made at build time (`0` each), ascending, one entry per version.
     /// The log keeps what the smallest lacks.
     versions: VecDeque<u64>,
-    max_log_ops: usize,
+    max_ops: usize,
     /// The most operations an idle version within the log's reach lacks before a publish
-    /// catches it up (`log/spare.rs`): [`LogBuilder::spare_lag`], at most half of
-    /// `max_log_ops`.
+    /// catches it up (`log/spare.rs`): [`OpLogBuilder::spare_lag`], at most half of
+    /// `max_ops`.
     spare_lag: usize,
     /// The pool's retired list's count of ended passes, read after the last publish
     /// retired its version: unchanged at the next publish, no pass took that version off
@@ -470,7 +470,7 @@ pub struct LogWriter<T, O> {
     /// Where the versions report their drop (`log/graveyard.rs`).
     #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
     graveyard: Arc<graveyard::Graveyard>,
-    stats: LogStats,
+    stats: OpLogStats,
 }
 
 /// The smallest log (pending batch included) for which `publish` reclaims ahead of the
@@ -486,14 +486,14 @@ fn out_of_reach(seq: u64, base: u64) -> bool {
     seq == UNSYNCED || seq < base
 }
 
-/// How many operations a log keeps by default: see [`LogBuilder::max_log_ops`].
-pub const DEFAULT_MAX_LOG_OPS: usize = 1 << 16;
+/// How many operations a log keeps by default: see [`OpLogBuilder::max_ops`].
+pub const DEFAULT_MAX_OPS: usize = 1 << 16;
 
 /// How many operations an idle spare version may lack by default before publishes catch it
-/// up: see [`LogBuilder::spare_lag`].
+/// up: see [`OpLogBuilder::spare_lag`].
 pub const DEFAULT_SPARE_LAG: usize = 1 << 10;
 
-impl<T, O> LogWriter<T, O>
+impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
@@ -503,29 +503,29 @@ where
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::new(vec![1]);
+    /// let mut w = OpLog::new(vec![1]);
     /// let readers = Arc::clone(w.container());
     /// w.append(VecOp::Push(2));
     /// w.publish();
     /// assert_eq!(readers.acquire().len(), 2);
     /// ```
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    pub fn container(&self) -> &Arc<Container<Logged<T>>> {
+    pub fn container(&self) -> &Arc<Container<Versioned<T>>> {
         &self.container
     }
 
-    /// Adds `op` to the batch the next [`publish`](LogWriter::publish) applies. Readers
+    /// Adds `op` to the batch the next [`publish`](OpLog::publish) applies. Readers
     /// see nothing of it before then. Allocates only when the batch is larger than any
     /// before.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::new(Vec::<u8>::new());
+    /// let mut w = OpLog::new(Vec::<u8>::new());
     /// w.append(VecOp::Push(1));
     /// assert_eq!(w.pending(), 1);
     /// assert!(w.container().acquire().is_empty());
@@ -543,9 +543,9 @@ where
     /// # Examples
     ///
     /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::new(Vec::new());
+    /// let mut w = OpLog::new(Vec::new());
     /// w.extend([VecOp::Push('a'), VecOp::Push('b')]);
     /// w.publish();
     /// assert_eq!(*w.container().acquire(), vec!['a', 'b']);
@@ -566,9 +566,9 @@ where
     /// # Examples
     ///
     /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::new(vec![0]);
+    /// let mut w = OpLog::new(vec![0]);
     /// w.append(VecOp::Clear);
     /// assert_eq!(w.pending(), 1);
     /// w.publish();
@@ -581,7 +581,7 @@ where
 
     /// Publishes the pending operations as one batch: readers that acquire after this
     /// returns see all of them, readers before see none. Returns the batch's number (what
-    /// [`Logged::seq`] of the new version says); with nothing pending, publishes nothing
+    /// [`Versioned::seq`] of the new version says); with nothing pending, publishes nothing
     /// and returns the current number.
     ///
     /// Costs *(lag + 1) × k* operation applications and one [`Container::update`], or a
@@ -599,30 +599,30 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{Logged, LogWriter, MapOp};
+    /// use poolswap::oplog::{Versioned, OpLog, MapOp};
     ///
-    /// let mut w = LogWriter::new(HashMap::new());
+    /// let mut w = OpLog::new(HashMap::new());
     /// w.append(MapOp::Insert("k", 1));
     /// assert_eq!(w.publish(), 1);
     /// assert_eq!(w.publish(), 1); // nothing pending
     /// w.append(MapOp::Insert("k", 2));
     /// assert_eq!(w.publish(), 2);
     /// let now = w.container().acquire();
-    /// assert_eq!((now["k"], Logged::seq(&now)), (2, 2));
+    /// assert_eq!((now["k"], Versioned::seq(&now)), (2, 2));
     /// ```
     pub fn publish(&mut self) -> u64 {
         if self.pending == 0 {
             return self.head;
         }
         self.forget_dropped_versions();
-        let LogWriter {
+        let OpLog {
             container,
             log,
             pending,
             head,
             base,
             versions,
-            max_log_ops,
+            max_ops,
             passes_seen,
             unneeded,
             stats,
@@ -723,7 +723,7 @@ where
         stats.publishes += 1;
         // Bound the log: drop the oldest batches (never the current one), and forget the
         // versions that lacked them; those get a full copy if they come back.
-        while log.len() > *max_log_ops {
+        while log.len() > *max_ops {
             match log.front() {
                 Some(&(n, _)) if n < seq => {
                     log.pop_front();
@@ -751,9 +751,9 @@ where
     /// # Examples
     ///
     /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::new(Vec::new());
+    /// let mut w = OpLog::new(Vec::new());
     /// for i in 0..10 {
     ///     w.append(VecOp::Push(i));
     ///     w.publish();
@@ -763,8 +763,8 @@ where
     /// assert!(stats.full_syncs >= 1); // the pool's first extra version
     /// ```
     #[must_use]
-    pub fn stats(&self) -> LogStats {
-        LogStats {
+    pub fn stats(&self) -> OpLogStats {
+        OpLogStats {
             log_len: self.logged(),
             versions: self.versions.len(),
             dropping: self.unneeded_len(),
@@ -806,7 +806,7 @@ fn lack_start<O>(log: &Segments<(u64, O)>, from: u64) -> usize {
     lo
 }
 
-impl<T, O> LogWriter<T, O> {
+impl<T, O> OpLog<T, O> {
     /// Drops what a publish that panicked left at the log's end (operations numbered past
     /// `head` that are not pending).
     fn drop_failed_batch(&mut self) {
@@ -827,9 +827,9 @@ impl<T, O> LogWriter<T, O> {
     }
 }
 
-impl<T, O> fmt::Debug for LogWriter<T, O> {
+impl<T, O> fmt::Debug for OpLog<T, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LogWriter")
+        f.debug_struct("OpLog")
             .field("seq", &self.head)
             .field("pending", &self.pending)
             .field("log_len", &self.logged())

@@ -1,9 +1,9 @@
-//! `--delta`: publish only what changed.
+//! `--oplog`: publish only what changed.
 //!
 //! The reloader re-reads and re-parses the file exactly as in the default mode, but into a
 //! scratch table of its own (two of them, alternating: the previous parse and the new
 //! one), compares the new parse with the previous one ([`diff`]) and appends an operation
-//! per changed entry to a [`LogWriter`], which publishes them as one batch. An unchanged
+//! per changed entry to a [`OpLog`], which publishes them as one batch. An unchanged
 //! file publishes nothing.
 
 use std::collections::HashMap;
@@ -13,7 +13,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use poolswap::log::{LogStats, LogWriter, Logged, MapOp};
+use poolswap::oplog::{MapOp, OpLog, OpLogStats, Versioned};
 use poolswap::{Container, Recycled};
 
 use super::counting_alloc::{warm_parking_lot, Snapshot};
@@ -21,14 +21,14 @@ use super::edit::{Editor, Reference};
 use super::{load, new_version, percentile, Args, Floors, ReaderReport, Sampler, Table, Version};
 use super::{XorShift, WARMUP_RELOADS};
 
-/// What readers see in `--delta` mode: key → values, with the arena that recycles them.
+/// What readers see in `--oplog` mode: key → values, with the arena that recycles them.
 pub(crate) type Index = Recycled<HashMap<String, Vec<String>>>;
 
 /// A change to [`Index`].
 pub(crate) type Op = MapOp<String, Vec<String>>;
 
 /// `--check`'s bound on what the steady-state publishes allocate, per operation applied to a
-/// version (`LogStats::applied`: each operation is applied in every version that
+/// version (`OpLogStats::applied`: each operation is applied in every version that
 /// circulates, so this does not depend on how many do).
 ///
 /// Measured: about 0.38 (bundled list, 64 keys per edit, 2 readers: 1.0 per operation, each
@@ -180,7 +180,7 @@ fn key_in(line: &str, at: usize) -> Option<(usize, usize)> {
 /// holds (its batch number: one publish per edit), plus two keys of that edit, which must
 /// agree: one showing the edit and the other not is a torn batch.
 fn reader(
-    container: &Container<Logged<Index>>,
+    container: &Container<Versioned<Index>>,
     reference: &Reference,
     seed: u64,
     start: &Barrier,
@@ -206,7 +206,7 @@ fn reader(
         if let Some(t0) = t0 {
             sampler.record(t0.elapsed().as_nanos() as u64);
         }
-        let edit = Logged::seq(&version);
+        let edit = Versioned::seq(&version);
         wrong += u64::from(!reference.answer_ok(i, edit, answer));
         if edit > 0 && per_edit > 0 {
             let a = reference.edited(edit, rng.below(per_edit));
@@ -226,7 +226,7 @@ fn reader(
     }
 }
 
-/// What the reloader did in `--delta` mode.
+/// What the reloader did in `--oplog` mode.
 #[derive(Default)]
 struct DeltaReport {
     reloads: u64,
@@ -247,8 +247,8 @@ struct DeltaReport {
     ops: u64,
     /// Publish latencies (ns) of the steady-state reloads that published.
     publish_ns: Vec<u64>,
-    stats: LogStats,
-    stats_at_warmup: LogStats,
+    stats: OpLogStats,
+    stats_at_warmup: OpLogStats,
     /// Everything the process allocated from the end of warm-up until the reloader stopped.
     steady_process: Snapshot,
 }
@@ -280,7 +280,7 @@ struct Reloading<'a> {
 /// not later: one per reader, the current one and the one being written.
 #[allow(clippy::too_many_arguments)]
 fn reloader(
-    writer: &mut LogWriter<Index, Op>,
+    writer: &mut OpLog<Index, Op>,
     mut prev: Version,
     mut next: Version,
     mut floors: Floors,
@@ -392,7 +392,7 @@ fn reloader(
     r
 }
 
-/// Runs `--delta` mode: `prev` is the file's first parse, `reference` the file as readers
+/// Runs `--oplog` mode: `prev` is the file's first parse, `reference` the file as readers
 /// check it, `editor` (with `--edit-lines`) changes the file at `path` before each reload.
 pub(crate) fn run(
     args: &Args,
@@ -408,7 +408,7 @@ pub(crate) fn run(
     let _ = load(path, &mut next, &mut floors);
     next.clear();
     let _ = load(path, &mut next, &mut floors);
-    let mut writer: LogWriter<Index, Op> = LogWriter::new(Recycled::new(prev.map.clone()));
+    let mut writer: OpLog<Index, Op> = OpLog::new(Recycled::new(prev.map.clone()));
     let initial = Snapshot::since(before);
     let container = Arc::clone(writer.container());
     let hold = args.readers as u64 + 1;
@@ -459,7 +459,7 @@ pub(crate) fn run(
     let original = reference.original();
 
     println!(
-        "poolswap hot_reload --delta: {} keys from {} ({} bytes), re-read and re-parsed on every \
+        "poolswap hot_reload --oplog: {} keys from {} ({} bytes), re-read and re-parsed on every \
          reload; only the entries that changed are published",
         original.keys.len(),
         args.path,
@@ -633,7 +633,7 @@ pub(crate) fn run(
 mod tests {
     use super::super::edit::parsed;
     use super::*;
-    use poolswap::log::Absorb;
+    use poolswap::oplog::Absorb;
     use proptest::prelude::*;
 
     type Map = HashMap<String, Vec<String>>;

@@ -1,10 +1,10 @@
-//! What a writer did: [`LogStats`].
+//! What a writer did: [`OpLogStats`].
 
-/// What a [`LogWriter`](super::LogWriter) did; see
-/// [`LogWriter::stats`](super::LogWriter::stats).
+/// What a [`OpLog`](super::OpLog) did; see
+/// [`OpLog::stats`](super::OpLog::stats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct LogStats {
+pub struct OpLogStats {
     /// Batches published.
     pub publishes: u64,
     /// Operations appended.
@@ -15,7 +15,7 @@ pub struct LogStats {
     /// back after the log was truncated past them).
     pub full_syncs: u64,
     /// Operations dropped from the log while a version still lacked them, because the log
-    /// reached [`LogBuilder::max_log_ops`](super::LogBuilder::max_log_ops).
+    /// reached [`OpLogBuilder::max_ops`](super::OpLogBuilder::max_ops).
     pub truncated: u64,
     /// Versions a publish (or the spare's catch-up) took from the pool that lacked more
     /// than the log holds and put back as the pool's victims, because another idle version
@@ -27,9 +27,9 @@ pub struct LogStats {
     /// reader still held it, or the publish skipped the reclamation pass that would have
     /// returned it), so an older idle version, usually the spare, replayed what it missed.
     /// With readers that let go between publishes this stays a small share of
-    /// [`publishes`](LogStats::publishes); it is why the spare is kept within reach
+    /// [`publishes`](OpLogStats::publishes); it is why the spare is kept within reach
     /// ([module docs](super#what-it-costs), "What it costs"). Full copies are counted in
-    /// [`full_syncs`](LogStats::full_syncs) instead.
+    /// [`full_syncs`](OpLogStats::full_syncs) instead.
     pub stale_takes: u64,
     /// Operations in the log now.
     pub log_len: usize,

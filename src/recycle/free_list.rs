@@ -59,7 +59,7 @@ pub(super) trait Spare: Send + Sync {
     fn type_name(&self) -> &'static str;
     fn len(&self) -> usize;
     fn bytes(&self) -> usize;
-    /// [`Arena::renew_idle`](super::Arena::renew_idle) for this list, at the end of cycle
+    /// [`FreeLists::renew_idle`](super::FreeLists::renew_idle) for this list, at the end of cycle
     /// `renewal.cycle`: drops the values no take reached for `renewal.idle_cycles` cycles.
     fn release_idle(&mut self, renewal: &Renewal) -> Dropped;
     /// Drops values put before the current cycle, from the bottom of the stack (the
@@ -111,7 +111,7 @@ pub(super) enum Taken<T> {
     Renewed(usize),
 }
 
-/// How many spare values, from the top, [`Arena::take_fitting`](super::Arena::take_fitting) looks at.
+/// How many spare values, from the top, [`FreeLists::take_fitting`](super::FreeLists::take_fitting) looks at.
 const FIT_WINDOW: usize = 8;
 
 impl<T: Recycle> FreeList<T> {
@@ -238,11 +238,11 @@ impl<T: Recycle> Spare for FreeList<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::arena::Arena;
+    use crate::recycle::FreeLists;
 
     #[test]
     fn bytes_and_stamps_are_kept_exact() {
-        let mut arena = Arena::new().release_idle_after(2);
+        let mut arena = FreeLists::new().release_idle_after(2);
         arena.recycle(String::with_capacity(10));
         arena.recycle(String::with_capacity(20));
         assert_eq!(arena.stats().spare_bytes, 30);
@@ -272,7 +272,7 @@ mod tests {
             s.push('x');
             s
         };
-        let mut arena = Arena::new().renew_after(6..=6).release_idle_after(1);
+        let mut arena = FreeLists::new().renew_after(6..=6).release_idle_after(1);
         arena.recycle(used(String::with_capacity(4096))); // slot 0: will go idle
         arena.recycle(used(String::with_capacity(4096))); // slot 1: in use
         let s: String = arena.take(); // slot 1: 6 -> 3
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(arena.stats().renewed, 1);
 
         // Eviction under `max_spare_bytes` moves budgets down the same way.
-        let mut arena = Arena::new().renew_after(6..=6).max_spare_bytes(8192);
+        let mut arena = FreeLists::new().renew_after(6..=6).max_spare_bytes(8192);
         arena.recycle(used(String::with_capacity(4096))); // slot 0: evicted below
         arena.recycle(used(String::with_capacity(4096))); // slot 1
         let s: String = arena.take(); // slot 1: 6 -> 3

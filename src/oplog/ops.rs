@@ -11,18 +11,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
 
 use super::Absorb;
-use crate::arena::{copy_map, Arena, RecycleCopy, Recycled, Scratch};
+use crate::recycle::{copy_map, FreeLists, RecycleCopy, Recycled, Scratch};
 
 /// An operation on a map: for `HashMap`, `BTreeMap` and `Recycled<HashMap>` under a
-/// [`LogWriter`](super::LogWriter).
+/// [`OpLog`](super::OpLog).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::collections::HashMap;
-/// use poolswap::log::{LogWriter, MapOp};
+/// use poolswap::oplog::{OpLog, MapOp};
 ///
-/// let mut w = LogWriter::new(HashMap::new());
+/// let mut w = OpLog::new(HashMap::new());
 /// w.extend([MapOp::Insert("a", 1), MapOp::Insert("b", 2), MapOp::Remove("a")]);
 /// w.publish();
 /// assert_eq!(*w.container().acquire(), HashMap::from([("b", 2)]));
@@ -39,15 +39,15 @@ pub enum MapOp<K, V> {
 }
 
 /// An operation on a set: for `HashSet` and `BTreeSet` under a
-/// [`LogWriter`](super::LogWriter).
+/// [`OpLog`](super::OpLog).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::collections::BTreeSet;
-/// use poolswap::log::{LogWriter, SetOp};
+/// use poolswap::oplog::{OpLog, SetOp};
 ///
-/// let mut w = LogWriter::new(BTreeSet::new());
+/// let mut w = OpLog::new(BTreeSet::new());
 /// w.extend([SetOp::Insert(3), SetOp::Insert(1), SetOp::Remove(3)]);
 /// w.publish();
 /// assert!(w.container().acquire().iter().eq([&1]));
@@ -62,7 +62,7 @@ pub enum SetOp<T> {
     Clear,
 }
 
-/// An operation on a `Vec` under a [`LogWriter`](super::LogWriter).
+/// An operation on a `Vec` under a [`OpLog`](super::OpLog).
 ///
 /// Operations that name an index past the end do nothing (every version applies them
 /// alike), rather than panic while publishing.
@@ -70,9 +70,9 @@ pub enum SetOp<T> {
 /// # Examples
 ///
 /// ```
-/// use poolswap::log::{LogWriter, VecOp};
+/// use poolswap::oplog::{OpLog, VecOp};
 ///
-/// let mut w = LogWriter::new(vec![10, 20, 30]);
+/// let mut w = OpLog::new(vec![10, 20, 30]);
 /// w.extend([VecOp::Set(0, 11), VecOp::Pop, VecOp::Push(40), VecOp::Set(9, 0)]);
 /// w.publish();
 /// assert_eq!(*w.container().acquire(), vec![11, 20, 40]);
@@ -340,8 +340,8 @@ impl<T: Clone> Absorb<VecOp<T>> for Vec<T> {
 }
 
 /// A recycling copy of `src` made from `arena`'s spare values: one big enough, if one of
-/// the last few recycled is ([`Arena::take_fitting`]).
-fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut Arena) -> T {
+/// the last few recycled is ([`FreeLists::take_fitting`]).
+fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut FreeLists) -> T {
     let mut out: T = arena.take_fitting(src.copy_bytes());
     out.copy_from_in(src, arena);
     out

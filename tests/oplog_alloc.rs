@@ -18,7 +18,7 @@ use churn::{key, value, STABLE};
 
 use std::collections::HashMap;
 
-use poolswap::log::{LogWriter, MapOp};
+use poolswap::oplog::{MapOp, OpLog};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -46,10 +46,7 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
         (0..2 * STABLE).map(|i| (key(i), value(i, 0))).collect();
     // A small log bound, so that the warm-up reaches the spare's catch-up and the log's
     // largest length: from then on its buffer no longer grows.
-    let mut w = LogWriter::builder(init)
-        .versions(3)
-        .max_log_ops(160)
-        .build();
+    let mut w = OpLog::builder(init).versions(3).max_ops(160).build();
     let mut batches: Vec<Vec<Op>> = (0..warm_up + timed).map(batch).collect();
     batches.reverse();
     for _ in 0..warm_up {

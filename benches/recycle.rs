@@ -1,4 +1,4 @@
-//! # Arena: protopool's benchmark, one large nested message built per op
+//! # FreeLists: protopool's benchmark, one large nested message built per op
 //!
 //! A port of the benchmark of Go's protopool (`value_test.go`): a message of nested structs
 //! (context, server, client, location, company, 1,000 targets of 15 peers each, 15
@@ -18,7 +18,7 @@
 //!   nested ones (the 1,000 targets' strings and peer lists) are dropped and allocated
 //!   again.
 //! - `arena`: one `Recycled<Message>`, reset with `Recycled::clear` and refilled from its
-//!   arena (`poolswap::arena`).
+//!   arena (`poolswap::recycle`).
 //! - `pool-arena`: the same through `Pool::new(Recycled::default, |r| { r.clear(); true })`,
 //!   as a container's writer would use it.
 //! - `bumpalo`: the same message built in a `bumpalo::Bump` (`&str` strings,
@@ -43,7 +43,7 @@ use std::hint::black_box;
 
 use bumpalo::Bump;
 use criterion::{criterion_group, criterion_main, Criterion};
-use poolswap::arena::{Arena, Recycle};
+use poolswap::recycle::{FreeLists, Recycle};
 use poolswap::{Pool, Recycled};
 
 #[path = "../tests/support/counting_alloc.rs"]
@@ -133,7 +133,7 @@ macro_rules! enums {
         }
         impl Recycle for $name {
             const PLAIN: bool = true;
-            fn recycle_into(&mut self, _: &mut Arena) {
+            fn recycle_into(&mut self, _: &mut FreeLists) {
                 *self = $name::default();
             }
         }
@@ -365,9 +365,9 @@ impl Source for Fresh {
     }
 }
 
-impl Source for Arena {
+impl Source for FreeLists {
     fn take<T: Recycle + Default>(&mut self) -> T {
-        Arena::take(self)
+        FreeLists::take(self)
     }
 }
 
@@ -827,7 +827,7 @@ fn arena_series(ops: u64) {
         }
         done += STEP;
         let a = Snapshot::since(before);
-        let stats = Recycled::arena(&r).stats();
+        let stats = Recycled::free_lists(&r).stats();
         eprintln!(
             "{done}\t{:.3}\t{}\t{}\t{}",
             a.allocs as f64 / STEP as f64,
@@ -868,7 +868,10 @@ fn message(c: &mut Criterion) {
         black_box(&*r);
     });
     check(&r);
-    eprintln!("arena after the run: {:?}", Recycled::arena(&r).stats());
+    eprintln!(
+        "arena after the run: {:?}",
+        Recycled::free_lists(&r).stats()
+    );
 
     let pool = Pool::new(Recycled::<Message>::default, |r| {
         r.clear();

@@ -3,15 +3,15 @@
 //! With a reader that lets go of its guards between publishes, `publish` reclaims the
 //! version the previous publish retired and writes that one again: two versions alternate
 //! and each operation is applied twice on the publish path. A third version (made at build
-//! time, [`LogBuilder::versions`](super::LogBuilder::versions), or left idle when a reader
+//! time, [`OpLogBuilder::versions`](super::OpLogBuilder::versions), or left idle when a reader
 //! held a guard across a publish) waits in the pool for the next publish that finds the
 //! alternating pair held. It lacks every batch since it was last written, so the log keeps
-//! those for it. Left alone, the log would grow to [`max_log_ops`](super::LogBuilder::max_log_ops)
+//! those for it. Left alone, the log would grow to [`max_ops`](super::OpLogBuilder::max_ops)
 //! and drop them, and the next reader that held a guard at the wrong moment would make a
 //! publish copy the whole table.
 //!
 //! So once the stalest idle version lacks more than a chunk (`lag_for`: three batches per
-//! spare, or the *spare lag*, [`LogBuilder::spare_lag`](super::LogBuilder::spare_lag), if
+//! spare, or the *spare lag*, [`OpLogBuilder::spare_lag`](super::OpLogBuilder::spare_lag), if
 //! less), a publish takes it out of the pool and replays the oldest whole batches on it, a
 //! chunk at a time (`chunk`), applying each operation by value ([`Absorb::absorb_owned`])
 //! where no other version lacks it, and dropping it from the log. The spare then never
@@ -26,10 +26,10 @@
 
 use std::collections::VecDeque;
 
-use super::{out_of_reach, Absorb, LogStats, LogWriter, Logged, Segments, UNSYNCED};
+use super::{out_of_reach, Absorb, OpLog, OpLogStats, Segments, Versioned, UNSYNCED};
 use crate::{Pool, Pooled};
 
-impl<T, O> LogWriter<T, O>
+impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
@@ -43,13 +43,13 @@ where
     /// (readers hold those that do), and then skips the search for a while
     /// ([`SpareMissed`]).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
-        let LogWriter {
+        let OpLog {
             container,
             log,
             head,
             base,
             versions,
-            max_log_ops,
+            max_ops,
             spare_lag,
             spare_missed,
             stats,
@@ -79,7 +79,7 @@ where
         // each) for nothing.
         let pool = container.pool();
         let returned = pool.returned_hint();
-        let retry = (*spare_lag / 2).clamp(1, (*max_log_ops / SPARE_RETRY_DIVISOR).max(1));
+        let retry = (*spare_lag / 2).clamp(1, (*max_ops / SPARE_RETRY_DIVISOR).max(1));
         if let Some(missed) = *spare_missed {
             if missed.stalest == stalest
                 && returned <= missed.returned
@@ -132,7 +132,7 @@ where
     }
 }
 
-impl<T, O> LogWriter<T, O>
+impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
@@ -163,9 +163,9 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let mut w = LogWriter::builder(HashMap::new()).versions(3).build();
+    /// let mut w = OpLog::builder(HashMap::new()).versions(3).build();
     /// for i in 0..4 {
     ///     w.append(MapOp::Insert(i, i));
     ///     w.publish();
@@ -181,7 +181,7 @@ where
         let applied_before = self.stats.applied;
         self.forget_dropped_versions();
         'replay: {
-            let LogWriter {
+            let OpLog {
                 container,
                 log,
                 head,
@@ -249,10 +249,13 @@ pub(super) fn forget(versions: &mut VecDeque<u64>, seq: u64) -> bool {
 /// out, and how many; the search stops after one numbered `stop_at`, if given. The caller
 /// puts them back ([`put_back`]).
 fn take_idle<T>(
-    pool: &Pool<Logged<T>>,
+    pool: &Pool<Versioned<T>>,
     stop_at: Option<u64>,
-) -> ([Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST], usize) {
-    let mut idle: [Option<Pooled<'_, Logged<T>>>; SPARES_LOOKED_PAST] = Default::default();
+) -> (
+    [Option<Pooled<'_, Versioned<T>>>; SPARES_LOOKED_PAST],
+    usize,
+) {
+    let mut idle: [Option<Pooled<'_, Versioned<T>>>; SPARES_LOOKED_PAST] = Default::default();
     let mut taken = 0;
     for slot in &mut idle {
         let Some(version) = pool.get_idle_anywhere() else {
@@ -271,7 +274,7 @@ fn take_idle<T>(
 /// Puts `version` back in this thread's depot; one out of the log's reach (numbered
 /// before `base`) goes below the others, as a victim (counted in `stats.set_aside`): kept
 /// for a publish that finds nothing else idle (`take_within_reach`), not taken first.
-fn put_back<T>(version: Pooled<'_, Logged<T>>, base: u64, stats: &mut LogStats) {
+fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogStats) {
     if out_of_reach(version.seq, base) {
         Pooled::put_in_depot_as_victim(version);
         stats.set_aside += 1;
@@ -285,10 +288,10 @@ fn put_back<T>(version: Pooled<'_, Logged<T>>, base: u64, stats: &mut LogStats) 
 /// publish that took one out of its reach. Those out of reach go back as victims (counted
 /// in `stats.set_aside`), the others within reach passed over on top of this thread's depot.
 pub(super) fn take_within_reach<'a, T>(
-    pool: &'a Pool<Logged<T>>,
+    pool: &'a Pool<Versioned<T>>,
     base: u64,
-    stats: &mut LogStats,
-) -> Option<Pooled<'a, Logged<T>>> {
+    stats: &mut OpLogStats,
+) -> Option<Pooled<'a, Versioned<T>>> {
     for _ in 0..SPARES_LOOKED_PAST {
         let version = pool.get_idle_anywhere()?;
         if !out_of_reach(version.seq, base) {
@@ -322,7 +325,7 @@ pub(super) const SPARE_RETRY_DIVISOR: usize = 16;
 pub(super) struct SpareMissed {
     /// The stalest version's number.
     stalest: u64,
-    /// Operations appended so far (`LogStats::appended`).
+    /// Operations appended so far (`OpLogStats::appended`).
     appended: u64,
     /// The calling thread's depot's length hint, the versions passed over included.
     returned: usize,
@@ -376,12 +379,12 @@ fn lag_for(batch: usize, spare_lag: usize, spares: usize) -> usize {
 /// By value those no other version lacks (when it is the stalest), by reference the
 /// others.
 fn catch_up<T, O>(
-    spare: &mut Logged<T>,
+    spare: &mut Versioned<T>,
     log: &mut Segments<(u64, O)>,
     head: u64,
     base: &mut u64,
     versions: &mut VecDeque<u64>,
-    stats: &mut LogStats,
+    stats: &mut OpLogStats,
     limit: usize,
 ) where
     T: Absorb<O>,

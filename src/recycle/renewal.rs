@@ -6,19 +6,19 @@ use std::ops::RangeInclusive;
 
 /// The default reuse budget of a free-list slot, in takes: protopool's README staggers the
 /// replacement of pooled values over 5,000 to 6,000 uses. See
-/// [`Arena::renew_after`](super::Arena::renew_after).
+/// [`FreeLists::renew_after`](super::FreeLists::renew_after).
 pub const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 
 /// The default number of whole cycles (builds) a spare value may go unused before it is
-/// released; see [`Arena::release_idle_after`](super::Arena::release_idle_after).
+/// released; see [`FreeLists::release_idle_after`](super::FreeLists::release_idle_after).
 ///
 /// # Examples
 ///
 /// ```
-/// use poolswap::arena::{Arena, DEFAULT_IDLE_CYCLES};
+/// use poolswap::recycle::{FreeLists, DEFAULT_IDLE_CYCLES};
 ///
 /// // A workload whose big build comes back every 500 builds keeps its buffers for it.
-/// let arena = Arena::new().release_idle_after(10 * DEFAULT_IDLE_CYCLES);
+/// let arena = FreeLists::new().release_idle_after(10 * DEFAULT_IDLE_CYCLES);
 /// assert!(format!("{arena:?}").contains("idle_cycles: Some(1000)"));
 /// ```
 pub const DEFAULT_IDLE_CYCLES: u32 = 100;
@@ -49,7 +49,7 @@ pub(super) struct Renewal {
     /// Spare values unused for this many whole cycles are released (at least 1); `None`:
     /// never.
     pub(super) idle_cycles: Option<u32>,
-    /// The cycle under way: how many times [`Arena::renew_idle`](super::Arena::renew_idle)
+    /// The cycle under way: how many times [`FreeLists::renew_idle`](super::FreeLists::renew_idle)
     /// was called, wrapping (only differences of stamps are used, and a value is released
     /// long before 2^32 cycles).
     pub(super) cycle: u32,

@@ -1,4 +1,4 @@
-//! Loom models of the change log (`poolswap::log`): a writer replays and publishes batches
+//! Loom models of the change log (`poolswap::oplog`): a writer replays and publishes batches
 //! on recycled versions while readers hold, read and drop guards on other threads.
 //!
 //! Run with:
@@ -14,10 +14,10 @@
 #![cfg(loom)]
 
 use loom::thread;
-use poolswap::log::{LogWriter, Logged, VecOp};
+use poolswap::oplog::{OpLog, VecOp, Versioned};
 use poolswap::Cache;
 
-type Writer = LogWriter<Vec<usize>, VecOp<usize>>;
+type Writer = OpLog<Vec<usize>, VecOp<usize>>;
 
 /// Runs a model with at most `bound` preemptions (or fewer, if `LOOM_MAX_PREEMPTIONS` says
 /// so).
@@ -28,8 +28,8 @@ fn bounded(bound: usize, f: impl Fn() + Send + Sync + 'static) {
 }
 
 /// Checks that `version` holds exactly the batches up to its number.
-fn check(version: &Logged<Vec<usize>>) {
-    let seq = Logged::seq(version) as usize;
+fn check(version: &Versioned<Vec<usize>>) {
+    let seq = Versioned::seq(version) as usize;
     assert!(
         version.iter().copied().eq(1..=seq),
         "version {seq} holds {:?}",
@@ -61,7 +61,7 @@ fn read_twice(w: &Writer) -> thread::JoinHandle<()> {
 #[test]
 fn replay_vs_guard_on_the_version_being_recycled() {
     bounded(3, || {
-        let mut w: Writer = LogWriter::new(Vec::new());
+        let mut w: Writer = OpLog::new(Vec::new());
         publish(&mut w, 1);
         let reader = read_twice(&w);
         for n in 2..=3 {
@@ -76,7 +76,7 @@ fn replay_vs_guard_on_the_version_being_recycled() {
 #[test]
 fn publish_vs_cache() {
     bounded(3, || {
-        let mut w: Writer = LogWriter::new(Vec::new());
+        let mut w: Writer = OpLog::new(Vec::new());
         let table = w.container().clone();
         let reader = thread::spawn(move || {
             let mut cache = Cache::new(table);
@@ -91,8 +91,8 @@ fn publish_vs_cache() {
     });
 }
 
-/// `Cache::load` gives `&Logged<..>`; its contents are checked like a guard's.
-fn check_slice(v: &Logged<Vec<usize>>) {
+/// `Cache::load` gives `&Versioned<..>`; its contents are checked like a guard's.
+fn check_slice(v: &Versioned<Vec<usize>>) {
     check(v);
 }
 
@@ -102,7 +102,7 @@ fn check_slice(v: &Logged<Vec<usize>>) {
 #[test]
 fn truncation_vs_a_held_version() {
     bounded(2, || {
-        let mut w: Writer = LogWriter::builder(Vec::new()).max_log_ops(0).build();
+        let mut w: Writer = OpLog::builder(Vec::new()).max_ops(0).build();
         publish(&mut w, 1);
         let table = w.container().clone();
         let reader = thread::spawn(move || {
@@ -117,7 +117,7 @@ fn truncation_vs_a_held_version() {
         reader.join().unwrap();
         let now = w.container().acquire();
         check(&now);
-        assert_eq!(Logged::seq(&now), 3);
+        assert_eq!(Versioned::seq(&now), 3);
     });
 }
 
@@ -129,10 +129,7 @@ fn truncation_vs_a_held_version() {
 #[test]
 fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
     bounded(2, || {
-        let mut w: Writer = LogWriter::builder(Vec::new())
-            .versions(3)
-            .max_log_ops(2)
-            .build();
+        let mut w: Writer = OpLog::builder(Vec::new()).versions(3).max_ops(2).build();
         publish(&mut w, 1);
         let reader = read_twice(&w);
         for n in 2..=4 {
@@ -141,7 +138,7 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
         reader.join().unwrap();
         let now = w.container().acquire();
         check(&now);
-        assert_eq!(Logged::seq(&now), 4);
+        assert_eq!(Versioned::seq(&now), 4);
     });
 }
 
@@ -153,7 +150,7 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
 #[test]
 fn catch_up_vs_a_reader() {
     bounded(2, || {
-        let mut w: Writer = LogWriter::builder(Vec::new()).versions(3).build();
+        let mut w: Writer = OpLog::builder(Vec::new()).versions(3).build();
         publish(&mut w, 1);
         let reader = read_twice(&w);
         publish(&mut w, 2);
@@ -162,7 +159,7 @@ fn catch_up_vs_a_reader() {
         reader.join().unwrap();
         let now = w.container().acquire();
         check(&now);
-        assert_eq!(Logged::seq(&now), 3);
+        assert_eq!(Versioned::seq(&now), 3);
     });
 }
 
@@ -173,7 +170,7 @@ fn catch_up_vs_a_reader() {
 #[test]
 fn a_dropped_spare_vs_publish() {
     bounded(2, || {
-        let mut w: Writer = LogWriter::builder(Vec::new()).versions(2).build();
+        let mut w: Writer = OpLog::builder(Vec::new()).versions(2).build();
         let pool = w.container().pool().clone();
         let trimmer = thread::spawn(move || {
             pool.trim();

@@ -2,7 +2,7 @@
 //!
 //! An operation leaves the log once every version holds it. Usually that is a batch or two
 //! per publish. But when the version that held the log back goes (a reader held it past
-//! [`max_log_ops`](super::LogBuilder::max_log_ops) and the log truncated past it, or the
+//! [`max_ops`](super::OpLogBuilder::max_ops) and the log truncated past it, or the
 //! pool dropped it), the log may hold tens of thousands of operations that no version
 //! lacks any more, and dropping them all at the next publish frees every key and value
 //! they own: at the default bound, 65,536 operations of a `HashMap<String, Vec<String>>`
@@ -15,7 +15,7 @@
 //! last of those drops freed the whole log's 4 MiB buffer on one publish: 0.5-13 ms
 //! (`log/segments.rs`).
 
-use super::{LogWriter, Segments};
+use super::{OpLog, Segments};
 
 /// The most operations no version needs that a publish drops with the log's front; past
 /// it, they are set apart and dropped over the following publishes (module docs).
@@ -39,11 +39,11 @@ pub(super) fn set_apart<O>(
     unneeded.push(ops);
 }
 
-impl<T, O> LogWriter<T, O> {
+impl<T, O> OpLog<T, O> {
     /// Drops up to `budget` of the operations set apart, their emptied segments kept for
     /// the log's reuse (up to a few).
     pub(super) fn drop_unneeded(&mut self, mut budget: usize) {
-        let LogWriter { log, unneeded, .. } = self;
+        let OpLog { log, unneeded, .. } = self;
         while budget > 0 {
             let Some(ops) = unneeded.last_mut() else {
                 return;

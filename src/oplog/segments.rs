@@ -2,7 +2,7 @@
 //! segment at a time.
 //!
 //! One `VecDeque` for the whole log doubled its buffer as the log grew (a reader holding a
-//! guard lets it reach [`max_log_ops`](super::LogBuilder::max_log_ops), 65,536 operations by
+//! guard lets it reach [`max_ops`](super::OpLogBuilder::max_ops), 65,536 operations by
 //! default: at 64 bytes an operation, the last doubling copied 2 MiB and freed the old
 //! buffer on one publish, 0.6-1.3 ms on the 2-core VM), and when the operations before the
 //! held version's went, dropping their 4 MiB buffer (returned to the OS by the allocator)
@@ -278,7 +278,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::log::proptest_config::config())]
+        #![proptest_config(crate::oplog::proptest_config::config())]
 
         /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at every
         /// step: length, ends, every element by index, every range; a split moves exactly

@@ -1,12 +1,12 @@
 //! Forgetting the versions the pool dropped.
 //!
 //! The writer keeps, for each version it may get back from the pool, the number of the
-//! last batch it holds (`LogWriter::versions`), and the log keeps what the stalest of them
+//! last batch it holds (`OpLog::versions`), and the log keeps what the stalest of them
 //! lacks. The pool may drop an idle version without the writer's knowledge: `trim`, a decay
-//! tick, the idle bound ([`LogBuilder::max_idle`](super::LogBuilder::max_idle)). Its entry
+//! tick, the idle bound ([`OpLogBuilder::max_idle`](super::OpLogBuilder::max_idle)). Its entry
 //! then stayed until the log reached its bound and truncated past it: the log grew to
-//! [`max_log_ops`](super::LogBuilder::max_log_ops) for a version that no longer existed,
-//! counted what it dropped as lacked (`LogStats::truncated`), and the spare's catch-up
+//! [`max_ops`](super::OpLogBuilder::max_ops) for a version that no longer existed,
+//! counted what it dropped as lacked (`OpLogStats::truncated`), and the spare's catch-up
 //! looked for it in vain.
 //!
 //! So each version the writer makes carries a handle on its writer's graveyard, and its
@@ -17,7 +17,7 @@
 //! count. A version the writer no longer tracks (out of the log's reach: numbered below
 //! `base`, whose entries are gone) matches no entry.
 
-use super::LogWriter;
+use super::OpLog;
 use crate::sync::{AtomicBool, Mutex, Ordering};
 
 /// Where a writer's versions report their drop: their numbers, behind a lock, and a flag
@@ -78,7 +78,7 @@ impl std::fmt::Debug for Graveyard {
     }
 }
 
-impl<T, O> LogWriter<T, O> {
+impl<T, O> OpLog<T, O> {
     /// Forgets the entries of the versions the pool dropped since the last publish (module
     /// docs).
     pub(super) fn forget_dropped_versions(&mut self) {

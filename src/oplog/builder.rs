@@ -1,4 +1,4 @@
-//! Building a [`LogWriter`]: [`LogBuilder`]'s options (the log's bound, the pool's idle
+//! Building a [`OpLog`]: [`OpLogBuilder`]'s options (the log's bound, the pool's idle
 //! bound, versions made up front) and the writer's constructors.
 
 use std::collections::VecDeque;
@@ -10,26 +10,26 @@ use std::sync::Arc;
 
 use super::graveyard::Graveyard;
 use super::{
-    Absorb, LogStats, LogWriter, Logged, Segments, DEFAULT_MAX_LOG_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
+    Absorb, OpLog, OpLogStats, Segments, Versioned, DEFAULT_MAX_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
 };
 use crate::{Container, Pool};
 
-/// Configures a [`LogWriter`]; see [`LogWriter::builder`].
+/// Configures a [`OpLog`]; see [`OpLog::builder`].
 #[must_use = "a builder does nothing until `build` is called"]
-pub struct LogBuilder<T> {
+pub struct OpLogBuilder<T> {
     init: T,
-    max_log_ops: usize,
+    max_ops: usize,
     spare_lag: usize,
     max_idle: Option<usize>,
     versions: usize,
 }
 
-impl<T> LogBuilder<T>
+impl<T> OpLogBuilder<T>
 where
     T: Default + Send + Sync + 'static,
 {
     /// The most operations the log keeps for versions that lack them (default
-    /// [`DEFAULT_MAX_LOG_OPS`]). Past it, the oldest are dropped, and a version that still
+    /// [`DEFAULT_MAX_OPS`]). Past it, the oldest are dropped, and a version that still
     /// lacked them is copied whole ([`Absorb::sync_from`]) when it next comes back: a
     /// bound on the log's memory, at the price of a full copy after a reader held a
     /// version across that many operations. The log always keeps the current batch, so a
@@ -39,21 +39,21 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let mut w = LogWriter::builder(HashMap::new()).max_log_ops(1_000).build();
+    /// let mut w = OpLog::builder(HashMap::new()).max_ops(1_000).build();
     /// w.append(MapOp::Insert(1, "one"));
     /// w.publish();
-    /// # let _: &LogWriter<_, MapOp<i32, &str>> = &w;
+    /// # let _: &OpLog<_, MapOp<i32, &str>> = &w;
     /// ```
-    pub fn max_log_ops(mut self, ops: usize) -> Self {
-        self.max_log_ops = ops;
+    pub fn max_ops(mut self, ops: usize) -> Self {
+        self.max_ops = ops;
         self
     }
 
     /// The most operations an idle spare version may lack before publishes catch it up
     /// (default [`DEFAULT_SPARE_LAG`], and at most half of
-    /// [`max_log_ops`](LogBuilder::max_log_ops)): a cap on the chunk the catch-up keeps it
+    /// [`max_ops`](OpLogBuilder::max_ops)): a cap on the chunk the catch-up keeps it
     /// within, three batches per spare.
     ///
     /// A spare is a version no reader holds that waits in the pool for a publish that
@@ -72,9 +72,9 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let mut w = LogWriter::builder(HashMap::new()).versions(3).spare_lag(256).build();
+    /// let mut w = OpLog::builder(HashMap::new()).versions(3).spare_lag(256).build();
     /// for i in 0..1_000 {
     ///     w.append(MapOp::Insert(i % 10, i));
     ///     w.publish();
@@ -96,9 +96,9 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let w = LogWriter::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
+    /// let w = OpLog::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
     /// assert_eq!(w.container().pool().max_idle(), 4);
     /// ```
     pub fn max_idle(mut self, n: usize) -> Self {
@@ -116,7 +116,7 @@ where
     /// current version, one a reader still holds, the one being written); readers that
     /// hold guards across publishes need more.
     ///
-    /// A reader that holds a guard for long (past [`max_log_ops`](LogBuilder::max_log_ops)
+    /// A reader that holds a guard for long (past [`max_ops`](OpLogBuilder::max_ops)
     /// operations) takes its version out of circulation, and the log's reach. With three
     /// versions, the first publish afterwards that finds the other two held copies the
     /// whole table; with four, none does. `benches/delta.rs`'s long-hold row (100,000
@@ -127,15 +127,15 @@ where
     ///
     /// Costs `n - 1` full copies and their memory at once (they would be made later
     /// anyway, if the workload needs them). The log keeps what these versions lack until
-    /// the writer takes them, within [`max_log_ops`](LogBuilder::max_log_ops).
+    /// the writer takes them, within [`max_ops`](OpLogBuilder::max_ops).
     ///
     /// # Examples
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let mut w = LogWriter::builder(HashMap::from([(1, "one")])).versions(3).build();
+    /// let mut w = OpLog::builder(HashMap::from([(1, "one")])).versions(3).build();
     /// assert_eq!(w.container().pool().stats().idle, 2);
     /// for i in 2..100 {
     ///     w.append(MapOp::Insert(i, "more"));
@@ -153,23 +153,23 @@ where
     /// # Panics
     ///
     /// If [`Absorb::sync_from`] panics while it makes the extra
-    /// [`versions`](LogBuilder::versions).
+    /// [`versions`](OpLogBuilder::versions).
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    pub fn build<O>(self) -> LogWriter<T, O>
+    pub fn build<O>(self) -> OpLog<T, O>
     where
         T: Absorb<O>,
     {
         let graveyard = Arc::new(Graveyard::new());
         let buried = Arc::clone(&graveyard);
         let mut pool = Pool::builder(
-            move || Logged {
+            move || Versioned {
                 value: T::default(),
                 seq: UNSYNCED,
                 graveyard: Arc::clone(&buried),
             },
             // The reset keeps the contents: the writer brings a recycled version up to
             // date from what it held.
-            |_: &mut Logged<T>| {},
+            |_: &mut Versioned<T>| {},
         );
         if let Some(n) = self.max_idle {
             pool = pool.max_idle(n);
@@ -177,7 +177,7 @@ where
         let pool = pool.build();
         let container = Container::from_value(
             &pool,
-            Logged {
+            Versioned {
                 value: self.init,
                 seq: 0,
                 graveyard: Arc::clone(&graveyard),
@@ -198,25 +198,25 @@ where
                 .collect();
             versions.extend(extra.iter().map(|_| 0));
         }
-        LogWriter {
+        OpLog {
             container: Arc::new(container),
             log: Segments::default(),
             pending: 0,
             head: 0,
             base: 0,
             versions,
-            max_log_ops: self.max_log_ops,
-            spare_lag: self.spare_lag.min(self.max_log_ops / 2),
+            max_ops: self.max_ops,
+            spare_lag: self.spare_lag.min(self.max_ops / 2),
             passes_seen: 0,
             spare_missed: None,
             unneeded: Vec::new(),
             graveyard,
-            stats: LogStats::default(),
+            stats: OpLogStats::default(),
         }
     }
 }
 
-impl<T, O> LogWriter<T, O>
+impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Default + Send + Sync + 'static,
 {
@@ -230,31 +230,31 @@ where
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::log::{LogWriter, MapOp};
+    /// use poolswap::oplog::{OpLog, MapOp};
     ///
-    /// let w: LogWriter<HashMap<String, u32>, MapOp<String, u32>> = LogWriter::new(HashMap::new());
+    /// let w: OpLog<HashMap<String, u32>, MapOp<String, u32>> = OpLog::new(HashMap::new());
     /// assert!(w.container().acquire().is_empty());
     /// ```
-    pub fn new(init: T) -> LogWriter<T, O> {
-        LogWriter::builder(init).build()
+    pub fn new(init: T) -> OpLog<T, O> {
+        OpLog::builder(init).build()
     }
 
-    /// Starts configuring a writer whose container holds `init`; see [`LogBuilder`].
+    /// Starts configuring a writer whose container holds `init`; see [`OpLogBuilder`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::log::{LogWriter, VecOp};
+    /// use poolswap::oplog::{OpLog, VecOp};
     ///
-    /// let mut w = LogWriter::builder(Vec::new()).max_log_ops(10_000).build();
+    /// let mut w = OpLog::builder(Vec::new()).max_ops(10_000).build();
     /// w.append(VecOp::Push(7));
     /// w.publish();
     /// assert_eq!(*w.container().acquire(), vec![7]);
     /// ```
-    pub fn builder(init: T) -> LogBuilder<T> {
-        LogBuilder {
+    pub fn builder(init: T) -> OpLogBuilder<T> {
+        OpLogBuilder {
             init,
-            max_log_ops: DEFAULT_MAX_LOG_OPS,
+            max_ops: DEFAULT_MAX_OPS,
             spare_lag: DEFAULT_SPARE_LAG,
             max_idle: None,
             versions: 1,
@@ -262,10 +262,10 @@ where
     }
 }
 
-impl<T> fmt::Debug for LogBuilder<T> {
+impl<T> fmt::Debug for OpLogBuilder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LogBuilder")
-            .field("max_log_ops", &self.max_log_ops)
+        f.debug_struct("OpLogBuilder")
+            .field("max_ops", &self.max_ops)
             .field("spare_lag", &self.spare_lag)
             .field("max_idle", &self.max_idle)
             .field("versions", &self.versions)

@@ -19,7 +19,7 @@ use std::sync::atomic::{
 use std::sync::OnceLock;
 use std::thread;
 
-use poolswap::arena::{Arena, Recycle, DEFAULT_IDLE_CYCLES};
+use poolswap::recycle::{FreeLists, Recycle, DEFAULT_IDLE_CYCLES};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "support/counting_alloc.rs"]
@@ -45,7 +45,7 @@ fn text(v: usize) -> String {
 }
 
 /// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
-fn refill(map: &mut Table, arena: &mut Arena, text: &str) {
+fn refill(map: &mut Table, arena: &mut FreeLists, text: &str) {
     for line in text.lines() {
         let (key, backends) = line.split_once('=').expect("key=backends");
         let mut list: Vec<String> = arena.take();
@@ -103,7 +103,7 @@ poolswap::impl_recycle!(Peer {
 #[test]
 fn values_come_back_cleared_with_their_capacity() {
     let _serial = serial();
-    let mut arena = Arena::new();
+    let mut arena = FreeLists::new();
 
     let mut map: Table = HashMap::with_capacity(64);
     map.insert("k".repeat(40), vec!["v".repeat(50); 3]);
@@ -201,7 +201,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
         per_rebuild <= 0.01,
         "{allocs} allocations in {measured} rebuilds ({per_rebuild} each)"
     );
-    let stats = Recycled::arena(&table).stats();
+    let stats = Recycled::free_lists(&table).stats();
     assert_eq!(stats.renewed, 0, "no budget runs out this early");
     // Everything was taken from the arena: the last refill emptied it.
     assert_eq!(stats.spare, 0, "{stats:?}");
@@ -305,7 +305,7 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     const BIG: usize = 1 << 20;
     // Budgets of 256 reuses; a buffer that holds far more than its last use needed (1 MiB
     // for 1 byte) spends 64 per take, the most, so it serves 4 takes.
-    let mut arena = Arena::new().renew_after(256..=256);
+    let mut arena = FreeLists::new().renew_after(256..=256);
     // Bytes asked for, not live bytes: the harness's threads may free memory meanwhile
     // (the previous test's leftovers), which would lower a live-bytes reading.
     let asked = Snapshot::now();
@@ -332,7 +332,7 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     assert_eq!((stats.renewed, stats.renewed_bytes), (1, BIG));
 
     // The same budget, a buffer that fits its use: kept past it.
-    let mut arena = Arena::new().renew_after(64..=64);
+    let mut arena = FreeLists::new().renew_after(64..=64);
     arena.recycle(String::with_capacity(4096));
     let half = "x".repeat(2048);
     for _ in 0..200 {
@@ -348,7 +348,7 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     // renewed once per budget.
     let lives: Vec<u32> = (0..40)
         .map(|_| {
-            let mut arena = Arena::new().renew_after(5..=8);
+            let mut arena = FreeLists::new().renew_after(5..=8);
             arena.recycle(String::with_capacity(1024));
             let mut reuses = 0;
             loop {
@@ -372,11 +372,12 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
 fn idle_spare_buffers_drain_away() {
     let _serial = serial();
     let burst = if cfg!(miri) { 50 } else { 1_000 };
-    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().release_idle_after(3));
+    let mut r =
+        Recycled::with_free_lists(Vec::<String>::new(), FreeLists::new().release_idle_after(3));
     // One giant build...
     r.extend((0..burst).map(|i| format!("burst-{i}")));
     r.clear();
-    assert_eq!(Recycled::arena(&r).spare_len::<String>(), burst);
+    assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), burst);
     // ...then small ones, which take 10 buffers per cycle.
     for _ in 0..6 {
         r.clear();
@@ -386,7 +387,7 @@ fn idle_spare_buffers_drain_away() {
         }
     }
     r.clear();
-    let stats = Recycled::arena(&r).stats();
+    let stats = Recycled::free_lists(&r).stats();
     assert_eq!(
         stats.spare, 10,
         "the burst's idle buffers should be released"
@@ -397,7 +398,10 @@ fn idle_spare_buffers_drain_away() {
 #[test]
 fn max_retained_bytes_drops_oversized_values() {
     let _serial = serial();
-    let mut r = Recycled::with_arena(Vec::<String>::new(), Arena::new().max_retained_bytes(64));
+    let mut r = Recycled::with_free_lists(
+        Vec::<String>::new(),
+        FreeLists::new().max_retained_bytes(64),
+    );
     r.push("x".repeat(100_000));
     r.push("y".repeat(10));
     let live = counting_alloc::live_bytes();
@@ -406,7 +410,7 @@ fn max_retained_bytes_drops_oversized_values() {
         counting_alloc::live_bytes() + 90_000 <= live,
         "the big String was kept"
     );
-    let stats = Recycled::arena(&r).stats();
+    let stats = Recycled::free_lists(&r).stats();
     assert_eq!(
         (stats.spare, stats.over_cap, stats.over_cap_bytes),
         (1, 1, 100_000)
@@ -429,12 +433,12 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     // of 40 to 50 reuses (a 4 KiB buffer used for a few bytes spends 3 a take), so the
     // same drain fits in the run.
     let (burst, size, builds, arena) = if cfg!(miri) {
-        let arena = Arena::new().renew_after(40..=50).release_idle_after(20);
+        let arena = FreeLists::new().renew_after(40..=50).release_idle_after(20);
         (20, 4 << 10, 100, arena)
     } else {
-        (1_000, 64 << 10, 1_000, Arena::new())
+        (1_000, 64 << 10, 1_000, FreeLists::new())
     };
-    let mut r = Recycled::with_arena(Vec::<String>::new(), arena);
+    let mut r = Recycled::with_free_lists(Vec::<String>::new(), arena);
     r.extend((0..burst).map(|_| String::with_capacity(size)));
     let mut last_build = string_bytes(&r);
     // The build from which on, after each clear, the arena keeps at most 1.25 × the bytes
@@ -442,7 +446,7 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     let (mut within_bound, mut only_last) = (0, 0);
     for build in 1..=builds {
         r.clear();
-        let spare = Recycled::arena(&r).stats().spare_bytes;
+        let spare = Recycled::free_lists(&r).stats().spare_bytes;
         if spare * 4 > last_build * 5 {
             within_bound = build + 1;
         }
@@ -456,7 +460,7 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
         last_build = string_bytes(&r);
     }
     r.clear();
-    let stats = Recycled::arena(&r).stats();
+    let stats = Recycled::free_lists(&r).stats();
     println!(
         "within 1.25x from build {within_bound} on, only the last build's strings from \
          {only_last} on; {stats:?}"
@@ -483,7 +487,7 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
 fn max_spare_bytes_bounds_the_total() {
     let _serial = serial();
     const LIMIT: usize = 64 << 10;
-    let mut arena = Arena::new().max_spare_bytes(LIMIT);
+    let mut arena = FreeLists::new().max_spare_bytes(LIMIT);
     for _ in 0..64 {
         arena.recycle(String::with_capacity(4096)); // 256 KiB offered
         assert!(arena.stats().spare_bytes <= LIMIT);
@@ -506,7 +510,7 @@ fn max_spare_bytes_bounds_the_total() {
     assert_eq!(newest, [4000; 8], "the values of this cycle were not kept");
 
     // Nothing fits under a limit of 0.
-    let mut none = Arena::new().max_spare_bytes(0);
+    let mut none = FreeLists::new().max_spare_bytes(0);
     none.recycle(String::with_capacity(1));
     assert_eq!(none.stats().over_limit, 1);
 
@@ -519,15 +523,15 @@ fn max_spare_bytes_bounds_the_total() {
     } else {
         (4096, DEFAULT_IDLE_CYCLES, 200, 500)
     };
-    let arena = Arena::new()
+    let arena = FreeLists::new()
         .max_spare_bytes(16 * cap)
         .release_idle_after(idle);
-    let mut r = Recycled::with_arena(Vec::<String>::new(), arena);
+    let mut r = Recycled::with_free_lists(Vec::<String>::new(), arena);
     r.extend((0..64).map(|_| String::with_capacity(cap)));
     let words: Vec<String> = (0..8).map(|i| "x".repeat(cap / 4 + i)).collect();
     let rebuild = |r: &mut Recycled<Vec<String>>| {
         r.clear();
-        let stats = Recycled::arena(r).stats();
+        let stats = Recycled::free_lists(r).stats();
         assert!(stats.spare_bytes <= 16 * cap, "{stats:?}");
         let (list, arena) = Recycled::parts_mut(r);
         for w in &words {
@@ -544,7 +548,7 @@ fn max_spare_bytes_bounds_the_total() {
     }
     let allocs = thread_allocs() - before;
     r.clear();
-    let stats = Recycled::arena(&r).stats();
+    let stats = Recycled::free_lists(&r).stats();
     assert_eq!((stats.spare, stats.spare_bytes), (8, 8 * cap), "{stats:?}");
     assert!(
         allocs <= measured / 100,
@@ -561,16 +565,16 @@ fn max_spare_bytes_bounds_the_total() {
 fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     let _serial = serial();
     let (routes, rebuilds, arena) = if cfg!(miri) {
-        (4, 40, Arena::new().renew_after(5..=8))
+        (4, 40, FreeLists::new().renew_after(5..=8))
     } else {
-        (50, 24_000, Arena::new())
+        (50, 24_000, FreeLists::new())
     };
     let texts: [String; 2] = [0, 1].map(|v| {
         (0..routes)
             .map(|k| format!("route-{k}=backend-{k}-{v}-a,backend-{k}-{v}-b,backend-{k}-{v}-c\n"))
             .collect()
     });
-    let mut table = Recycled::with_arena(Table::new(), arena);
+    let mut table = Recycled::with_free_lists(Table::new(), arena);
     let rebuild = |table: &mut Recycled<Table>, v: usize| {
         table.clear();
         let (map, arena) = Recycled::parts_mut(table);
@@ -585,7 +589,7 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
         rebuild(&mut table, v);
     }
     let allocs = Snapshot::since(before).allocs;
-    let stats = Recycled::arena(&table).stats();
+    let stats = Recycled::free_lists(&table).stats();
     let per_rebuild = allocs as f64 / (rebuilds - warm_up) as f64;
     println!("{allocs} allocations in {rebuilds} rebuilds ({per_rebuild} each); {stats:?}");
     // Every buffer was taken at every rebuild: past the onset of every slot.
@@ -604,7 +608,7 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
 #[test]
 fn take_fitting_prefers_the_closest_fit_among_the_last_spares() {
     let _serial = serial();
-    let mut arena = Arena::new();
+    let mut arena = FreeLists::new();
     arena.recycle(String::with_capacity(16)); // the key
     for _ in 0..3 {
         arena.recycle(String::with_capacity(32)); // the value's strings, on top

@@ -5,16 +5,16 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 use std::mem;
 
-use super::Arena;
+use super::FreeLists;
 
-/// A type whose values can be cleared into an [`Arena`], giving their nested buffers to the
+/// A type whose values can be cleared into an [`FreeLists`], giving their nested buffers to the
 /// arena's free lists instead of dropping them.
 ///
 /// [`recycle_into`](Recycle::recycle_into) must leave `*self` equal in value to a fresh,
 /// empty one (what `Default` would make) while it *keeps its own buffers* in place (a
 /// `String` keeps its capacity) and *moves* the values it owns that an empty value cannot
 /// keep (a `Vec`'s elements, an `Option`'s content) into the arena with
-/// [`Arena::recycle`]. [`retained_bytes`](Recycle::retained_bytes) says how much heap
+/// [`FreeLists::recycle`]. [`retained_bytes`](Recycle::retained_bytes) says how much heap
 /// memory a cleared value still holds: a value that holds none is not worth a free-list
 /// slot and is dropped.
 ///
@@ -32,7 +32,7 @@ use super::Arena;
 /// A type with an enum and a list, implemented by hand:
 ///
 /// ```
-/// use poolswap::arena::{Arena, Recycle};
+/// use poolswap::recycle::{FreeLists, Recycle};
 ///
 /// #[derive(Default)]
 /// enum Kind { #[default] Plain, Tagged(String) }
@@ -41,7 +41,7 @@ use super::Arena;
 /// struct Entry { kind: Kind, tags: Vec<String> }
 ///
 /// impl Recycle for Entry {
-///     fn recycle_into(&mut self, arena: &mut Arena) {
+///     fn recycle_into(&mut self, arena: &mut FreeLists) {
 ///         if let Kind::Tagged(label) = std::mem::take(&mut self.kind) {
 ///             arena.recycle(label); // the label's buffer goes to the String free list
 ///         }
@@ -52,7 +52,7 @@ use super::Arena;
 ///     }
 /// }
 ///
-/// let mut arena = Arena::new();
+/// let mut arena = FreeLists::new();
 /// let mut e = Entry { kind: Kind::Tagged("x".repeat(100)), tags: vec!["a".into(), "b".into()] };
 /// e.recycle_into(&mut arena);
 /// assert!(e.tags.is_empty() && e.tags.capacity() >= 2);
@@ -67,29 +67,29 @@ pub trait Recycle: Send + Sync + 'static {
     /// Empties `self` in place, keeping its own buffers, and moves the values it owns into
     /// `arena`'s free lists (see the trait's contract).
     ///
-    /// Allocates only while a free list grows; see [`Arena::recycle`].
+    /// Allocates only while a free list grows; see [`FreeLists::recycle`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::{Arena, Recycle};
+    /// use poolswap::recycle::{FreeLists, Recycle};
     ///
-    /// let mut arena = Arena::new();
+    /// let mut arena = FreeLists::new();
     /// let mut names = vec![String::from("ada"), String::from("grace")];
     /// names.recycle_into(&mut arena);
     /// assert!(names.is_empty()); // the Vec keeps its capacity...
     /// assert_eq!(arena.spare_len::<String>(), 2); // ...and the Strings are spare
     /// ```
-    fn recycle_into(&mut self, arena: &mut Arena);
+    fn recycle_into(&mut self, arena: &mut FreeLists);
 
     /// Bytes of heap memory a cleared value of this type still holds (its own buffers and
     /// those of values it keeps in place), approximately; 0 (the default) means nothing
-    /// worth keeping, and [`Arena::recycle`] drops such a value.
+    /// worth keeping, and [`FreeLists::recycle`] drops such a value.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Recycle;
+    /// use poolswap::recycle::Recycle;
     ///
     /// assert_eq!(String::with_capacity(64).retained_bytes(), 64);
     /// assert_eq!(Vec::<u32>::with_capacity(8).retained_bytes(), 32);
@@ -101,12 +101,12 @@ pub trait Recycle: Send + Sync + 'static {
 
     /// Bytes of the value's own buffers that its content uses now (a `String`'s length, a
     /// `Vec`'s length × element size), measured the same way as
-    /// [`retained_bytes`](Recycle::retained_bytes); [`Arena::recycle`] reads it just before
+    /// [`retained_bytes`](Recycle::retained_bytes); [`FreeLists::recycle`] reads it just before
     /// it clears the value. Renewal compares the two: a spare value that holds more than
     /// 4 × what its last use needed + 256 bytes is *oversized* and is renewed once its
     /// slot's reuse budget is spent; one that holds more than 16 × its use + 1 KiB spends
     /// that budget faster, up to 64 reuses a take (see
-    /// [renewal](crate::arena#renewal-and-release-the-memory-safeguards)).
+    /// [renewal](crate::recycle#renewal-and-release-the-memory-safeguards)).
     ///
     /// The default, 0, says nothing about the use: such a value counts as oversized when it
     /// retains more than 256 bytes, and is renewed once per budget, as every value was
@@ -115,7 +115,7 @@ pub trait Recycle: Send + Sync + 'static {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Recycle;
+    /// use poolswap::recycle::Recycle;
     ///
     /// let mut s = String::with_capacity(64);
     /// s.push_str("hello");
@@ -136,13 +136,13 @@ pub trait Recycle: Send + Sync + 'static {
 /// # Examples
 ///
 /// ```
-/// use poolswap::arena::Arena;
+/// use poolswap::recycle::FreeLists;
 ///
 /// #[derive(Default)]
 /// struct Peer { id: String, restarts: u32, tags: Vec<String> }
 /// poolswap::impl_recycle!(Peer { id, restarts, tags });
 ///
-/// let mut arena = Arena::new();
+/// let mut arena = FreeLists::new();
 /// let peers = vec![Peer { id: "p1".into(), restarts: 3, tags: vec!["a".into()] }];
 /// arena.recycle(peers); // the Vec, the Peer (with its `id` and `tags` buffers), the tag
 ///
@@ -155,16 +155,16 @@ pub trait Recycle: Send + Sync + 'static {
 #[macro_export]
 macro_rules! impl_recycle {
     ($ty:ty { $($field:ident),* $(,)? }) => {
-        impl $crate::arena::Recycle for $ty {
-            fn recycle_into(&mut self, arena: &mut $crate::arena::Arena) {
-                $( $crate::arena::Recycle::recycle_into(&mut self.$field, arena); )*
+        impl $crate::recycle::Recycle for $ty {
+            fn recycle_into(&mut self, arena: &mut $crate::recycle::FreeLists) {
+                $( $crate::recycle::Recycle::recycle_into(&mut self.$field, arena); )*
                 let _ = arena;
             }
             fn retained_bytes(&self) -> usize {
-                0 $( + $crate::arena::Recycle::retained_bytes(&self.$field) )*
+                0 $( + $crate::recycle::Recycle::retained_bytes(&self.$field) )*
             }
             fn used_bytes(&self) -> usize {
-                0 $( + $crate::arena::Recycle::used_bytes(&self.$field) )*
+                0 $( + $crate::recycle::Recycle::used_bytes(&self.$field) )*
             }
         }
     };
@@ -205,7 +205,7 @@ macro_rules! plain {
         impl Recycle for $t {
             const PLAIN: bool = true;
             #[inline]
-            fn recycle_into(&mut self, _: &mut Arena) {
+            fn recycle_into(&mut self, _: &mut FreeLists) {
                 *self = <$t>::default();
             }
         }
@@ -217,7 +217,7 @@ with_plain_types!(plain);
 /// Clears in place, keeping its capacity; it owns nothing else.
 impl Recycle for String {
     #[inline]
-    fn recycle_into(&mut self, _: &mut Arena) {
+    fn recycle_into(&mut self, _: &mut FreeLists) {
         self.clear();
     }
     fn retained_bytes(&self) -> usize {
@@ -228,11 +228,11 @@ impl Recycle for String {
     }
 }
 
-/// Keeps its buffer; its elements are [recycled](Arena::recycle) one by one (or simply
+/// Keeps its buffer; its elements are [recycled](FreeLists::recycle) one by one (or simply
 /// cleared when they are [plain](Recycle::PLAIN)).
 impl<T: Recycle> Recycle for Vec<T> {
     #[inline]
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
@@ -251,7 +251,7 @@ impl<T: Recycle> Recycle for Vec<T> {
 
 /// Like `Vec<T>`.
 impl<T: Recycle> Recycle for VecDeque<T> {
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
@@ -268,7 +268,7 @@ impl<T: Recycle> Recycle for VecDeque<T> {
     }
 }
 
-/// Keeps its table; keys and values are [recycled](Arena::recycle). Retained bytes are
+/// Keeps its table; keys and values are [recycled](FreeLists::recycle). Retained bytes are
 /// approximate: capacity × (size of a key-value pair + 1 control byte).
 impl<K, V, S> Recycle for HashMap<K, V, S>
 where
@@ -276,7 +276,7 @@ where
     V: Recycle,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         if K::PLAIN && V::PLAIN {
             self.clear();
         } else {
@@ -294,14 +294,14 @@ where
     }
 }
 
-/// Keeps its table; its elements are [recycled](Arena::recycle). Retained bytes as for
+/// Keeps its table; its elements are [recycled](FreeLists::recycle). Retained bytes as for
 /// `HashMap`.
 impl<T, S> Recycle for HashSet<T, S>
 where
     T: Recycle + Eq + Hash,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
@@ -318,10 +318,10 @@ where
     }
 }
 
-/// Becomes `None`; the content is [recycled](Arena::recycle) into its own free list.
+/// Becomes `None`; the content is [recycled](FreeLists::recycle) into its own free list.
 impl<T: Recycle> Recycle for Option<T> {
     const PLAIN: bool = T::PLAIN;
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         if let Some(v) = self.take() {
             arena.recycle(v);
         }
@@ -330,7 +330,7 @@ impl<T: Recycle> Recycle for Option<T> {
 
 /// Keeps its allocation; the boxed value is recycled in place.
 impl<T: Recycle> Recycle for Box<T> {
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         (**self).recycle_into(arena);
     }
     fn retained_bytes(&self) -> usize {
@@ -344,7 +344,7 @@ impl<T: Recycle> Recycle for Box<T> {
 /// Each element recycled in place.
 impl<T: Recycle, const N: usize> Recycle for [T; N] {
     const PLAIN: bool = T::PLAIN;
-    fn recycle_into(&mut self, arena: &mut Arena) {
+    fn recycle_into(&mut self, arena: &mut FreeLists) {
         for v in self {
             v.recycle_into(arena);
         }
@@ -362,7 +362,7 @@ macro_rules! tuple {
         /// Each element recycled in place.
         impl<$($name: Recycle),+> Recycle for ($($name,)+) {
             const PLAIN: bool = $($name::PLAIN)&&+;
-            fn recycle_into(&mut self, arena: &mut Arena) {
+            fn recycle_into(&mut self, arena: &mut FreeLists) {
                 $( self.$i.recycle_into(arena); )+
             }
             fn retained_bytes(&self) -> usize {

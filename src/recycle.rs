@@ -5,7 +5,7 @@
 //! 5,000 allocations per update (every `String` and every `Vec`), even though the map's
 //! table is reused. This module keeps those nested buffers too.
 //!
-//! - An [`Arena`] holds *free lists*, one per type: spare `String`s, spare
+//! - An [`FreeLists`] holds *free lists*, one per type: spare `String`s, spare
 //!   `Vec<String>`s, spare `HashMap`s, spare values of your own types, each cleared but
 //!   with its capacity.
 //! - [`Recycle`] is the trait a type implements to be cleared *into* an arena: it empties
@@ -13,8 +13,8 @@
 //!   `Option`) into the arena's free lists instead of dropping them. It is implemented for
 //!   `String`, `Vec`, `VecDeque`, `HashMap`, `HashSet`, `Option`, `Box`, tuples, arrays and
 //!   the scalars; [`impl_recycle!`](crate::impl_recycle) writes it for a struct.
-//! - [`Arena::take`] hands a spare value back out, cleared, with its capacity;
-//!   [`Arena::recycle`] puts one value in.
+//! - [`FreeLists::take`] hands a spare value back out, cleared, with its capacity;
+//!   [`FreeLists::recycle`] puts one value in.
 //! - [`Recycled<T>`] is a value plus its own arena, made to be a pooled
 //!   [`Container`](crate::Container) version: its [`clear`](Recycled::clear) (the pool's
 //!   reset) moves the value's nested buffers into the arena, and the writer's refill takes
@@ -57,7 +57,7 @@
 //! // The next version comes cleared: its 2 keys, 2 lists and 6 backends wait in its arena.
 //! let next = routes.get_new();
 //! assert!(next.is_empty());
-//! let spare = Recycled::arena(&*next);
+//! let spare = Recycled::free_lists(&*next);
 //! assert_eq!((spare.spare_len::<String>(), spare.spare_len::<Vec<String>>()), (8, 2));
 //! ```
 //!
@@ -66,7 +66,7 @@
 //! protopool's `Value.Reset` rewinds its stores: every object handed out before the reset
 //! is handed out again after it, and code that still holds an old pointer reads or writes
 //! someone else's data. Here a value goes back to an arena only by being *moved* into it
-//! ([`Arena::recycle`], or a [`Recycle::recycle_into`] that moves a collection's elements
+//! ([`FreeLists::recycle`], or a [`Recycle::recycle_into`] that moves a collection's elements
 //! out), so nothing handed out before can be used afterwards: the compiler rejects it.
 //! [`Recycled::clear`] takes `&mut self`, so no reader holds a reference into the value
 //! while it is cleared; in a [`Container`](crate::Container), a version is reset only after
@@ -75,7 +75,7 @@
 //! A value recycled cannot be used again:
 //!
 //! ```compile_fail
-//! let mut arena = poolswap::Arena::new();
+//! let mut arena = poolswap::FreeLists::new();
 //! let name = String::from("route");
 //! arena.recycle(name);
 //! assert_eq!(name, "route"); // error: `name` was moved into the arena
@@ -104,10 +104,10 @@
 //!
 //! # What allocates
 //!
-//! - [`Arena::take`]: never. It pops a spare value, or returns `T::default()` (which
+//! - [`FreeLists::take`]: never. It pops a spare value, or returns `T::default()` (which
 //!   allocates nothing for std's collections) when the free list is empty or the spare
 //!   value is due for renewal.
-//! - [`Arena::recycle`] and [`Recycle::recycle_into`]: only while a free list grows (the
+//! - [`FreeLists::recycle`] and [`Recycle::recycle_into`]: only while a free list grows (the
 //!   first value of a type allocates its list; a list longer than ever before may grow its
 //!   `Vec`). At steady state, never.
 //! - Filling a taken buffer allocates only if it needs more capacity than the buffer has:
@@ -127,18 +127,18 @@
 //! held, and a free list keeps as many buffers as the largest build ever gave back.
 //! protopool's README warns of this and replaces each pooled value with a new one after a
 //! random 5,000 to 6,000 uses. Here three mechanisms bound it, each counted in
-//! [`ArenaStats`]:
+//! [`FreeListStats`]:
 //!
-//! - **Idle values are released.** A *cycle* runs from one [`Arena::renew_idle`] to the
+//! - **Idle values are released.** A *cycle* runs from one [`FreeLists::renew_idle`] to the
 //!   next ([`Recycled::clear`] calls it once per reset, so a cycle is one build of that
 //!   version). A spare value that no take reached for [`DEFAULT_IDLE_CYCLES`] (100) whole
 //!   cycles is dropped when the cycle ends: after a burst, the spare values that smaller
 //!   builds leave untouched are freed 100 cycles later, all of them. Each value carries the
 //!   cycle it came in, so this does not depend on where it sits in its free list. The cost:
 //!   a build that needs them again after that allocates them again.
-//!   [`Arena::release_idle_after`] sets the number of cycles.
+//!   [`FreeLists::release_idle_after`] sets the number of cycles.
 //! - **Oversized values are renewed.** Every slot of a free list carries a *reuse budget*,
-//!   drawn uniformly from [`DEFAULT_REUSES`] (or the range given to [`Arena::renew_after`])
+//!   drawn uniformly from [`DEFAULT_REUSES`] (or the range given to [`FreeLists::renew_after`])
 //!   by a per-arena splitmix64 generator (Steele, Lea and Flood, "Fast splittable
 //!   pseudorandom number generators", OOPSLA 2014), so that slots come due at different
 //!   times. A value is *oversized* when it holds more than 4 × the bytes its last use
@@ -153,9 +153,9 @@
 //!   slot; a buffer that fits its uses is kept, so renewal costs nothing at steady state.
 //!   Budgets belong to slots, not to buffers (std's types carry no counter); a value
 //!   released or evicted takes its slot's budget along, so the values above keep theirs.
-//! - **Caps.** [`Arena::max_retained_bytes`] drops on the spot any value that would keep
-//!   more than that many bytes; [`Arena::max_spare_bytes`] bounds the bytes of all spare
-//!   values together; [`Arena::trim`] frees every spare buffer now.
+//! - **Caps.** [`FreeLists::max_retained_bytes`] drops on the spot any value that would keep
+//!   more than that many bytes; [`FreeLists::max_spare_bytes`] bounds the bytes of all spare
+//!   values together; [`FreeLists::trim`] frees every spare buffer now.
 //!
 //! `tests/arena.rs` checks the bounds: after a build of 1,000 × 64 KiB strings, builds of 4
 //! short ones keep at most 1.25 × their own bytes spare within 1,000 builds (the README has
@@ -177,12 +177,12 @@
 //!
 //! [`Recycle`] requires `Send + Sync + 'static`: the free lists are kept by [`TypeId`],
 //! and an arena travels with its [`Recycled`] value between the writer's thread and the
-//! pool, while readers share the value. So [`Arena`] is `Send + Sync`, its `&self` methods
+//! pool, while readers share the value. So [`FreeLists`] is `Send + Sync`, its `&self` methods
 //! only read counts, and [`Recycled<T>`] is `Send` and `Sync` exactly when `T` is:
 //!
 //! ```
 //! fn is_send_sync<T: Send + Sync>() {}
-//! is_send_sync::<poolswap::arena::Arena>();
+//! is_send_sync::<poolswap::recycle::FreeLists>();
 //! is_send_sync::<poolswap::Recycled<Vec<String>>>();
 //! ```
 //! ```compile_fail
@@ -195,18 +195,18 @@
 //! ```compile_fail
 //! struct Local(std::rc::Rc<u8>);
 //! impl poolswap::Recycle for Local {
-//!     fn recycle_into(&mut self, _: &mut poolswap::Arena) {}
+//!     fn recycle_into(&mut self, _: &mut poolswap::FreeLists) {}
 //!     fn retained_bytes(&self) -> usize { usize::from(*self.0) }
 //! }
-//! poolswap::Arena::new().recycle(Local(std::rc::Rc::new(1)));
+//! poolswap::FreeLists::new().recycle(Local(std::rc::Rc::new(1)));
 //! ```
 //! ```
 //! struct Shared(std::sync::Arc<u8>);
 //! impl poolswap::Recycle for Shared {
-//!     fn recycle_into(&mut self, _: &mut poolswap::Arena) {}
+//!     fn recycle_into(&mut self, _: &mut poolswap::FreeLists) {}
 //!     fn retained_bytes(&self) -> usize { usize::from(*self.0) }
 //! }
-//! poolswap::Arena::new().recycle(Shared(std::sync::Arc::new(1)));
+//! poolswap::FreeLists::new().recycle(Shared(std::sync::Arc::new(1)));
 //! ```
 #![forbid(unsafe_code)]
 
@@ -218,20 +218,20 @@ use std::ops::RangeInclusive;
 
 mod copy;
 mod free_list;
-mod recycle;
+mod free_list_stats;
 mod recycled;
 mod renewal;
 mod seen;
-mod stats;
+mod std_impls;
 
 pub use self::copy::RecycleCopy;
 pub(crate) use self::copy::{copy_map, Scratch};
 use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
-pub use self::recycle::Recycle;
+pub use self::free_list_stats::FreeListStats;
 pub use self::recycled::Recycled;
 use self::renewal::Renewal;
 pub use self::renewal::{DEFAULT_IDLE_CYCLES, DEFAULT_REUSES};
-pub use self::stats::ArenaStats;
+pub use self::std_impls::Recycle;
 
 /// Free lists of spare values, one per type, with staggered renewal; see the
 /// [module docs](self).
@@ -239,9 +239,9 @@ pub use self::stats::ArenaStats;
 /// # Examples
 ///
 /// ```
-/// use poolswap::arena::Arena;
+/// use poolswap::recycle::FreeLists;
 ///
-/// let mut arena = Arena::new();
+/// let mut arena = FreeLists::new();
 /// let mut s = String::with_capacity(256);
 /// s.push_str("hello");
 /// arena.recycle(s); // moved in: no one can use it any more
@@ -262,8 +262,8 @@ pub use self::stats::ArenaStats;
 /// # Send and Sync
 ///
 /// `Send + Sync`: every value it keeps is (see [`Recycle`]), and `&self` only reads counts.
-pub struct Arena {
-    /// One entry per type ever recycled here (until [`trim`](Arena::trim)), in first-use
+pub struct FreeLists {
+    /// One entry per type ever recycled here (until [`trim`](FreeLists::trim)), in first-use
     /// order.
     lists: Vec<Entry>,
     /// Draws reuse budgets.
@@ -275,7 +275,7 @@ pub struct Arena {
     /// The sum of the free lists' bytes, kept beside them so that a recycle checks
     /// `max_spare_bytes` without a walk.
     spare_bytes: usize,
-    /// Cumulative counters (see [`ArenaStats`]).
+    /// Cumulative counters (see [`FreeListStats`]).
     reused: u64,
     fresh: u64,
     renewed: Dropped,
@@ -284,7 +284,7 @@ pub struct Arena {
     over_limit: Dropped,
 }
 
-impl Arena {
+impl FreeLists {
     /// Makes an empty arena with reuse budgets drawn from [`DEFAULT_REUSES`], idle values
     /// released after [`DEFAULT_IDLE_CYCLES`], and no cap on retained bytes.
     ///
@@ -294,13 +294,13 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let arena = poolswap::arena::Arena::new();
+    /// let arena = poolswap::recycle::FreeLists::new();
     /// assert_eq!(arena.stats().spare, 0);
     /// ```
-    pub fn new() -> Arena {
+    pub fn new() -> FreeLists {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(0x0061_7265_6e61); // "arena": any input will do; the keys are random
-        Arena {
+        FreeLists {
             lists: Vec::new(),
             renewal: Renewal::new(h.finish(), Some(DEFAULT_REUSES)),
             max_retained_bytes: usize::MAX,
@@ -332,9 +332,9 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().renew_after(126..=126);
+    /// let mut arena = FreeLists::new().renew_after(126..=126);
     /// let mut s = String::with_capacity(64 << 10);
     /// s.push('x'); // a use of 1 byte
     /// arena.recycle(s);
@@ -349,7 +349,7 @@ impl Arena {
     /// assert_eq!((arena.stats().renewed, arena.stats().renewed_bytes), (1, 64 << 10));
     ///
     /// // A buffer that fits its use is kept when its budget is spent.
-    /// let mut arena = Arena::new().renew_after(2..=2);
+    /// let mut arena = FreeLists::new().renew_after(2..=2);
     /// arena.recycle(String::with_capacity(4096));
     /// for _ in 0..10 {
     ///     let mut s: String = arena.take();
@@ -359,25 +359,25 @@ impl Arena {
     /// }
     /// assert_eq!(arena.stats().renewed, 0);
     /// ```
-    pub fn renew_after(mut self, reuses: RangeInclusive<u32>) -> Arena {
+    pub fn renew_after(mut self, reuses: RangeInclusive<u32>) -> FreeLists {
         assert!(
             reuses.start() <= reuses.end(),
-            "Arena::renew_after: empty range {reuses:?}"
+            "FreeLists::renew_after: empty range {reuses:?}"
         );
         self.renewal.reuses = Some(reuses);
         self
     }
 
     /// Turns renewal off: oversized spare buffers are reused until their release when idle
-    /// ([`release_idle_after`](Arena::release_idle_after)), [`trim`](Arena::trim), the caps
+    /// ([`release_idle_after`](FreeLists::release_idle_after)), [`trim`](FreeLists::trim), the caps
     /// or the arena's drop frees them.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().never_renew();
+    /// let mut arena = FreeLists::new().never_renew();
     /// arena.recycle(String::with_capacity(8));
     /// for _ in 0..10_000 {
     ///     let s: String = arena.take();
@@ -385,14 +385,14 @@ impl Arena {
     /// }
     /// assert_eq!(arena.stats().renewed, 0);
     /// ```
-    pub fn never_renew(mut self) -> Arena {
+    pub fn never_renew(mut self) -> FreeLists {
         self.renewal.reuses = None;
         self
     }
 
-    /// Releases (drops) a spare value that no [`take`](Arena::take) reached for `cycles`
+    /// Releases (drops) a spare value that no [`take`](FreeLists::take) reached for `cycles`
     /// whole cycles, a cycle being the time between two calls of
-    /// [`renew_idle`](Arena::renew_idle) (one build, under [`Recycled::clear`]); the
+    /// [`renew_idle`](FreeLists::renew_idle) (one build, under [`Recycled::clear`]); the
     /// default is [`DEFAULT_IDLE_CYCLES`]. See
     /// [release](self#renewal-and-release-the-memory-safeguards).
     ///
@@ -408,9 +408,9 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().release_idle_after(2);
+    /// let mut arena = FreeLists::new().release_idle_after(2);
     /// arena.recycle(String::with_capacity(64)); // a build left one buffer nobody takes
     /// arena.renew_idle(); // the cycle in which it came...
     /// arena.renew_idle(); // ...one whole idle cycle...
@@ -419,35 +419,35 @@ impl Arena {
     /// assert_eq!(arena.spare_len::<String>(), 0);
     /// assert_eq!(arena.stats().released_idle_bytes, 64);
     /// ```
-    pub fn release_idle_after(mut self, cycles: u32) -> Arena {
-        assert!(cycles > 0, "Arena::release_idle_after: 0 cycles");
+    pub fn release_idle_after(mut self, cycles: u32) -> FreeLists {
+        assert!(cycles > 0, "FreeLists::release_idle_after: 0 cycles");
         self.renewal.idle_cycles = Some(cycles);
         self
     }
 
     /// Never releases a spare value for being idle: a burst's leftovers stay until renewal,
-    /// [`trim`](Arena::trim), the caps or the arena's drop frees them.
+    /// [`trim`](FreeLists::trim), the caps or the arena's drop frees them.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().never_release_idle();
+    /// let mut arena = FreeLists::new().never_release_idle();
     /// arena.recycle(String::with_capacity(64));
     /// for _ in 0..1_000 {
     ///     arena.renew_idle();
     /// }
     /// assert_eq!(arena.spare_len::<String>(), 1);
     /// ```
-    pub fn never_release_idle(mut self) -> Arena {
+    pub fn never_release_idle(mut self) -> FreeLists {
         self.renewal.idle_cycles = None;
         self
     }
 
     /// Bounds the bytes of all spare values together (their
-    /// [`retained_bytes`](Recycle::retained_bytes), `spare_bytes` in [`stats`](Arena::stats)):
-    /// a [`recycle`](Arena::recycle) that would go over first evicts spare values recycled in
+    /// [`retained_bytes`](Recycle::retained_bytes), `spare_bytes` in [`stats`](FreeLists::stats)):
+    /// a [`recycle`](FreeLists::recycle) that would go over first evicts spare values recycled in
     /// earlier cycles, the longest unused first, and drops the value it was given if that
     /// does not make room. Values recycled in the cycle under way (the version just
     /// cleared) are never evicted for a later one, so a build that fits the limit reuses
@@ -461,9 +461,9 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().max_spare_bytes(1 << 20);
+    /// let mut arena = FreeLists::new().max_spare_bytes(1 << 20);
     /// for _ in 0..100 {
     ///     arena.recycle(String::with_capacity(64 << 10)); // a burst of 6.4 MiB
     /// }
@@ -471,14 +471,14 @@ impl Arena {
     /// assert!(stats.spare_bytes <= 1 << 20);
     /// assert_eq!((stats.spare, stats.over_limit), (16, 84));
     /// ```
-    pub fn max_spare_bytes(mut self, bytes: usize) -> Arena {
+    pub fn max_spare_bytes(mut self, bytes: usize) -> FreeLists {
         self.max_spare_bytes = bytes;
         self
     }
 
     /// Caps what one spare value may keep: a value whose
     /// [`retained_bytes`](Recycle::retained_bytes) exceed `bytes` is dropped when it is
-    /// recycled instead of going to a free list ([`max_spare_bytes`](Arena::max_spare_bytes)
+    /// recycled instead of going to a free list ([`max_spare_bytes`](FreeLists::max_spare_bytes)
     /// bounds them all together).
     ///
     /// Costs: a build that needs a value that large allocates it every time.
@@ -486,15 +486,15 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new().max_retained_bytes(1024);
+    /// let mut arena = FreeLists::new().max_retained_bytes(1024);
     /// arena.recycle(String::with_capacity(1 << 20)); // one giant build: freed at once
     /// arena.recycle(String::with_capacity(64));
     /// assert_eq!(arena.stats().over_cap, 1);
     /// assert_eq!(arena.spare_len::<String>(), 1);
     /// ```
-    pub fn max_retained_bytes(mut self, bytes: usize) -> Arena {
+    pub fn max_retained_bytes(mut self, bytes: usize) -> FreeLists {
         self.max_retained_bytes = bytes;
         self
     }
@@ -508,9 +508,9 @@ impl Arena {
     ///
     /// ```
     /// use std::collections::HashMap;
-    /// use poolswap::arena::Arena;
+    /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = Arena::new();
+    /// let mut arena = FreeLists::new();
     /// let mut m = HashMap::with_capacity(100);
     /// m.insert(1u32, String::from("one"));
     /// arena.recycle(m); // the map goes to its free list, its String to another
@@ -543,7 +543,7 @@ impl Arena {
         }
     }
 
-    /// [`take`](Arena::take), preferring among the last 8 spare values one whose
+    /// [`take`](FreeLists::take), preferring among the last 8 spare values one whose
     /// [`retained_bytes`](Recycle::retained_bytes) are at least `bytes`, so that filling
     /// it does not grow (reallocate) it: the topmost that retains at most half as many
     /// again (plus 8), else the one that retains the fewest, so that a short value does not
@@ -552,7 +552,7 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(String::with_capacity(64));
     /// arena.recycle(String::with_capacity(8));
     /// let s: String = arena.take_fitting(20);
@@ -565,7 +565,7 @@ impl Arena {
         self.take()
     }
 
-    /// Takes a spare `String` and copies `s` into it: [`take_fitting`](Arena::take_fitting)
+    /// Takes a spare `String` and copies `s` into it: [`take_fitting`](FreeLists::take_fitting)
     /// with `s.len()`, so a buffer that has room is preferred among the last few recycled.
     ///
     /// Allocates only if the `String` handed out has less capacity than `s.len()` (none of
@@ -579,7 +579,7 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(String::with_capacity(16));
     /// let s = arena.string_from("hello");
     /// assert_eq!(s, "hello");
@@ -601,8 +601,8 @@ impl Arena {
     /// Clears `value` into this arena and keeps it in the free list of `T`: its nested
     /// values go to their own free lists (by [`Recycle::recycle_into`]), and the value
     /// itself is kept if it still holds memory (its [`retained_bytes`](Recycle::retained_bytes)
-    /// are not 0), no more than [`max_retained_bytes`](Arena::max_retained_bytes), and
-    /// room is left or made under [`max_spare_bytes`](Arena::max_spare_bytes); otherwise
+    /// are not 0), no more than [`max_retained_bytes`](FreeLists::max_retained_bytes), and
+    /// room is left or made under [`max_spare_bytes`](FreeLists::max_spare_bytes); otherwise
     /// it is dropped. Its [`used_bytes`](Recycle::used_bytes), read before it is cleared,
     /// are kept with it for renewal.
     ///
@@ -613,7 +613,7 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// let words = vec![String::from("a"), String::from("b")];
     /// arena.recycle(words);
     /// assert_eq!(arena.spare_len::<Vec<String>>(), 1);
@@ -670,20 +670,20 @@ impl Arena {
         false
     }
 
-    /// Ends a cycle: every spare value that no [`take`](Arena::take) reached for
-    /// [`release_idle_after`](Arena::release_idle_after) whole cycles is released
+    /// Ends a cycle: every spare value that no [`take`](FreeLists::take) reached for
+    /// [`release_idle_after`](FreeLists::release_idle_after) whole cycles is released
     /// (dropped). [`Recycled::clear`] calls it once per reset; call it once per build when
     /// you use an arena by hand.
     ///
     /// Costs one step per spare value; allocates nothing. Under
-    /// [`never_release_idle`](Arena::never_release_idle) it only counts the cycle.
+    /// [`never_release_idle`](FreeLists::never_release_idle) it only counts the cycle.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::arena::{Arena, DEFAULT_IDLE_CYCLES};
+    /// use poolswap::recycle::{FreeLists, DEFAULT_IDLE_CYCLES};
     ///
-    /// let mut arena = Arena::new();
+    /// let mut arena = FreeLists::new();
     /// arena.recycle(String::with_capacity(8)); // a burst left one buffer nobody takes
     /// for _ in 0..DEFAULT_IDLE_CYCLES {
     ///     arena.renew_idle(); // the cycle in which it came, then idle ones...
@@ -708,7 +708,7 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(String::with_capacity(8));
     /// arena.trim();
     /// assert_eq!(arena.stats().spare, 0);
@@ -723,7 +723,7 @@ impl Arena {
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(vec![0u8; 4]);
     /// assert_eq!(arena.spare_len::<Vec<u8>>(), 1);
     /// assert_eq!(arena.spare_len::<String>(), 0);
@@ -738,19 +738,19 @@ impl Arena {
 
     /// Reads the arena's counters: a walk over its free lists (one per type), no allocation.
     /// The bytes released by renewal, by idle release and by the caps are in
-    /// [`ArenaStats`] too.
+    /// [`FreeListStats`] too.
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(String::with_capacity(100));
     /// assert_eq!(arena.stats().spare_bytes, 100);
     /// ```
-    pub fn stats(&self) -> ArenaStats {
+    pub fn stats(&self) -> FreeListStats {
         // The deprecated `retired` is filled in for those who still read it.
         #[allow(deprecated)]
-        let mut stats = ArenaStats {
+        let mut stats = FreeListStats {
             spare_bytes: self.spare_bytes,
             reused: self.reused,
             fresh: self.fresh,
@@ -763,7 +763,7 @@ impl Arena {
             over_cap_bytes: self.over_cap.bytes,
             over_limit: self.over_limit.values,
             over_limit_bytes: self.over_limit.bytes,
-            ..ArenaStats::default()
+            ..FreeListStats::default()
         };
         for e in &self.lists {
             stats.spare += e.list.len();
@@ -778,38 +778,38 @@ impl Arena {
 
 /// The renewal settings' former names, which said "retire": in this crate that word is the
 /// hazard list's, for a swapped-out version waiting until no reader protects it.
-impl Arena {
-    /// Former name of [`Arena::renew_after`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `Arena::renew_after`")]
-    pub fn retire_after(self, reuses: RangeInclusive<u32>) -> Arena {
+impl FreeLists {
+    /// Former name of [`FreeLists::renew_after`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::renew_after`")]
+    pub fn retire_after(self, reuses: RangeInclusive<u32>) -> FreeLists {
         self.renew_after(reuses)
     }
 
-    /// Former name of [`Arena::never_renew`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `Arena::never_renew`")]
-    pub fn never_retire(self) -> Arena {
+    /// Former name of [`FreeLists::never_renew`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::never_renew`")]
+    pub fn never_retire(self) -> FreeLists {
         self.never_renew()
     }
 
-    /// Former name of [`Arena::renew_idle`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `Arena::renew_idle`")]
+    /// Former name of [`FreeLists::renew_idle`], which it calls.
+    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::renew_idle`")]
     pub fn retire_idle(&mut self) {
         self.renew_idle();
     }
 }
 
-impl Default for Arena {
-    /// Same as [`Arena::new`].
-    fn default() -> Arena {
-        Arena::new()
+impl Default for FreeLists {
+    /// Same as [`FreeLists::new`].
+    fn default() -> FreeLists {
+        FreeLists::new()
     }
 }
 
-impl fmt::Debug for Arena {
+impl fmt::Debug for FreeLists {
     /// Prints the spare count per type and the settings; never the generator's state.
     ///
     /// ```
-    /// let mut arena = poolswap::arena::Arena::new();
+    /// let mut arena = poolswap::recycle::FreeLists::new();
     /// arena.recycle(String::with_capacity(4));
     /// assert!(format!("{arena:?}").contains("alloc::string::String\": 1"));
     /// ```
@@ -822,7 +822,7 @@ impl fmt::Debug for Arena {
                     .finish()
             }
         }
-        f.debug_struct("Arena")
+        f.debug_struct("FreeLists")
             .field("spare", &Lists(&self.lists))
             .field("spare_bytes", &self.spare_bytes)
             .field("reuses", &self.renewal.reuses)
@@ -839,7 +839,7 @@ mod tests {
 
     #[test]
     fn zero_sized_and_plain_values_are_not_kept() {
-        let mut arena = Arena::new();
+        let mut arena = FreeLists::new();
         arena.recycle(5u32);
         arena.recycle(Some(3u8));
         arena.recycle(Vec::<u8>::new());
@@ -851,7 +851,7 @@ mod tests {
     #[test]
     #[allow(deprecated)]
     fn former_names_forward_to_the_renewal_settings() {
-        let mut arena = Arena::new().retire_after(1..=1);
+        let mut arena = FreeLists::new().retire_after(1..=1);
         assert_eq!(arena.renewal.reuses, Some(1..=1));
         arena.recycle(String::with_capacity(1024)); // empty: oversized for its last use
         let s: String = arena.take(); // spends the budget
@@ -861,6 +861,6 @@ mod tests {
         assert_eq!((stats.renewed, stats.retired, stats.spare), (1, 1, 0));
         arena.retire_idle();
         assert_eq!(arena.renewal.cycle, 1);
-        assert_eq!(Arena::new().never_retire().renewal.reuses, None);
+        assert_eq!(FreeLists::new().never_retire().renewal.reuses, None);
     }
 }

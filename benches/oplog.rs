@@ -1,4 +1,4 @@
-//! # Small batches on a big map: `poolswap::log` against its peers (issue 18)
+//! # Small batches on a big map: `poolswap::oplog` against its peers (issue 18)
 //!
 //! A `HashMap<String, Vec<String>>` of `n` entries (keys `key-0000123`, each value three
 //! strings of about 30 bytes) changes by batches of `k` operations that readers must see
@@ -18,13 +18,13 @@
 //! | system | shared as | a publish |
 //! |---|---|---|
 //! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
-//! | `LogWriter<HashMap>` | `poolswap::log` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
-//! | `LogWriter<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
-//! | `LogWriter<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
-//! | `LogWriter<SharedMap> (shared values, recycled)` | `poolswap::log::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's recycler once no version holds it | as above; each value moves into a recycled `Arc` (`Recycler::share`), and an application clones an `Arc` |
-//! | `LogWriter<HashMap>, catch_up between publishes (untimed)` | `LogWriter<HashMap>` whose writer calls `LogWriter::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
-//! | `LogWriter<HashMap> + Reclaimer` | `LogWriter<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
-//! | `LogWriter<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
+//! | `OpLog<HashMap>` | `poolswap::oplog` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `OpLog<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
+//! | `OpLog<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
+//! | `OpLog<SharedMap> (shared values, recycled)` | `poolswap::oplog::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's recycler once no version holds it | as above; each value moves into a recycled `Arc` (`ArcPool::share`), and an application clones an `Arc` |
+//! | `OpLog<HashMap>, catch_up between publishes (untimed)` | `OpLog<HashMap>` whose writer calls `OpLog::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
+//! | `OpLog<HashMap> + Reclaimer` | `OpLog<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
+//! | `OpLog<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
 //! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
 //! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
 //! | flashmap | `flashmap` | a write guard (waits for readers of the other copy), the batch, publish |
@@ -43,7 +43,7 @@
 //! bytes: "after build" once the system holds the initial map, "peak" the highest during a
 //! row's timed publishes, both less what was live before the system was built. "full syncs"
 //! are the whole-map copies poolswap's log made during the timed publishes
-//! (`LogStats::full_syncs`; total so far in parentheses).
+//! (`OpLogStats::full_syncs`; total so far in parentheses).
 //!
 //! Each row has a warm-up (not reported) and a number of timed publishes (2,000 for
 //! `k` ≤ 10, 500 for 100, 100 for 1,000); a row stops early once its timed publishes took
@@ -76,7 +76,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use poolswap::log::{Absorb as _, LogWriter, MapOp, Recycler, SharedMap};
+use poolswap::oplog::{Absorb as _, ArcPool, MapOp, OpLog, SharedMap};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "../tests/support/counting_alloc.rs"]
@@ -90,7 +90,7 @@ static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
 /// The shared object.
 type Map = HashMap<String, Vec<String>>;
 
-/// Versions a `LogWriter` makes at build time (`LogBuilder::versions`): the current one,
+/// Versions a `OpLog` makes at build time (`OpLogBuilder::versions`): the current one,
 /// one the reader holds, the one being written. Their copies count in "build ms" and "live
 /// MB after build", not in any publish.
 const LOG_VERSIONS: usize = 3;
@@ -106,7 +106,7 @@ const SLOW: Duration = Duration::from_micros(500);
 /// Batch size of the long-hold row, compared with the plain row of the same `k`.
 const LONG_K: usize = 10;
 /// Timed publishes of the long-hold row: 200,000 operations at [`LONG_K`], three times
-/// the log's default bound (`poolswap::log::DEFAULT_MAX_LOG_OPS`), so that the log drops
+/// the log's default bound (`poolswap::oplog::DEFAULT_MAX_OPS`), so that the log drops
 /// what the held version lacks during the held half.
 const LONG_TIMED: usize = 20_000;
 
@@ -290,12 +290,12 @@ trait System {
         None
     }
     /// Share of the publishes, over the whole run, that wrote a version lacking more than
-    /// the previous batch (`LogStats::stale_takes`), where the system counts them.
+    /// the previous batch (`OpLogStats::stale_takes`), where the system counts them.
     fn stale_share(&self) -> Option<f64> {
         None
     }
     /// What the writer does between publishes, outside the timed part: nothing, but for
-    /// the row of a writer with idle time (`LogWriter::catch_up`).
+    /// the row of a writer with idle time (`OpLog::catch_up`).
     fn idle(&mut self) {}
 }
 
@@ -347,7 +347,7 @@ impl System for Floor {
     }
 }
 
-/// A version type of a `LogWriter` that is (or wraps) the map.
+/// A version type of a `OpLog` that is (or wraps) the map.
 trait AsMap: Send + Sync + 'static {
     fn as_map(&self) -> &Map;
 }
@@ -381,19 +381,19 @@ impl<T: Send + Sync + 'static> Reader for PsReader<T> {
     }
 }
 
-/// `poolswap::log` over `T`: the writer, and a background reclaimer while the system lives
+/// `poolswap::oplog` over `T`: the writer, and a background reclaimer while the system lives
 /// if the row asks for one.
 struct LogSys<T: AsMap>(
-    LogWriter<T, MapOp<String, Vec<String>>>,
+    OpLog<T, MapOp<String, Vec<String>>>,
     // Held for its lifetime only: the reclaimer runs until the system is dropped.
     #[allow(dead_code)] Option<poolswap::Reclaimer>,
 );
 
 impl<T> System for LogSys<T>
 where
-    T: AsMap + poolswap::log::Absorb<MapOp<String, Vec<String>>> + Default,
+    T: AsMap + poolswap::oplog::Absorb<MapOp<String, Vec<String>>> + Default,
 {
-    type Reader = PsReader<poolswap::log::Logged<T>>;
+    type Reader = PsReader<poolswap::oplog::Versioned<T>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(Op::into_map_op));
         self.0.publish();
@@ -423,13 +423,13 @@ where
     }
 }
 
-/// `LogWriter<HashMap>` with `LogWriter::catch_up` after each publish, outside the timed
+/// `OpLog<HashMap>` with `OpLog::catch_up` after each publish, outside the timed
 /// part: a writer with idle time between publishes, which brings the idle versions up to
 /// date there, so that a publish applies only its own batch.
 struct LogIdle(LogSys<Map>);
 
 impl System for LogIdle {
-    type Reader = PsReader<poolswap::log::Logged<Map>>;
+    type Reader = PsReader<poolswap::oplog::Versioned<Map>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.publish(batch);
     }
@@ -456,16 +456,16 @@ impl System for LogIdle {
     }
 }
 
-/// The shared-data recipe for `poolswap::log`: keys and values behind `Arc`, so that the
+/// The shared-data recipe for `poolswap::oplog`: keys and values behind `Arc`, so that the
 /// versions point to one copy of each entry's strings (as flashmap's two copies share each
 /// value): applying an operation to a version clones two `Arc`s (two atomic increments),
 /// never a string. Readers look keys up by `&str` as before and get a `[String]`.
 type ArcMap = HashMap<Arc<str>, Arc<[String]>>;
 
-/// `poolswap::log` over [`ArcMap`]. The batch's data moves into its `Arc`s inside the
+/// `poolswap::oplog` over [`ArcMap`]. The batch's data moves into its `Arc`s inside the
 /// timed publish (one allocation for a removal's key, two for an insertion, which a user
 /// who builds the operations with `Arc`s from the start pays outside it).
-struct LogShared(LogWriter<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
+struct LogShared(OpLog<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
 
 impl LogShared {
     fn new(map: Map) -> LogShared {
@@ -473,12 +473,12 @@ impl LogShared {
             .into_iter()
             .map(|(k, v)| (Arc::from(k), Arc::from(v)))
             .collect();
-        LogShared(LogWriter::builder(shared).versions(LOG_VERSIONS).build())
+        LogShared(OpLog::builder(shared).versions(LOG_VERSIONS).build())
     }
 }
 
 impl System for LogShared {
-    type Reader = PsReader<poolswap::log::Logged<ArcMap>>;
+    type Reader = PsReader<poolswap::oplog::Versioned<ArcMap>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(|op| match op {
             Op::Put(k, v) => MapOp::Insert(Arc::from(k), Arc::from(v)),
@@ -515,22 +515,22 @@ impl System for LogShared {
     }
 }
 
-/// `poolswap::log::SharedMap`: values behind `Arc`s that every version shares (as in
+/// `poolswap::oplog::SharedMap`: values behind `Arc`s that every version shares (as in
 /// [`LogShared`]), recycled: the last application of an overwrite or removal hands the
 /// displaced `Arc` to the map's recycler, and the next value moves into one that no version
-/// holds any more (`Recycler::share`: the recycled value is dropped, the batch's moves in;
+/// holds any more (`ArcPool::share`: the recycled value is dropped, the batch's moves in;
 /// no allocation). Keys stay `String`s, one per version: an insert's key is copied into the
 /// buffer of a key the same replay removed (`Absorb::absorb_all`), as for a plain map.
 type RecycledShared = SharedMap<String, Vec<String>>;
 
 struct LogSharedMap {
-    w: LogWriter<RecycledShared, MapOp<String, Arc<Vec<String>>>>,
-    values: Arc<Recycler<Vec<String>>>,
+    w: OpLog<RecycledShared, MapOp<String, Arc<Vec<String>>>>,
+    values: Arc<ArcPool<Vec<String>>>,
 }
 
 impl LogSharedMap {
     fn new(map: Map) -> LogSharedMap {
-        let w = LogWriter::builder(SharedMap::from(map))
+        let w = OpLog::builder(SharedMap::from(map))
             .versions(LOG_VERSIONS)
             .build();
         let values = Arc::clone(w.container().acquire().recycler());
@@ -539,7 +539,7 @@ impl LogSharedMap {
 }
 
 impl System for LogSharedMap {
-    type Reader = PsReader<poolswap::log::Logged<RecycledShared>>;
+    type Reader = PsReader<poolswap::oplog::Versioned<RecycledShared>>;
     fn publish(&mut self, batch: Vec<Op>) {
         for op in batch {
             self.w.append(match op {
@@ -1416,7 +1416,7 @@ fn render(report: &Report, plan: Plan) -> String {
              lookup ns with the writer idle; batches published in all; applications per \
              operation (how many versions applied each); stale takes: the share of \
              publishes that wrote a version older than the one the previous publish retired \
-             (a reader still held that one), `LogStats::stale_takes`.\n"
+             (a reader still held that one), `OpLogStats::stale_takes`.\n"
         );
         table_head(
             &mut out,
@@ -1555,39 +1555,39 @@ fn main() {
             };
         }
         system!("floor (HashMap in place, unshared)", Floor);
-        system!("poolswap LogWriter<HashMap>", |m| LogSys(
-            LogWriter::builder(m).versions(LOG_VERSIONS).build(),
+        system!("poolswap OpLog<HashMap>", |m| LogSys(
+            OpLog::builder(m).versions(LOG_VERSIONS).build(),
             None
         ));
         if n == HELD_N || smoke {
-            system!("poolswap LogWriter<HashMap>, 4 versions", |m| LogSys(
-                LogWriter::builder(m).versions(LOG_VERSIONS + 1).build(),
+            system!("poolswap OpLog<HashMap>, 4 versions", |m| LogSys(
+                OpLog::builder(m).versions(LOG_VERSIONS + 1).build(),
                 None
             ));
         }
         system!(
-            "poolswap LogWriter<HashMap>, catch_up between publishes (untimed)",
+            "poolswap OpLog<HashMap>, catch_up between publishes (untimed)",
             |m| LogIdle(LogSys(
-                LogWriter::builder(m).versions(LOG_VERSIONS).build(),
+                OpLog::builder(m).versions(LOG_VERSIONS).build(),
                 None
             ))
         );
-        system!("poolswap LogWriter<Recycled<HashMap>>", |m| LogSys(
-            LogWriter::builder(Recycled::new(m))
+        system!("poolswap OpLog<Recycled<HashMap>>", |m| LogSys(
+            OpLog::builder(Recycled::new(m))
                 .versions(LOG_VERSIONS)
                 .build(),
             None
         ));
         system!(
-            "poolswap LogWriter<HashMap<Arc<str>, Arc<[String]>>> (shared data)",
+            "poolswap OpLog<HashMap<Arc<str>, Arc<[String]>>> (shared data)",
             LogShared::new
         );
         system!(
-            "poolswap LogWriter<SharedMap> (shared values, recycled)",
+            "poolswap OpLog<SharedMap> (shared values, recycled)",
             LogSharedMap::new
         );
-        system!("poolswap LogWriter<HashMap> + Reclaimer", |m| LogSys(
-            LogWriter::builder(m).versions(LOG_VERSIONS).build(),
+        system!("poolswap OpLog<HashMap> + Reclaimer", |m| LogSys(
+            OpLog::builder(m).versions(LOG_VERSIONS).build(),
             Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
         ));
         system!("left-right (Absorb)", |m| LeftRight(
