@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the heavy, read and pool benchmarks (not benches/fill.rs, which is run by hand:
-# see the README) and writes the README's results from them:
+# Runs the heavy, read and pool benchmarks (the others are run by hand: BENCHMARKS.md gives
+# each one's command) and writes their results:
 #   bench-results/results.md   markdown tables (heavy, read, pool) with machine,
 #                              toolchain, date and command
 #   bench-results/heavy.svg    plot of the heavy table
@@ -16,9 +16,11 @@
 #             the pipeline; the figures are then rough.
 # Environment: CARGO_TARGET_DIR (default target), BENCH_OUT (default bench-results),
 #              MMAP_THRESHOLD (default 131072).
-# A full run takes about 10 minutes on 2 cores. Run it on an otherwise idle machine.
+# Then scripts/benchmarks_tables.py copies the tables into BENCHMARKS.md (between its
+# bench-results markers). A full run takes about 10 minutes on 2 cores. Run it on an
+# otherwise idle machine.
 #
-# For CI, a smoke run of each bench is: cargo bench --bench <heavy|read|pool|fill> -- --test
+# For CI, a smoke run of a bench is: cargo bench --bench <name> -- --test
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -51,4 +53,4 @@ cargo bench --bench heavy
 MALLOC_MMAP_THRESHOLD_=$threshold cargo bench --bench heavy
 python3 scripts/tables.py --target "$target" --out "$out" --command "$command" \
     --seconds $((SECONDS - start))
-python3 scripts/readme_tables.py "$out"
+python3 scripts/benchmarks_tables.py "$out"

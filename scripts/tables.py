@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn the bench results into the README's tables and plot.
+"""Turn the bench results into the tables and plot that BENCHMARKS.md shows.
 
 Reads, for every benchmark listed in target/bench-alloc/{heavy,read,pool}.tsv (written
 by the bench binaries, see benches/support/mod.rs), criterion's time estimate from
@@ -334,8 +334,8 @@ def heavy_svg(heavy, go):
 
 def plot_note(heavy, go):
     """The line that points to the plot and says what each cluster's bars ran with. A
-    link, not an image: scripts/readme_tables.py turns it into a plain path for the README,
-    which crates.io shows without the plot (no repository to resolve it against)."""
+    link, not an image: scripts/benchmarks_tables.py points it at bench-results/ when it
+    copies the section into BENCHMARKS.md."""
     clusters = []
     for s in heavy_settings(heavy):
         name = "glibc's defaults" if s == "default" else setting_name(s)
