@@ -1,4 +1,4 @@
-//! A change log on real data: batches of inserts, overwrites and removals published with a
+//! An op log on real data: batches of inserts, overwrites and removals published with a
 //! [`OpLog`] into an anagram index of a word list, while reader threads check that every
 //! version they see holds exactly what its batch number says.
 //!
@@ -37,21 +37,21 @@
 //! # What the figures mean
 //!
 //! * **publish p50 / p99 / max**: the time of one `publish` at steady state: taking a
-//!   recycled version from the pool, replaying on it the batches it missed (usually one),
+//!   reused version from the pool, replaying on it the batches it missed (usually one),
 //!   applying the new batch, and the swap ([`Container::update`]). On a 2-core machine the
 //!   readers compete with the writer for the cores, and the tail includes that.
 //! * **allocations per publish**: what the allocator counted during the steady-state
 //!   publishes (a counting global allocator; the counter is process-wide, which is why the
-//!   readers never allocate). The `log` module docs ("What it costs") expect 0 for a
+//!   readers never allocate). The `oplog` module docs ("What it costs") expect 0 for a
 //!   [`Recycled`] map whose inserts and removals balance: new entries take their key and
-//!   value buffers from the version's arena, removed ones go back to it, overwrites copy
+//!   value buffers from the version's free lists, removed ones go back to it, overwrites copy
 //!   into the buffers already there. See [Allocations](self#allocations) for what this run
 //!   measures instead.
 //! * **reads/s**: guards taken per second by all readers together (three lookups each).
 //! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions
 //!   applied each operation (2 when two versions alternate, more while readers hold older
 //!   ones); `full_syncs` counts whole-table copies (a version new from the pool's factory,
-//!   or one that missed more than the log keeps): all of them should fall in the warm-up.
+//!   or one that missed more than the op log keeps): all of them should fall in the warm-up.
 //!
 //! # Allocations
 //!
@@ -61,9 +61,9 @@
 //!
 //! * **The version that applies an operation last takes its data by value**
 //!   ([`Absorb::absorb_owned`](poolswap::oplog::Absorb::absorb_owned)): an insert moves the
-//!   operation's key and group into the map instead of taking buffers from the arena, while
+//!   operation's key and group into the map instead of taking buffers from the free lists, while
 //!   removals and overwrites still give buffers back. Every version applies every operation
-//!   by value once in a while, so its arena only grows: "spare buffers, current arena" climbs
+//!   by value once in a while, so its free lists only grow: "spare buffers, current free lists" climbs
 //!   by about one key and one group per removal (60,000 buffers after 2,000 batches), and the
 //!   free lists' own growth allocates (the large allocations counted here).
 //! * **Buffers wander**: a spare string recycled from a removed entry was sized for that
@@ -87,7 +87,7 @@
 //! `--check` turns it into a smoke test: the exit status is non-zero if a reader saw a torn
 //! batch or a wrong answer, if the steady-state publishes allocated more than
 //! [`MAX_STEADY_ALLOCS_PER_APPLY`] times per operation applied, if a full copy happened
-//! after the warm-up, or if the log dropped operations that a version still lacked.
+//! after the warm-up, or if the op log dropped operations that a version still lacked.
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
@@ -148,13 +148,13 @@ usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-u
                   versions replay what they lack there, not in the next publish
   --check         exit non-zero if a reader saw a torn batch or a wrong answer, steady-state
                   publishes allocated more than 0.5 times per operation applied, a
-                  full copy happened after warm-up, or the log dropped operations that a
+                  full copy happened after warm-up, or the op log dropped operations that a
                   version still lacked";
 
 /// A group: the number of the batch that last wrote it, and its words in file order.
 type Group = (u64, Vec<String>);
 
-/// The index: signature → group, with the arena that recycles keys and groups.
+/// The index: signature → group, with the free lists that recycle keys and groups.
 type Index = Recycled<HashMap<String, Group>>;
 
 type Op = MapOp<String, Group>;
@@ -682,7 +682,7 @@ fn main() -> ExitCode {
 
     let initial = std::mem::take(&mut plan.initial);
     let initial_groups = initial.len();
-    // The versions the log circulates, made now rather than by the first publishes: the
+    // The versions the op log circulates, made now rather than by the first publishes: the
     // current one, one per reader (each holds one guard at a time), the one being written.
     let mut w: OpLog<Index, Op> = OpLog::builder(Recycled::new(initial))
         .versions(args.readers + 2)
@@ -742,7 +742,7 @@ fn report(
     let per = |x: u64, n: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
     let now = w.container().acquire();
     let index: &Index = &now;
-    let arena = Recycled::free_lists(index).stats();
+    let free_lists = Recycled::free_lists(index).stats();
 
     println!(
         "poolswap change_log: {} words from {}, {} anagram groups ({} words held back), planned in {:.2} s",
@@ -839,17 +839,17 @@ fn report(
         100.0 * per(stats.stale_takes, stats.publishes)
     );
     println!(
-        "  {:<32} {:>12}  (log {} ops now, {} versions tracked)",
-        "ops dropped by log truncation", stats.truncated, stats.log_len, stats.versions
+        "  {:<32} {:>12}  (op log {} ops now, {} versions tracked)",
+        "ops dropped by op log truncation", stats.truncated, stats.ops_held, stats.versions
     );
     println!(
         "  {:<32} {:>12}  ({} B; {} reused, {} fresh, {} renewed)",
-        "spare buffers, current arena",
-        arena.spare,
-        arena.spare_bytes,
-        arena.reused,
-        arena.fresh,
-        arena.renewed
+        "spare buffers, current free lists",
+        free_lists.spare,
+        free_lists.spare_bytes,
+        free_lists.reused,
+        free_lists.fresh,
+        free_lists.renewed
     );
     println!("  {:<32} {:>12}", "groups in last version", now.len());
     drop(now);
@@ -880,12 +880,12 @@ fn report(
             failed = true;
         }
         // A reader holds a guard for three lookups, never for the hundreds of batches after
-        // which the log drops what its holder lacks: a drop means an idle spare was left
+        // which the op log drops what its holder lacks: a drop means an idle spare was left
         // behind, the step before a late full copy (which then needs a reader holding a
         // guard at the wrong moment, so the check above alone caught it one run in four).
         if stats.truncated > 0 {
             eprintln!(
-                "check failed: the log dropped {} operations that a version still lacked",
+                "check failed: the op log dropped {} operations that a version still lacked",
                 stats.truncated
             );
             failed = true;
@@ -894,7 +894,7 @@ fn report(
             println!(
                 "\ncheck passed: no torn batch, every answer right, steady-state publishes within \
                  {MAX_STEADY_ALLOCS_PER_APPLY} allocations per operation applied, no late full \
-                 copy, no operation dropped from the log"
+                 copy, no operation dropped from the op log"
             );
         }
     }
