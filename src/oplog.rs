@@ -8,10 +8,10 @@
 //! and swaps it in. A publish then costs the operations applied, not the table.
 //!
 //! Readers are unchanged: the writer's [`container`](OpLog::container) is an ordinary
-//! [`Container<Versioned<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs (through
-//! [`Versioned<T>`]) to `T`: [`acquire`](Container::acquire), [`Cache`](crate::Cache) and
-//! [`Guard::map`](crate::Guard::map) work as for any container, and a reader sees every
-//! operation of a batch or none.
+//! [`Container<Versioned<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs
+//! (through [`Versioned<T>`]) to `T`: [`acquire`](Container::acquire),
+//! [`Cache`](crate::Cache) and [`Guard::map`](crate::Guard::map) work as for any container,
+//! and a reader sees every operation of a batch or none.
 //!
 //! # Example
 //!
@@ -111,13 +111,6 @@
 //!   initial value's capacity (`clone_from`), so a map under churn that starts with room
 //!   for twice its entries (`reserve`) is rehashed in place, rarely, instead of grown on a
 //!   publish.
-//!
-//! # Publishing only through the writer
-//!
-//! The container is an ordinary one, so code that holds it could publish into it with
-//! [`Container::update`]. A version it publishes can only be one the pool handed out,
-//! whose contents match its sequence number, so readers would see an older table until the
-//! writer's next publish, never a torn one. Don't: publish through the writer.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -356,9 +349,9 @@ pub struct OpLog<T, O> {
     #[allow(clippy::disallowed_types)]
     container: Arc<Container<Versioned<T>>>,
     /// The op log itself: published operations some listed version may lack, oldest first,
-    /// each with its batch's number. Batches `base + 1 ..= head` are here whole. After them, numbered
-    /// `head + 1`: the batch being built (the last `pending` operations), or, after a
-    /// publish that panicked and until the next append, the batch it dropped.
+    /// each with its batch's number. Batches `base + 1 ..= head` are here whole. After
+    /// them, numbered `head + 1`: the batch being built (the last `pending` operations),
+    /// or, after a publish that panicked and until the next append, the batch it dropped.
     log: Segments<(u64, O)>,
     /// Operations appended since the last publish: the op log's last `pending`.
     pending: usize,
@@ -416,6 +409,11 @@ where
     T: Absorb<O> + Send + Sync + 'static,
 {
     /// The container readers share: clone the `Arc` for each reader.
+    ///
+    /// Publish only through the writer. Code that holds the container could publish into
+    /// it with [`Container::update`], but only a version the pool handed out, whose
+    /// contents match its sequence number: readers would see an older table until the
+    /// writer's next publish, never a torn one.
     ///
     /// # Examples
     ///
@@ -549,10 +547,11 @@ where
         // Zeroed for the call: if an operation panics, the batch is dropped (by the next
         // append) rather than left to panic again at the next publish.
         let batch = std::mem::take(pending);
-        // The version the last publish retired (lag 1) is usually still on the retired list,
-        // its reader long gone: reclaim it first, so that the pool hands it out rather than
-        // an older idle one (module docs, "What it costs": when this pass runs). Whatever a
-        // pass that ended since the last publish returned, it has already.
+        // The version the last publish retired (lag 1) is usually still on the retired
+        // list, its reader long gone: reclaim it first, so that the pool hands it out
+        // rather than an older idle one (module docs, "What it costs": when this pass
+        // runs). Whatever a pass that ended since the last publish returned, it has
+        // already.
         let list = container.pool().retired_list();
         if list.has_pending() && list.passes_ended() == *passes_seen {
             // Worth a heavy barrier when the op log is long: without the pass, the writer

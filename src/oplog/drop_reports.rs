@@ -1,10 +1,10 @@
 //! How the writer learns which versions the pool dropped.
 //!
-//! The writer keeps, for each version it may get back from the pool, the number of the
-//! last batch it holds (`OpLog::versions`), and the op log keeps what the stalest of them
-//! lacks. The pool may drop an idle version without the writer's knowledge (`trim`, a
-//! decay tick, the idle bound of [`OpLogBuilder::max_idle`](super::OpLogBuilder::max_idle)).
-//! Left listed, such a version would hold operations in the op log until it reached
+//! The writer keeps, for each version it may get back from the pool, the number of the last
+//! batch it holds (`OpLog::versions`), and the op log keeps what the stalest of them lacks.
+//! The pool may drop an idle version without the writer's knowledge (`trim`, a decay tick,
+//! the idle bound of [`OpLogBuilder::max_idle`](super::OpLogBuilder::max_idle)). Left
+//! listed, such a version would hold operations in the op log until it reached
 //! [`max_ops`](super::OpLogBuilder::max_ops), and the spare's catch-up would look for it in
 //! vain.
 //!
@@ -63,7 +63,8 @@ impl DropReports {
         // happens before this load (a join, a lock), coherence makes it read `true` or a
         // later store, and the later stores are made under the lock with `dropped` to
         // match. (A `swap` outside the lock would do too, but loom 0.7 lets a store slip
-        // between the read and the write of a relaxed read-modify-write: tokio-rs/loom#254.)
+        // between the read and the write of a relaxed read-modify-write:
+        // tokio-rs/loom#254.)
         if !self.any.load(Ordering::Relaxed) {
             return;
         }

@@ -184,8 +184,8 @@ where
     /// A writer whose container holds `init` as its first version (batch 0).
     ///
     /// The container's pool makes further versions with `T::default()` and brings each up
-    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that, versions
-    /// come back from the pool and replay only what they missed.
+    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that,
+    /// versions come back from the pool and replay only what they missed.
     ///
     /// # Examples
     ///

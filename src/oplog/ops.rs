@@ -1,11 +1,11 @@
 //! Ready-made operations for std's collections and for [`Recycled`] hash maps.
 //!
-//! Each overwrite goes through `clone_from` on the value already there, so a version
-//! the pool hands out again reuses its own buffers: a `String` or a `Vec<String>` overwritten by one of no
-//! greater length allocates nothing. For std's collections the last version to apply an
-//! operation takes its data by value instead; a [`Recycled`] map copies it as the others
-//! do, into buffers from its free lists, so that its free lists do not grow with every
-//! publish.
+//! Each overwrite goes through `clone_from` on the value already there, so a version the
+//! pool hands out again reuses its own buffers: a `String` or a `Vec<String>` overwritten
+//! by one of no greater length allocates nothing. For std's collections the last version to
+//! apply an operation takes its data by value instead; a [`Recycled`] map copies it as the
+//! others do, into buffers from its free lists, so that its free lists do not grow with
+//! every publish.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -353,7 +353,8 @@ fn copied<T: RecycleCopy + Default>(src: &T, free_lists: &mut FreeLists) -> T {
 /// value go back to them. Inserts balanced by removals therefore allocate nothing once the
 /// free lists hold enough buffers. The last version to apply an operation copies it too
 /// (the operation's own buffers are then freed), so that the free lists stay the size of
-/// the churn. `sync_from` is [`Recycled::copy_from`] (freeing its address table afterwards).
+/// the churn. `sync_from` is [`Recycled::copy_from`] (freeing its address table
+/// afterwards).
 impl<K, V, S> Absorb<MapOp<K, V>> for Recycled<HashMap<K, V, S>>
 where
     K: RecycleCopy + Default + Eq + Hash,

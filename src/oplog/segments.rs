@@ -276,9 +276,10 @@ mod tests {
     proptest! {
         #![proptest_config(crate::oplog::proptest_config())]
 
-        /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at every
-        /// step: length, ends, every element by index, every range; a split moves exactly
-        /// the first `n` out, and dropping them from the split part leaves it empty.
+        /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at
+        /// every step: length, ends, every element by index, every range; a split moves
+        /// exactly the first `n` out, and dropping them from the split part leaves it
+        /// empty.
         #[test]
         fn segments_behave_as_a_deque(
             steps in proptest::collection::vec(step(), 0..if cfg!(miri) { 40 } else { 300 }),
@@ -327,9 +328,9 @@ mod tests {
         }
     }
 
-    /// An op log that grows and shrinks by a few segments reuses them: after the first round,
-    /// pushing and popping allocates no segment; past [`FREE_SEGMENTS`] emptied ones, the
-    /// rest are freed.
+    /// An op log that grows and shrinks by a few segments reuses them: after the first
+    /// round, pushing and popping allocates no segment; past [`FREE_SEGMENTS`] emptied
+    /// ones, the rest are freed.
     #[test]
     fn emptied_segments_are_reused() {
         let per = segment_len::<Big>();

@@ -35,9 +35,9 @@ use crate::sync::Mutex;
 /// displaced. Past the bound, displaced values are freed and new ones allocated.
 pub(crate) const DEFAULT_ARC_POOL_CAPACITY: usize = 1 << 12;
 
-/// How many `Arc`s at the front of the pool a getter tests for uniqueness before it gives up
-/// and allocates: those still held (by a version a reader holds, or a reader's clone) go to
-/// the back.
+/// How many `Arc`s at the front of the pool a getter tests for uniqueness before it gives
+/// up and allocates: those still held (by a version a reader holds, or a reader's clone) go
+/// to the back.
 const LOOK: usize = 4;
 
 /// A `HashMap` whose values every version shares, each behind an `Arc`, for an
@@ -250,8 +250,8 @@ pub struct ArcPoolStats {
     pub reused: u64,
     /// Values made in a new `Arc`: the pool held none that nothing else held.
     pub fresh: u64,
-    /// Displaced `Arc`s the pool let go of because it was full (freed when their last holder
-    /// lets go).
+    /// Displaced `Arc`s the pool let go of because it was full (freed when their last
+    /// holder lets go).
     pub overflowed: u64,
     /// `Arc`s in the pool now.
     pub held: usize,

@@ -3,12 +3,12 @@
 //! With a reader that lets go of its guards between publishes, `publish` reclaims the
 //! version the previous publish retired and writes that one again: two versions alternate
 //! and each operation is applied twice on the publish path. A third version (made at build
-//! time, [`OpLogBuilder::versions`](super::OpLogBuilder::versions), or left idle when a reader
-//! held a guard across a publish) waits in the pool for the next publish that finds the
-//! alternating pair held. It lacks every batch since it was last written, so the op log keeps
-//! those for it. Left alone, the op log would grow to [`max_ops`](super::OpLogBuilder::max_ops)
-//! and drop them, and the next reader that held a guard at the wrong moment would make a
-//! publish copy the whole table.
+//! time, [`OpLogBuilder::versions`](super::OpLogBuilder::versions), or left idle when a
+//! reader held a guard across a publish) waits in the pool for the next publish that finds
+//! the alternating pair held. It lacks every batch since it was last written, so the op log
+//! keeps those for it. Left alone, the op log would grow to
+//! [`max_ops`](super::OpLogBuilder::max_ops) and drop them, and the next reader that held a
+//! guard at the wrong moment would make a publish copy the whole table.
 //!
 //! So once the stalest idle version lacks more than a chunk (`lag_for`: three batches per
 //! spare, or the *spare lag* if less: [`DEFAULT_SPARE_LAG`](super::DEFAULT_SPARE_LAG), at
@@ -34,15 +34,15 @@ impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
-    /// Replays on the stalest idle version within the op log's reach the oldest whole batches
-    /// it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks more than
-    /// the spare lag for this batch ([`lag_for`]; see the module docs). Nothing if the op log
-    /// is no longer than that (a test of its length). Looks among [`SPARES_LOOKED_PAST`] idle
-    /// versions at most (stopping at the stalest of all), in this thread's share of the
-    /// pool first, then in other threads' depots, and puts them all in this thread's depot,
-    /// the others in their order above it. Does nothing if none of them lags that much
-    /// (readers hold those that do), and then skips the search for a while
-    /// ([`SpareMissed`]).
+    /// Replays on the stalest idle version within the op log's reach the oldest whole
+    /// batches it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks
+    /// more than the spare lag for this batch ([`lag_for`]; see the module docs). Nothing
+    /// if the op log is no longer than that (a test of its length). Looks among
+    /// [`SPARES_LOOKED_PAST`] idle versions at most (stopping at the stalest of all), in
+    /// this thread's share of the pool first, then in other threads' depots, and puts them
+    /// all in this thread's depot, the others in their order above it. Does nothing if none
+    /// of them lags that much (readers hold those that do), and then skips the search for a
+    /// while ([`SpareMissed`]).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
         let OpLog {
             container,
@@ -100,8 +100,8 @@ where
         // full copy).
         // None is staler than `stalest`: the search ends there.
         let (mut passed, taken) = take_idle(pool, Some(stalest));
-        // The stalest of them within the op log's reach, if it lags more than the spare lag:
-        // the version the last publish retired, also among them, lags a batch or two.
+        // The stalest of them within the op log's reach, if it lags more than the spare
+        // lag: the version the last publish retired, also among them, lags a batch or two.
         let spare_at = passed[..taken]
             .iter()
             .enumerate()
@@ -153,12 +153,12 @@ where
     /// publish.
     ///
     /// Costs one reclamation pass (a barrier, `membarrier` or a fence, and a scan of the
-    /// hazard slots) if something is retired, then, unless every version the op log serves is
-    /// up to date already (a second call: a relaxed load and a compare), one take and one
-    /// depot lock per idle version, and the operations each lacks (the pending batch is
-    /// not published and not applied). Never waits for a reader and never copies a
-    /// version whole: one the op log can no longer bring up to date is put back below the
-    /// others, as a publish does.
+    /// hazard slots) if something is retired, then, unless every version the op log serves
+    /// is up to date already (a second call: a relaxed load and a compare), one take and
+    /// one depot lock per idle version, and the operations each lacks (the pending batch is
+    /// not published and not applied). Never waits for a reader and never copies a version
+    /// whole: one the op log can no longer bring up to date is put back below the others,
+    /// as a publish does.
     ///
     /// # Examples
     ///
@@ -197,8 +197,8 @@ where
             if list.has_pending() {
                 list.reclaim_unless_heavy(true);
             }
-            // Every version the op log keeps operations for is up to date (a second call, or
-            // none retired since): nothing to take out of the pool.
+            // Every version the op log keeps operations for is up to date (a second call,
+            // or none retired since): nothing to take out of the pool.
             if versions.front().map_or(true, |&v| v >= *head) {
                 break 'replay;
             }
@@ -214,9 +214,9 @@ where
                     catch_up(version, log, *head, base, versions, stats, usize::MAX);
                 }
             }
-            // Back to this thread's depot, stalest first, so that the freshest is on top (the
-            // next publish takes it); any the op log can no longer serve below the others, as
-            // victims.
+            // Back to this thread's depot, stalest first, so that the freshest is on top
+            // (the next publish takes it); any the op log can no longer serve below the
+            // others, as victims.
             for version in idle.iter_mut().filter_map(Option::take) {
                 put_back(version, *base, stats);
             }
@@ -287,7 +287,8 @@ fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogSt
 /// An idle version within the op log's reach (numbered `base` or later), looked for among
 /// [`SPARES_LOOKED_PAST`] idle versions at most, as the spare's catch-up looks: for a
 /// publish that took one out of its reach. Those out of reach go back as victims (counted
-/// in `stats.set_aside`), the others within reach passed over on top of this thread's depot.
+/// in `stats.set_aside`), the others within reach passed over on top of this thread's
+/// depot.
 pub(super) fn take_within_reach<'a, T>(
     pool: &'a Pool<Versioned<T>>,
     base: u64,
