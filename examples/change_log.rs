@@ -1,38 +1,39 @@
-//! An op log on real data: batches of inserts, overwrites and removals published with a
+//! An op log on real data: batches of inserts, overwrites and removals published with an
 //! [`OpLog`] into an anagram index of a word list, while reader threads check that every
 //! version they see holds exactly what its batch number says.
 //!
 //! The example loads a word list (by default the SCOWL-based `wamerican` list shipped in
 //! `examples/data/`; any file with one word per line will do) into an anagram index: a
-//! `Recycled<HashMap<String, (u64, Vec<String>)>>` from each word's *signature* (its letters,
-//! lower-cased and sorted: `Listen` → `eilnst`) to a stamp and the words with that signature,
-//! in file order (`eilnst` → `enlist, inlets, listen, silent, tinsel`). Then it publishes
-//! `--batches` batches of changes through the writer, with a `--pause-us` pause after each:
+//! `Recycled<HashMap<String, (u64, Vec<String>)>>` from each word's *signature* (its
+//! letters, lower-cased and sorted: `Listen` → `eilnst`) to a stamp and the words with that
+//! signature, in file order (`eilnst` → `enlist, inlets, listen, silent, tinsel`). Then it
+//! publishes `--batches` batches of changes through the writer, with a `--pause-us` pause
+//! after each:
 //!
-//! * a batch moves `--batch-size` words: half of them, picked at random, leave the index, and
-//!   as many words that left earlier come back (at the start, one word in 16 is left out to
-//!   have some to bring back). Each anagram group the batch touches becomes one operation:
-//!   [`MapOp::Remove`] when its last word leaves, [`MapOp::Insert`] of a new key when a word
-//!   comes back to an empty group, and an `Insert` that overwrites the group otherwise. Every
-//!   group a batch writes carries the batch's number as its stamp. Inserts and removals
-//!   balance, and an overwrite changes a group by one word.
+//! * a batch moves `--batch-size` words: half of them, picked at random, leave the index,
+//!   and as many words that left earlier come back (at the start, one word in 16 is left
+//!   out to have some to bring back). Each anagram group the batch touches becomes one
+//!   operation: [`MapOp::Remove`] when its last word leaves, [`MapOp::Insert`] of a new key
+//!   when a word comes back to an empty group, and an `Insert` that overwrites the group
+//!   otherwise. Every group a batch writes carries the batch's number as its stamp. Inserts
+//!   and removals balance, and an overwrite changes a group by one word.
 //! * `--readers` threads read the current version, never waiting for the writer. A read
 //!   takes one guard and looks up three keys: a random signature of the whole list, and two
 //!   keys that the version's own batch touched. Each answer (its stamp and a hash of its
 //!   words, or its absence) is compared with what the version must hold after the batch
-//!   whose number it carries ([`Versioned::seq`]), worked out before the run. A *torn batch* is
-//!   a read in which one of the two keys shows the version's batch and the other does not.
-//!   The readers' keys are built before the run: the reading loop allocates nothing.
+//!   whose number it carries ([`Versioned::seq`]), worked out before the run. A *torn
+//!   batch* is a read in which one of the two keys shows the version's batch and the other
+//!   does not. The readers' keys are built before the run: the reading loop allocates
+//!   nothing.
 //!
 //! The writer builds each batch's operations from the plan (allocating their strings, as
-//! decoding a change feed would), then times and measures its
-//! [`publish`](OpLog::publish) alone: the first batches are warm-up (during the first
-//! `--readers + 1` of them the writer itself holds a guard on each version, so that the pool
-//! builds, once, every version the run can need: one per reader, the current one and the
-//! one being written), the others steady state. With `--catch-up` it calls
-//! [`OpLog::catch_up`] after each publish, in the pause: the idle versions replay
-//! there what the next publish would otherwise replay (timed apart; its allocations count
-//! with the publish's).
+//! decoding a change feed would), then times and measures its [`publish`](OpLog::publish)
+//! alone: the first batches are warm-up (during the first `--readers + 1` of them the
+//! writer itself holds a guard on each version, so that the pool builds, once, every
+//! version the run can need: one per reader, the current one and the one being written),
+//! the others steady state. With `--catch-up` it calls [`OpLog::catch_up`] after each
+//! publish, in the pause: the idle versions replay there what the next publish would
+//! otherwise replay (timed apart; its allocations count with the publish's).
 //!
 //! # What the figures mean
 //!
@@ -44,39 +45,41 @@
 //!   publishes (a counting global allocator; the counter is process-wide, which is why the
 //!   readers never allocate). The `oplog` module docs ("What it costs") expect 0 for a
 //!   [`Recycled`] map whose inserts and removals balance: new entries take their key and
-//!   value buffers from the version's free lists, removed ones go back to it, overwrites copy
-//!   into the buffers already there. See [Allocations](self#allocations) for what this run
-//!   measures instead.
+//!   value buffers from the version's free lists, removed ones go back to it, overwrites
+//!   copy into the buffers already there. See [Allocations](self#allocations) for what this
+//!   run measures instead.
 //! * **reads/s**: guards taken per second by all readers together (three lookups each).
-//! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions
-//!   applied each operation (2 when two versions alternate, more while readers hold older
-//!   ones); `full_syncs` counts whole-table copies (a version new from the pool's factory,
-//!   or one that missed more than the op log keeps): all of them should fall in the warm-up.
+//! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions applied
+//!   each operation (2 when two versions alternate, more while readers hold older ones);
+//!   `full_syncs` counts whole-table copies (a version new from the pool's factory, or one
+//!   that missed more than the op log keeps): all of them should fall in the warm-up.
 //!
 //! # Allocations
 //!
 //! On the bundled list (2 readers, batches of 64, 2,000 batches) the steady-state publishes
-//! allocate about 37 times each, 0.6 per operation, not 0; nearly all are `realloc`s of small
-//! strings. Two causes, both in how the ready-made [`MapOp`]s treat a [`Recycled`] map:
+//! allocate about 37 times each, 0.6 per operation, not 0; nearly all are `realloc`s of
+//! small strings. Two causes, both in how the ready-made [`MapOp`]s treat a [`Recycled`]
+//! map:
 //!
 //! * **The version that applies an operation last takes its data by value**
 //!   ([`Absorb::absorb_owned`](poolswap::oplog::Absorb::absorb_owned)): an insert moves the
-//!   operation's key and group into the map instead of taking buffers from the free lists, while
-//!   removals and overwrites still give buffers back. Every version applies every operation
-//!   by value once in a while, so its free lists only grow: "spare buffers, current free lists" climbs
-//!   by about one key and one group per removal (60,000 buffers after 2,000 batches), and the
-//!   free lists' own growth allocates (the large allocations counted here).
+//!   operation's key and group into the map instead of taking buffers from the free lists,
+//!   while removals and overwrites still give buffers back. Every version applies every
+//!   operation by value once in a while, so its free lists only grow: "spare buffers,
+//!   current free lists" climbs by about one key and one group per removal (60,000 buffers
+//!   after 2,000 batches), and the free lists' own growth allocates (the large allocations
+//!   counted here).
 //! * **Buffers wander**: a spare string recycled from a removed entry was sized for that
 //!   entry's word (a full copy sizes every buffer exactly), and the next insert may hand it
 //!   a longer one, which grows it. The buffers brought in by value are exact too, so the
 //!   sizes never settle.
 //!
-//! `--check` therefore bounds the steady-state allocations at [`MAX_STEADY_ALLOCS_PER_APPLY`]
-//! per operation *applied* (to one version: `OpLogStats::applied`, about 4 per operation
-//! here), which does not depend on how many versions circulate: this run measures 0.14 (1
-//! to 4 readers: 0.13 to 0.15; batches of 2 words: 0.22), and copying every inserted key
-//! and group would cost at least 2. Make it 0 once the ready-made operations recycle as the
-//! module docs say.
+//! `--check` therefore bounds the steady-state allocations at
+//! [`MAX_STEADY_ALLOCS_PER_APPLY`] per operation *applied* (to one version:
+//! `OpLogStats::applied`, about 4 per operation here), which does not depend on how many
+//! versions circulate: this run measures 0.14 (1 to 4 readers: 0.13 to 0.15; batches of 2
+//! words: 0.22), and copying every inserted key and group would cost at least 2. Make it 0
+//! once the ready-made operations recycle as the module docs say.
 //!
 //! Run it with
 //!

@@ -1,5 +1,6 @@
 //! Loom models of the op log (`poolswap::oplog`): a writer replays and publishes batches
-//! on recycled versions while readers hold, read and drop guards on other threads.
+//! on versions the pool hands out again while readers hold, read and drop guards on other
+//! threads.
 //!
 //! Run with:
 //!
@@ -59,7 +60,7 @@ fn read_twice(w: &Writer) -> thread::JoinHandle<()> {
 /// A reader acquires while the writer publishes three batches: the third takes back the
 /// version the reader may still hold (if its guard is gone) and replays onto it.
 #[test]
-fn replay_vs_guard_on_the_version_being_recycled() {
+fn replay_vs_guard_on_the_version_being_reused() {
     bounded(3, || {
         let mut w: Writer = OpLog::new(Vec::new());
         publish(&mut w, 1);

@@ -129,7 +129,7 @@ fn run<T, V>(
 proptest! {
     #![proptest_config(proptest_config::config())]
 
-    /// Plain `HashMap`, with logs from "keeps one operation" (nearly every recycled
+    /// Plain `HashMap`, with op logs from "keeps one operation" (nearly every reused
     /// version needs a full copy) to "keeps everything".
     #[test]
     fn hash_map_versions_match_the_reference(
@@ -175,7 +175,7 @@ proptest! {
 /// A reader that holds a guard across many publishes keeps its version, and the version
 /// comes back (after the op log moved past it) with a full copy, not stale contents.
 #[test]
-fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
+fn a_version_held_past_the_op_log_is_copied_whole_when_it_returns() {
     let _serial = serial();
     let mut w = OpLog::builder(BTreeMap::new()).max_ops(4).build();
     w.append(MapOp::Insert(0, 0));
@@ -233,15 +233,14 @@ fn two_alternating_versions_apply_each_operation_twice() {
 
 /// Operations per batch in the tests below: at least the op log length (pending batch
 /// included) from which `publish` reclaims ahead of its getter even when the pass needs the
-/// heavy barrier (32), so that
-/// what they count does not depend on how fast the publishes follow each other (a version
-/// published more than 50 µs after the last is not fenced).
+/// heavy barrier (32), so that what they count does not depend on how fast the publishes
+/// follow each other (which decides whether a version is published fenced).
 const BATCH: u32 = 32;
 
 /// Batches published with no guard held across a publish in the tests below: 30 under
 /// Miri (100 took 34 and 51 s there), still far past the few after which the idle spare
 /// lags a chunk (three batches) and its catch-ups begin in
-/// `the_idle_spare_stays_within_the_log_reach`.
+/// `the_idle_spare_stays_within_the_op_log_reach`.
 const QUIET_BATCHES: u32 = if cfg!(miri) { 30 } else { 100 };
 
 /// Publishes `batches` batches of [`BATCH`] overwrites while a reader on this thread
@@ -362,7 +361,7 @@ fn catch_up_leaves_held_versions_alone() {
 #[test]
 fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     let _serial = serial();
-    let mut w = small_log_writer(3);
+    let mut w = small_op_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, 5);
     let held = w.container().acquire();
     // Retires the held version; writes the one retired before (back, or the spare).
@@ -382,7 +381,7 @@ const SMALL_LOG: usize = 8 * BATCH as usize;
 
 /// A writer over `BATCH` keys at 0, with `versions` versions made at build time and an op log
 /// bounded at [`SMALL_LOG`] operations.
-fn small_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u32>> {
+fn small_op_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u32>> {
     OpLog::builder((0..BATCH).map(|k| (k, 0)).collect())
         .versions(versions)
         .max_ops(SMALL_LOG)
@@ -406,9 +405,9 @@ fn publish_holding_guards(w: &mut OpLog<HashMap<u32, u32>, MapOp<u32, u32>>, fir
 /// the writer take that version, and it replays what it lacks instead of being copied
 /// whole. The op log stays within its bound meanwhile.
 #[test]
-fn the_idle_spare_stays_within_the_log_reach() {
+fn the_idle_spare_stays_within_the_op_log_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(3);
+    let mut w = small_op_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
     assert!(quiet.ops_held <= SMALL_LOG, "{quiet:?}");
@@ -433,12 +432,11 @@ fn the_idle_spare_stays_within_the_log_reach() {
 /// With two idle spares, both are caught up, not just the one on top of the writer's
 /// share: after the quiet batches no operation was dropped while a version lacked it, and
 /// readers that hold guards across three publishes (so that the writer takes both spares)
-/// cause no full copy. `change_log --check` failed one run in four on this before the
-/// catch-up looked past the top spare.
+/// cause no full copy: the catch-up looks past the spare on top of the writer's share.
 #[test]
-fn every_idle_spare_stays_within_the_log_reach() {
+fn every_idle_spare_stays_within_the_op_log_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
     assert_eq!(quiet.truncated, 0, "{quiet:?}");
@@ -509,11 +507,9 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
 
 /// The spare is kept within a chunk of three batches, rather than the whole spare lag: a
 /// publish that must take it, because a reader still holds the version the last publish
-/// retired, replays about that much. Before, the spare lagged up to the spare lag (1,024
-/// by default) where 200 batches fitted within it (up to 5 operations a batch), else up
-/// to 8 batches, and such a publish replayed it all (`publish_loop 20000 10 0 --reader`:
-/// p99 95-151 -> 39-44 -> 33-38 µs). Here, batches of 1 and 8 with the default lag: the
-/// old rules replay 40 and 72 operations.
+/// retired, replays about that much. Here, batches of 1 and 8 with the default spare lag
+/// (1,024 operations): a spare kept within 200 batches, or 8, would make such a publish
+/// replay 40 and 72 operations.
 #[test]
 fn a_publish_that_takes_the_spare_replays_at_most_a_few_batches() {
     let _serial = serial();
@@ -558,16 +554,14 @@ fn a_publish_that_takes_the_spare_replays(k: u32) {
 
 /// With two idle spares (four versions), each catch-up replays three batches per spare,
 /// so that catch-ups land on about a third of the publishes and the median publish pays
-/// none. Before, chunks of `2 × batch + 64` operations caught a spare up on more than half
-/// of them once batches passed 16 operations (three quarters at 100: `benches/oplog.rs`'s
-/// `4 versions` row, 100,000 entries, p50 270-290 -> 99-102 µs, p99 315-337 -> 518-556).
-/// Here, batches of 40: 300 of 600 publishes before (chunks of 144 operations, 4 whole
-/// batches, for the 2 batches the spares fall behind per publish), 200 now.
+/// none. Here, batches of 40: about 200 of 600 publishes catch a spare up, where chunks of
+/// `2 × batch + 64` operations (144: 4 whole batches, for the 2 batches the spares fall
+/// behind per publish) would catch one up on 300.
 #[test]
 #[cfg_attr(
     miri,
     ignore = "81 s under Miri with 60 publishes, for the catch-up's schedule, which is safe \
-              code; the two-spare catch-up runs there in every_idle_spare_stays_within_the_log_reach"
+              code; the two-spare catch-up runs there in every_idle_spare_stays_within_the_op_log_reach"
 )]
 fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
     let _serial = serial();
@@ -668,7 +662,7 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
 #[test]
 fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
     let _serial = serial();
-    let w = small_log_writer(4);
+    let w = small_op_log_writer(4);
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let (done_tx, done) = std::sync::mpsc::channel::<()>();
     thread::scope(|s| {
@@ -745,11 +739,10 @@ fn three_versions_made_at_build_time_need_no_full_copy() {
 /// The same with a background [`Reclaimer`](poolswap::Reclaimer) running: its passes take
 /// retired versions off the list while the writer's getter looks for one, and the getter
 /// waits for such a pass to end instead of having the pool build a fourth version (a full
-/// copy). Before that wait, `benches/oplog.rs` made 3 or 4 in 6,000 publishes and this
-/// test up to 8. The wait is bounded (256 yields), so a pass slower than that (under
-/// ThreadSanitizer, where this test made one) may still cost one: at most one is allowed.
+/// copy). The wait is bounded (256 yields), so a pass slower than that (under
+/// ThreadSanitizer) may still cost one: at most one is allowed.
 #[test]
-fn a_background_reclaimer_does_not_make_the_log_build_versions() {
+fn a_background_reclaimer_does_not_make_the_op_log_build_versions() {
     let _serial = serial();
     let reclaimer = poolswap::Reclaimer::spawn().expect("spawn the reclaimer");
     three_versions_suffice(1);
@@ -903,9 +896,9 @@ fn the_writer_is_send_and_debug() {
 ///
 /// [`OpLogStats::set_aside`]: poolswap::oplog::OpLogStats::set_aside
 #[test]
-fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
+fn a_version_held_past_the_op_log_is_set_aside_while_another_is_within_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, 1);
     let held = w.container().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 2 * SMALL_LOG as u32 / BATCH);
@@ -932,9 +925,9 @@ fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
 /// to its bound for versions that no longer exist and counting what it then drops as
 /// lacked.
 #[test]
-fn versions_the_pool_drops_stop_holding_the_log() {
+fn versions_the_pool_drops_stop_holding_the_op_log() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, 2);
     let before = w.stats();
     assert_eq!(before.versions, 3, "{before:?}");
@@ -987,7 +980,7 @@ impl Absorb<Counted> for u64 {
     ignore = "over 1,024 publishes (the set-apart threshold): 95 s under Miri, for safe code \
               (VecDeque::split_off and drains) that the other log tests already run"
 )]
-fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
+fn no_publish_drops_the_whole_op_log_when_a_held_version_goes() {
     let _serial = serial();
     let max_log: usize = 8192;
     let mut w = OpLog::builder(0u64).versions(3).max_ops(max_log).build();

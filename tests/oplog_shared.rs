@@ -1,4 +1,4 @@
-//! `poolswap::oplog::SharedMap`: values shared by every version, recycled once none holds
+//! `poolswap::oplog::SharedMap`: values shared by every version, reused once none holds
 //! them. Steady overwrites and remove + insert pairs allocate nothing on the writer's
 //! thread, and a value a reader can still see is never written again.
 //!
@@ -107,7 +107,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
 /// still holds), and once the reader lets go and the version catches up, that `Arc` is
 /// written again.
 #[test]
-fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
+fn a_value_a_reader_can_see_is_not_reused_until_it_lets_go() {
     let init = HashMap::from([(key(0), value(0, 0)), (key(1), value(1, 0))]);
     let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
     let values = Arc::clone(w.container().acquire().arc_pool());
@@ -141,9 +141,9 @@ fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
     );
 }
 
-/// Readers on other threads look values up while the writer overwrites them with recycled
+/// Readers on other threads look values up while the writer overwrites them with reused
 /// `Arc`s: every value a reader sees is whole (its three strings carry one tag), and no
-/// later than the version it read promises. A recycled value rewritten while a reader
+/// later than the version it read promises. A reused value rewritten while a reader
 /// could still see it would show mixed tags here, and a data race to ThreadSanitizer
 /// and Miri.
 #[test]
