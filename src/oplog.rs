@@ -320,7 +320,9 @@ impl<T: fmt::Display> fmt::Display for Versioned<T> {
 ///
 /// One writer per container; it is `Send`, so it can move to another thread, and several
 /// threads that write share it behind a lock (`Mutex<OpLog<T, O>>`), as with
-/// left-right's `WriteHandle`. Readers share [`container`](OpLog::container).
+/// left-right's `WriteHandle`. Readers share [`container`](OpLog::container). It is
+/// `UnwindSafe` and `RefUnwindSafe` when `T` and `O` are: a publish that panics leaves it
+/// usable ([`publish`](OpLog::publish), "Panics").
 ///
 /// # Examples
 ///

@@ -225,7 +225,7 @@ where
 /// operation pushes; [`share`](ArcPool::share) and [`share_clone`](ArcPool::share_clone)
 /// pop): see [`SharedMap`].
 ///
-/// `Send` and `Sync` when `V` is.
+/// `Send` and `Sync` when `V` is; `RefUnwindSafe` when `V` is.
 pub struct ArcPool<V> {
     state: Mutex<ArcQueue<V>>,
     capacity: usize,
