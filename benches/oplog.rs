@@ -9,8 +9,8 @@
 //! "held guard" row per system (`n` = 100,000, `k` = 1) has the reader hold each guard for
 //! 1 ms and counts the publishes that took over 500 µs. A "long hold" row (`n` = 100,000,
 //! `k` = 10, 20,000 timed publishes) has the reader take one guard before the row and hold
-//! it through half the timed publishes (200,000 operations in all: three times the log's
-//! default bound, so the held version falls out of the log's reach and comes back after
+//! it through half the timed publishes (200,000 operations in all: three times the op log's
+//! default bound, so the held version falls out of the op log's reach and comes back after
 //! it), then look keys up as usual; it compares p99 with the same system's plain `k` = 10
 //! row. The systems whose writer waits for readers (left-right, flashmap) get no such row:
 //! their publishes would wait for the whole hold.
@@ -18,14 +18,14 @@
 //! | system | shared as | a publish |
 //! |---|---|---|
 //! | floor | a plain `HashMap`, unshared (no reader) | the batch applied in place |
-//! | `OpLog<HashMap>` | `poolswap::oplog` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a recycled version (`MapOp`) |
+//! | `OpLog<HashMap>` | `poolswap::oplog` over `HashMap`, three versions made at build time | the batch and the missed batches replayed on a reused version (`MapOp`) |
 //! | `OpLog<HashMap>, 4 versions` | the same with four versions (only at `n` = 100,000): one for a reader that holds a guard for long, besides the three | as above |
 //! | `OpLog<HashMap<Arc<str>, Arc<[String]>>>` | the same over a map whose keys and values are `Arc`s: the versions share each entry's strings (the batch's data is moved into `Arc`s inside the timed publish) | as above; an operation applied to a version clones two `Arc`s |
-//! | `OpLog<SharedMap> (shared values, recycled)` | `poolswap::oplog::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's recycler once no version holds it | as above; each value moves into a recycled `Arc` (`ArcPool::share`), and an application clones an `Arc` |
+//! | `OpLog<SharedMap> (shared values, reused)` | `poolswap::oplog::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's `ArcPool` once no version holds it | as above; each value moves into a reused `Arc` (`ArcPool::share`), and an application clones an `Arc` |
 //! | `OpLog<HashMap>, catch_up between publishes (untimed)` | `OpLog<HashMap>` whose writer calls `OpLog::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
 //! | `OpLog<HashMap> + Reclaimer` | `OpLog<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
 //! | `OpLog<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
-//! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a recycled version, apply the batch |
+//! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a reused version, apply the batch |
 //! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
 //! | flashmap | `flashmap` | a write guard (waits for readers of the other copy), the batch, publish |
 //! | arc-swap + imbl | `ArcSwap<imbl::HashMap>` | `rcu`: clone the persistent map (O(1)), apply the batch (path copies) |
@@ -42,7 +42,7 @@
 //! process-wide over the timed publishes (the reader allocates nothing). Memory is its live
 //! bytes: "after build" once the system holds the initial map, "peak" the highest during a
 //! row's timed publishes, both less what was live before the system was built. "full syncs"
-//! are the whole-map copies poolswap's log made during the timed publishes
+//! are the whole-map copies poolswap's op log made during the timed publishes
 //! (`OpLogStats::full_syncs`; total so far in parentheses).
 //!
 //! Each row has a warm-up (not reported) and a number of timed publishes (2,000 for
@@ -53,17 +53,17 @@
 //! after the same batches, or the bench fails.
 //!
 //! ```text
-//! cargo bench --bench delta                  # n = 10,000 and 100,000 (a few minutes)
-//! DELTA_BIG=1 cargo bench --bench delta      # and n = 1,000,000 (slow, ~3 GB)
-//! DELTA_ONLY=flashmap cargo bench --bench delta   # systems whose name contains this
-//! DELTA_N=100000 cargo bench --bench delta   # only this n
-//! DELTA_K=10 cargo bench --bench delta       # only the rows of this k (and the long hold)
-//! DELTA_RESERVE=1 cargo bench --bench delta  # initial maps with room for 2n entries
-//! POOLSWAP_BARRIER=fence cargo bench --bench delta
-//! cargo bench --bench delta -- --test        # smoke run: n = 1,000, a few publishes
+//! cargo bench --bench oplog                  # n = 10,000 and 100,000 (a few minutes)
+//! OPLOG_BIG=1 cargo bench --bench oplog      # and n = 1,000,000 (slow, ~3 GB)
+//! OPLOG_ONLY=flashmap cargo bench --bench oplog   # systems whose name contains this
+//! OPLOG_N=100000 cargo bench --bench oplog   # only this n
+//! OPLOG_K=10 cargo bench --bench oplog       # only the rows of this k (and the long hold)
+//! OPLOG_RESERVE=1 cargo bench --bench oplog  # initial maps with room for 2n entries
+//! POOLSWAP_BARRIER=fence cargo bench --bench oplog
+//! cargo bench --bench oplog -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
 //!
-//! The report goes to stdout and to `$CARGO_TARGET_DIR/bench-delta/delta.md` (`target/` by
+//! The report goes to stdout and to `$CARGO_TARGET_DIR/bench-oplog/oplog.md` (`target/` by
 //! default); a smoke run writes no file.
 
 use std::collections::HashMap;
@@ -90,10 +90,10 @@ static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
 /// The shared object.
 type Map = HashMap<String, Vec<String>>;
 
-/// Versions a `OpLog` makes at build time (`OpLogBuilder::versions`): the current one,
+/// Versions an `OpLog` makes at build time (`OpLogBuilder::versions`): the current one,
 /// one the reader holds, the one being written. Their copies count in "build ms" and "live
 /// MB after build", not in any publish.
-const LOG_VERSIONS: usize = 3;
+const OPLOG_VERSIONS: usize = 3;
 
 /// Batch sizes, each a row.
 const KS: [usize; 4] = [1, 10, 100, 1_000];
@@ -106,7 +106,7 @@ const SLOW: Duration = Duration::from_micros(500);
 /// Batch size of the long-hold row, compared with the plain row of the same `k`.
 const LONG_K: usize = 10;
 /// Timed publishes of the long-hold row: 200,000 operations at [`LONG_K`], three times
-/// the log's default bound (`poolswap::oplog::DEFAULT_MAX_OPS`), so that the log drops
+/// the op log's default bound (65,536 operations: `OpLogBuilder::max_ops`), so that the op log drops
 /// what the held version lacks during the held half.
 const LONG_TIMED: usize = 20_000;
 
@@ -223,7 +223,7 @@ impl Workload {
     }
 
     /// The `n` entries every system starts from; with `reserve`, in a table with room for
-    /// `2 × n` (`DELTA_RESERVE`).
+    /// `2 × n` (`OPLOG_RESERVE`).
     fn initial(n: u64, reserve: bool) -> Map {
         let mut map = Map::with_capacity(if reserve { 2 * n as usize } else { 0 });
         map.extend((0..n).map(|i| (key(i), value(i))));
@@ -347,7 +347,7 @@ impl System for Floor {
     }
 }
 
-/// A version type of a `OpLog` that is (or wraps) the map.
+/// A version type of an `OpLog` that is (or wraps) the map.
 trait AsMap: Send + Sync + 'static {
     fn as_map(&self) -> &Map;
 }
@@ -383,13 +383,13 @@ impl<T: Send + Sync + 'static> Reader for PsReader<T> {
 
 /// `poolswap::oplog` over `T`: the writer, and a background reclaimer while the system lives
 /// if the row asks for one.
-struct LogSys<T: AsMap>(
+struct OpLogSys<T: AsMap>(
     OpLog<T, MapOp<String, Vec<String>>>,
     // Held for its lifetime only: the reclaimer runs until the system is dropped.
     #[allow(dead_code)] Option<poolswap::Reclaimer>,
 );
 
-impl<T> System for LogSys<T>
+impl<T> System for OpLogSys<T>
 where
     T: AsMap + poolswap::oplog::Absorb<MapOp<String, Vec<String>>> + Default,
 {
@@ -426,9 +426,9 @@ where
 /// `OpLog<HashMap>` with `OpLog::catch_up` after each publish, outside the timed
 /// part: a writer with idle time between publishes, which brings the idle versions up to
 /// date there, so that a publish applies only its own batch.
-struct LogIdle(LogSys<Map>);
+struct OpLogIdle(OpLogSys<Map>);
 
-impl System for LogIdle {
+impl System for OpLogIdle {
     type Reader = PsReader<poolswap::oplog::Versioned<Map>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.publish(batch);
@@ -465,19 +465,19 @@ type ArcMap = HashMap<Arc<str>, Arc<[String]>>;
 /// `poolswap::oplog` over [`ArcMap`]. The batch's data moves into its `Arc`s inside the
 /// timed publish (one allocation for a removal's key, two for an insertion, which a user
 /// who builds the operations with `Arc`s from the start pays outside it).
-struct LogShared(OpLog<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
+struct OpLogShared(OpLog<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
 
-impl LogShared {
-    fn new(map: Map) -> LogShared {
+impl OpLogShared {
+    fn new(map: Map) -> OpLogShared {
         let shared: ArcMap = map
             .into_iter()
             .map(|(k, v)| (Arc::from(k), Arc::from(v)))
             .collect();
-        LogShared(OpLog::builder(shared).versions(LOG_VERSIONS).build())
+        OpLogShared(OpLog::builder(shared).versions(OPLOG_VERSIONS).build())
     }
 }
 
-impl System for LogShared {
+impl System for OpLogShared {
     type Reader = PsReader<poolswap::oplog::Versioned<ArcMap>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(|op| match op {
@@ -516,29 +516,29 @@ impl System for LogShared {
 }
 
 /// `poolswap::oplog::SharedMap`: values behind `Arc`s that every version shares (as in
-/// [`LogShared`]), recycled: the last application of an overwrite or removal hands the
-/// displaced `Arc` to the map's recycler, and the next value moves into one that no version
+/// [`OpLogShared`]), recycled: the last application of an overwrite or removal hands the
+/// displaced `Arc` to the map's `ArcPool`, and the next value moves into one that no version
 /// holds any more (`ArcPool::share`: the recycled value is dropped, the batch's moves in;
 /// no allocation). Keys stay `String`s, one per version: an insert's key is copied into the
 /// buffer of a key the same replay removed (`Absorb::absorb_all`), as for a plain map.
 type RecycledShared = SharedMap<String, Vec<String>>;
 
-struct LogSharedMap {
+struct OpLogSharedMap {
     w: OpLog<RecycledShared, MapOp<String, Arc<Vec<String>>>>,
     values: Arc<ArcPool<Vec<String>>>,
 }
 
-impl LogSharedMap {
-    fn new(map: Map) -> LogSharedMap {
+impl OpLogSharedMap {
+    fn new(map: Map) -> OpLogSharedMap {
         let w = OpLog::builder(SharedMap::from(map))
-            .versions(LOG_VERSIONS)
+            .versions(OPLOG_VERSIONS)
             .build();
-        let values = Arc::clone(w.container().acquire().recycler());
-        LogSharedMap { w, values }
+        let values = Arc::clone(w.container().acquire().arc_pool());
+        OpLogSharedMap { w, values }
     }
 }
 
-impl System for LogSharedMap {
+impl System for OpLogSharedMap {
     type Reader = PsReader<poolswap::oplog::Versioned<RecycledShared>>;
     fn publish(&mut self, batch: Vec<Op>) {
         for op in batch {
@@ -578,7 +578,7 @@ impl System for LogSharedMap {
     }
 }
 
-/// poolswap without the log: `rcu` copies the whole current version into a recycled one
+/// poolswap without the op log: `rcu` copies the whole current version into a reused one
 /// (the pool's reset keeps contents, so the copy overwrites an older version in place).
 struct RcuCopy {
     container: Arc<Container<Recycled<Map>>>,
@@ -822,10 +822,10 @@ impl System for SwapClone {
 #[derive(Clone, Copy)]
 struct Plan {
     smoke: bool,
-    /// `DELTA_K`: only the rows of this batch size (the plain one, and the long-hold row
+    /// `OPLOG_K`: only the rows of this batch size (the plain one, and the long-hold row
     /// if it is [`LONG_K`]).
     only_k: Option<usize>,
-    /// `DELTA_RESERVE`: every initial map has room for twice its entries.
+    /// `OPLOG_RESERVE`: every initial map has room for twice its entries.
     reserve: bool,
 }
 
@@ -1161,7 +1161,7 @@ fn bench<S: System>(
             full_syncs,
         };
         eprintln!(
-            "delta: {system}, n={n}, k={k}{}: {} publishes, p50 {} µs, p99 {} µs",
+            "oplog: {system}, n={n}, k={k}{}: {} publishes, p50 {} µs, p99 {} µs",
             match hold {
                 Hold::No => "",
                 Hold::Each => " (held guards)",
@@ -1258,7 +1258,7 @@ fn header(plan: Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# delta: small batches on a big map (`benches/delta.rs`)\n"
+        "# oplog: small batches on a big map (`benches/oplog.rs`)\n"
     );
     let _ = writeln!(
         out,
@@ -1293,9 +1293,9 @@ fn header(plan: Plan) -> String {
         out,
         "- Initial maps: {}",
         if plan.reserve {
-            "room for 2n entries (`DELTA_RESERVE=1`): no table doubles during the run"
+            "room for 2n entries (`OPLOG_RESERVE=1`): no table doubles during the run"
         } else {
-            "as collected (`DELTA_RESERVE` unset): under the churn, a poolswap version's \
+            "as collected (`OPLOG_RESERVE` unset): under the churn, a poolswap version's \
              table doubles once in a long row (tens of ms; the long-hold row's max)"
         }
     );
@@ -1523,16 +1523,16 @@ fn render_long(out: &mut String, report: &Report, n: u64) {
 
 fn main() {
     let smoke = std::env::args().any(|a| a == "--test");
-    let big = std::env::var_os("DELTA_BIG").is_some_and(|v| v != "0");
-    let only = std::env::var("DELTA_ONLY").ok();
-    let only_k = std::env::var("DELTA_K").ok().and_then(|v| v.parse().ok());
-    let reserve = std::env::var_os("DELTA_RESERVE").is_some_and(|v| v != "0");
+    let big = std::env::var_os("OPLOG_BIG").is_some_and(|v| v != "0");
+    let only = std::env::var("OPLOG_ONLY").ok();
+    let only_k = std::env::var("OPLOG_K").ok().and_then(|v| v.parse().ok());
+    let reserve = std::env::var_os("OPLOG_RESERVE").is_some_and(|v| v != "0");
     let plan = Plan {
         smoke,
         only_k,
         reserve,
     };
-    let one_n: Option<u64> = std::env::var("DELTA_N").ok().and_then(|v| v.parse().ok());
+    let one_n: Option<u64> = std::env::var("OPLOG_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]
     } else if let Some(n) = one_n.as_ref() {
@@ -1555,39 +1555,39 @@ fn main() {
             };
         }
         system!("floor (HashMap in place, unshared)", Floor);
-        system!("poolswap OpLog<HashMap>", |m| LogSys(
-            OpLog::builder(m).versions(LOG_VERSIONS).build(),
+        system!("poolswap OpLog<HashMap>", |m| OpLogSys(
+            OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
             None
         ));
         if n == HELD_N || smoke {
-            system!("poolswap OpLog<HashMap>, 4 versions", |m| LogSys(
-                OpLog::builder(m).versions(LOG_VERSIONS + 1).build(),
+            system!("poolswap OpLog<HashMap>, 4 versions", |m| OpLogSys(
+                OpLog::builder(m).versions(OPLOG_VERSIONS + 1).build(),
                 None
             ));
         }
         system!(
             "poolswap OpLog<HashMap>, catch_up between publishes (untimed)",
-            |m| LogIdle(LogSys(
-                OpLog::builder(m).versions(LOG_VERSIONS).build(),
+            |m| OpLogIdle(OpLogSys(
+                OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
                 None
             ))
         );
-        system!("poolswap OpLog<Recycled<HashMap>>", |m| LogSys(
+        system!("poolswap OpLog<Recycled<HashMap>>", |m| OpLogSys(
             OpLog::builder(Recycled::new(m))
-                .versions(LOG_VERSIONS)
+                .versions(OPLOG_VERSIONS)
                 .build(),
             None
         ));
         system!(
             "poolswap OpLog<HashMap<Arc<str>, Arc<[String]>>> (shared data)",
-            LogShared::new
+            OpLogShared::new
         );
         system!(
-            "poolswap OpLog<SharedMap> (shared values, recycled)",
-            LogSharedMap::new
+            "poolswap OpLog<SharedMap> (shared values, reused)",
+            OpLogSharedMap::new
         );
-        system!("poolswap OpLog<HashMap> + Reclaimer", |m| LogSys(
-            OpLog::builder(m).versions(LOG_VERSIONS).build(),
+        system!("poolswap OpLog<HashMap> + Reclaimer", |m| OpLogSys(
+            OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
             Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
         ));
         system!("left-right (Absorb)", |m| LeftRight(
@@ -1614,10 +1614,10 @@ fn main() {
     if !smoke {
         let dir = std::env::var_os("CARGO_TARGET_DIR")
             .map_or_else(|| PathBuf::from("target"), PathBuf::from)
-            .join("bench-delta");
+            .join("bench-oplog");
         std::fs::create_dir_all(&dir).expect("create the report's directory");
-        let path = dir.join("delta.md");
+        let path = dir.join("oplog.md");
         std::fs::write(&path, &text).expect("write the report");
-        eprintln!("delta: report written to {}", path.display());
+        eprintln!("oplog: report written to {}", path.display());
     }
 }

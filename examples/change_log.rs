@@ -1,82 +1,85 @@
-//! A change log on real data: batches of inserts, overwrites and removals published with a
+//! An op log on real data: batches of inserts, overwrites and removals published with an
 //! [`OpLog`] into an anagram index of a word list, while reader threads check that every
 //! version they see holds exactly what its batch number says.
 //!
 //! The example loads a word list (by default the SCOWL-based `wamerican` list shipped in
 //! `examples/data/`; any file with one word per line will do) into an anagram index: a
-//! `Recycled<HashMap<String, (u64, Vec<String>)>>` from each word's *signature* (its letters,
-//! lower-cased and sorted: `Listen` → `eilnst`) to a stamp and the words with that signature,
-//! in file order (`eilnst` → `enlist, inlets, listen, silent, tinsel`). Then it publishes
-//! `--batches` batches of changes through the writer, with a `--pause-us` pause after each:
+//! `Recycled<HashMap<String, (u64, Vec<String>)>>` from each word's *signature* (its
+//! letters, lower-cased and sorted: `Listen` → `eilnst`) to a stamp and the words with that
+//! signature, in file order (`eilnst` → `enlist, inlets, listen, silent, tinsel`). Then it
+//! publishes `--batches` batches of changes through the writer, with a `--pause-us` pause
+//! after each:
 //!
-//! * a batch moves `--batch-size` words: half of them, picked at random, leave the index, and
-//!   as many words that left earlier come back (at the start, one word in 16 is left out to
-//!   have some to bring back). Each anagram group the batch touches becomes one operation:
-//!   [`MapOp::Remove`] when its last word leaves, [`MapOp::Insert`] of a new key when a word
-//!   comes back to an empty group, and an `Insert` that overwrites the group otherwise. Every
-//!   group a batch writes carries the batch's number as its stamp. Inserts and removals
-//!   balance, and an overwrite changes a group by one word.
+//! * a batch moves `--batch-size` words: half of them, picked at random, leave the index,
+//!   and as many words that left earlier come back (at the start, one word in 16 is left
+//!   out to have some to bring back). Each anagram group the batch touches becomes one
+//!   operation: [`MapOp::Remove`] when its last word leaves, [`MapOp::Insert`] of a new key
+//!   when a word comes back to an empty group, and an `Insert` that overwrites the group
+//!   otherwise. Every group a batch writes carries the batch's number as its stamp. Inserts
+//!   and removals balance, and an overwrite changes a group by one word.
 //! * `--readers` threads read the current version, never waiting for the writer. A read
 //!   takes one guard and looks up three keys: a random signature of the whole list, and two
 //!   keys that the version's own batch touched. Each answer (its stamp and a hash of its
 //!   words, or its absence) is compared with what the version must hold after the batch
-//!   whose number it carries ([`Versioned::seq`]), worked out before the run. A *torn batch* is
-//!   a read in which one of the two keys shows the version's batch and the other does not.
-//!   The readers' keys are built before the run: the reading loop allocates nothing.
+//!   whose number it carries ([`Versioned::seq`]), worked out before the run. A *torn
+//!   batch* is a read in which one of the two keys shows the version's batch and the other
+//!   does not. The readers' keys are built before the run: the reading loop allocates
+//!   nothing.
 //!
 //! The writer builds each batch's operations from the plan (allocating their strings, as
-//! decoding a change feed would), then times and measures its
-//! [`publish`](OpLog::publish) alone: the first batches are warm-up (during the first
-//! `--readers + 1` of them the writer itself holds a guard on each version, so that the pool
-//! builds, once, every version the run can need: one per reader, the current one and the
-//! one being written), the others steady state. With `--catch-up` it calls
-//! [`OpLog::catch_up`] after each publish, in the pause: the idle versions replay
-//! there what the next publish would otherwise replay (timed apart; its allocations count
-//! with the publish's).
+//! decoding a change feed would), then times and measures its [`publish`](OpLog::publish)
+//! alone: the first batches are warm-up (during the first `--readers + 1` of them the
+//! writer itself holds a guard on each version, so that the pool builds, once, every
+//! version the run can need: one per reader, the current one and the one being written),
+//! the others steady state. With `--catch-up` it calls [`OpLog::catch_up`] after each
+//! publish, in the pause: the idle versions replay there what the next publish would
+//! otherwise replay (timed apart; its allocations count with the publish's).
 //!
 //! # What the figures mean
 //!
 //! * **publish p50 / p99 / max**: the time of one `publish` at steady state: taking a
-//!   recycled version from the pool, replaying on it the batches it missed (usually one),
+//!   reused version from the pool, replaying on it the batches it missed (usually one),
 //!   applying the new batch, and the swap ([`Container::update`]). On a 2-core machine the
 //!   readers compete with the writer for the cores, and the tail includes that.
 //! * **allocations per publish**: what the allocator counted during the steady-state
 //!   publishes (a counting global allocator; the counter is process-wide, which is why the
-//!   readers never allocate). The `log` module docs ("What it costs") expect 0 for a
+//!   readers never allocate). The `oplog` module docs ("What it costs") expect 0 for a
 //!   [`Recycled`] map whose inserts and removals balance: new entries take their key and
-//!   value buffers from the version's arena, removed ones go back to it, overwrites copy
-//!   into the buffers already there. See [Allocations](self#allocations) for what this run
-//!   measures instead.
+//!   value buffers from the version's free lists, removed ones go back to it, overwrites
+//!   copy into the buffers already there. See [Allocations](self#allocations) for what this
+//!   run measures instead.
 //! * **reads/s**: guards taken per second by all readers together (three lookups each).
-//! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions
-//!   applied each operation (2 when two versions alternate, more while readers hold older
-//!   ones); `full_syncs` counts whole-table copies (a version new from the pool's factory,
-//!   or one that missed more than the log keeps): all of them should fall in the warm-up.
+//! * **writer stats** ([`OpLog::stats`]): `applied / appended` is how many versions applied
+//!   each operation (2 when two versions alternate, more while readers hold older ones);
+//!   `full_syncs` counts whole-table copies (a version new from the pool's factory, or one
+//!   that missed more than the op log keeps): all of them should fall in the warm-up.
 //!
 //! # Allocations
 //!
 //! On the bundled list (2 readers, batches of 64, 2,000 batches) the steady-state publishes
-//! allocate about 37 times each, 0.6 per operation, not 0; nearly all are `realloc`s of small
-//! strings. Two causes, both in how the ready-made [`MapOp`]s treat a [`Recycled`] map:
+//! allocate about 37 times each, 0.6 per operation, not 0; nearly all are `realloc`s of
+//! small strings. Two causes, both in how the ready-made [`MapOp`]s treat a [`Recycled`]
+//! map:
 //!
 //! * **The version that applies an operation last takes its data by value**
 //!   ([`Absorb::absorb_owned`](poolswap::oplog::Absorb::absorb_owned)): an insert moves the
-//!   operation's key and group into the map instead of taking buffers from the arena, while
-//!   removals and overwrites still give buffers back. Every version applies every operation
-//!   by value once in a while, so its arena only grows: "spare buffers, current arena" climbs
-//!   by about one key and one group per removal (60,000 buffers after 2,000 batches), and the
-//!   free lists' own growth allocates (the large allocations counted here).
+//!   operation's key and group into the map instead of taking buffers from the free lists,
+//!   while removals and overwrites still give buffers back. Every version applies every
+//!   operation by value once in a while, so its free lists only grow: "spare buffers,
+//!   current free lists" climbs by about one key and one group per removal (60,000 buffers
+//!   after 2,000 batches), and the free lists' own growth allocates (the large allocations
+//!   counted here).
 //! * **Buffers wander**: a spare string recycled from a removed entry was sized for that
 //!   entry's word (a full copy sizes every buffer exactly), and the next insert may hand it
 //!   a longer one, which grows it. The buffers brought in by value are exact too, so the
 //!   sizes never settle.
 //!
-//! `--check` therefore bounds the steady-state allocations at [`MAX_STEADY_ALLOCS_PER_APPLY`]
-//! per operation *applied* (to one version: `OpLogStats::applied`, about 4 per operation
-//! here), which does not depend on how many versions circulate: this run measures 0.14 (1
-//! to 4 readers: 0.13 to 0.15; batches of 2 words: 0.22), and copying every inserted key
-//! and group would cost at least 2. Make it 0 once the ready-made operations recycle as the
-//! module docs say.
+//! `--check` therefore bounds the steady-state allocations at
+//! [`MAX_STEADY_ALLOCS_PER_APPLY`] per operation *applied* (to one version:
+//! `OpLogStats::applied`, about 4 per operation here), which does not depend on how many
+//! versions circulate: this run measures 0.14 (1 to 4 readers: 0.13 to 0.15; batches of 2
+//! words: 0.22), and copying every inserted key and group would cost at least 2. Make it 0
+//! once the ready-made operations recycle as the module docs say.
 //!
 //! Run it with
 //!
@@ -87,7 +90,7 @@
 //! `--check` turns it into a smoke test: the exit status is non-zero if a reader saw a torn
 //! batch or a wrong answer, if the steady-state publishes allocated more than
 //! [`MAX_STEADY_ALLOCS_PER_APPLY`] times per operation applied, if a full copy happened
-//! after the warm-up, or if the log dropped operations that a version still lacked.
+//! after the warm-up, or if the op log dropped operations that a version still lacked.
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
@@ -148,13 +151,13 @@ usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-u
                   versions replay what they lack there, not in the next publish
   --check         exit non-zero if a reader saw a torn batch or a wrong answer, steady-state
                   publishes allocated more than 0.5 times per operation applied, a
-                  full copy happened after warm-up, or the log dropped operations that a
+                  full copy happened after warm-up, or the op log dropped operations that a
                   version still lacked";
 
 /// A group: the number of the batch that last wrote it, and its words in file order.
 type Group = (u64, Vec<String>);
 
-/// The index: signature → group, with the arena that recycles keys and groups.
+/// The index: signature → group, with the free lists that recycle keys and groups.
 type Index = Recycled<HashMap<String, Group>>;
 
 type Op = MapOp<String, Group>;
@@ -682,7 +685,7 @@ fn main() -> ExitCode {
 
     let initial = std::mem::take(&mut plan.initial);
     let initial_groups = initial.len();
-    // The versions the log circulates, made now rather than by the first publishes: the
+    // The versions the op log circulates, made now rather than by the first publishes: the
     // current one, one per reader (each holds one guard at a time), the one being written.
     let mut w: OpLog<Index, Op> = OpLog::builder(Recycled::new(initial))
         .versions(args.readers + 2)
@@ -742,7 +745,7 @@ fn report(
     let per = |x: u64, n: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
     let now = w.container().acquire();
     let index: &Index = &now;
-    let arena = Recycled::free_lists(index).stats();
+    let free_lists = Recycled::free_lists(index).stats();
 
     println!(
         "poolswap change_log: {} words from {}, {} anagram groups ({} words held back), planned in {:.2} s",
@@ -839,17 +842,17 @@ fn report(
         100.0 * per(stats.stale_takes, stats.publishes)
     );
     println!(
-        "  {:<32} {:>12}  (log {} ops now, {} versions tracked)",
-        "ops dropped by log truncation", stats.truncated, stats.log_len, stats.versions
+        "  {:<32} {:>12}  (op log {} ops now, {} versions tracked)",
+        "ops dropped by op log truncation", stats.truncated, stats.ops_held, stats.versions
     );
     println!(
         "  {:<32} {:>12}  ({} B; {} reused, {} fresh, {} renewed)",
-        "spare buffers, current arena",
-        arena.spare,
-        arena.spare_bytes,
-        arena.reused,
-        arena.fresh,
-        arena.renewed
+        "spare buffers, current free lists",
+        free_lists.spare,
+        free_lists.spare_bytes,
+        free_lists.reused,
+        free_lists.fresh,
+        free_lists.renewed
     );
     println!("  {:<32} {:>12}", "groups in last version", now.len());
     drop(now);
@@ -880,12 +883,12 @@ fn report(
             failed = true;
         }
         // A reader holds a guard for three lookups, never for the hundreds of batches after
-        // which the log drops what its holder lacks: a drop means an idle spare was left
+        // which the op log drops what its holder lacks: a drop means an idle spare was left
         // behind, the step before a late full copy (which then needs a reader holding a
         // guard at the wrong moment, so the check above alone caught it one run in four).
         if stats.truncated > 0 {
             eprintln!(
-                "check failed: the log dropped {} operations that a version still lacked",
+                "check failed: the op log dropped {} operations that a version still lacked",
                 stats.truncated
             );
             failed = true;
@@ -894,7 +897,7 @@ fn report(
             println!(
                 "\ncheck passed: no torn batch, every answer right, steady-state publishes within \
                  {MAX_STEADY_ALLOCS_PER_APPLY} allocations per operation applied, no late full \
-                 copy, no operation dropped from the log"
+                 copy, no operation dropped from the op log"
             );
         }
     }

@@ -1,4 +1,4 @@
-//! The cost of a publish: a [`OpLog`] over a 100,000-entry `HashMap<String,
+//! The cost of a publish: an [`OpLog`] over a 100,000-entry `HashMap<String,
 //! Vec<String>>`, batches of `k` operations (default 1), on one thread, with no reader.
 //! Prints the time per batch's appends + publish (p50, p99); under callgrind, restricted
 //! to the two calls, the instruction count per publish is the difference between two
@@ -13,19 +13,18 @@
 //! ```
 //!
 //! With `hold` = 1, a guard on the current version is held through the measured publishes
-//! (a reader that stalls): the log keeps everything for it, up to its default bound of
-//! 65,536 operations, while the idle spare is caught up past its lag. With `hold` = 2, the guard is
-//! dropped halfway: past 65,536 operations its version comes back out of the log's reach
-//! (`publish_loop 80000 2 2`).
+//! (a reader that stalls): the op log keeps everything for it, up to its default bound of
+//! 65,536 operations, while the idle spare is caught up past its lag. With `hold` = 2, the
+//! guard is dropped halfway: past 65,536 operations its version comes back out of the op
+//! log's reach (`publish_loop 80000 2 2`).
 //!
-//! Options after the positional arguments, for the figures the docs quote:
-//! `--spare-lag OPS` ([`OpLogBuilder::spare_lag`], default [`DEFAULT_SPARE_LAG`]),
-//! `--versions N` (default 3) and `--reserve` (the initial map reserves room for `2 × N`
-//! entries, so that no version's table doubles during the run: without it, each version's
-//! hashbrown table doubles once in a long run, a publish of 23-90 ms each), e.g.
+//! Options after the positional arguments: `--versions N` (default 3) and `--reserve` (the
+//! initial map reserves room for `2 × N` entries, so that no version's table doubles
+//! during the run: without it, each version's hashbrown table doubles once in a long run,
+//! on one publish each), e.g.
 //! `publish_loop 60000 10 0 --reserve` or `publish_loop 20000 10 0 --versions 4 --reader`.
 //! `--reader` adds a thread that looks up random keys for the whole run, as
-//! `benches/delta.rs`'s reader does (`publish_loop 20000 1 0 --reader`). `--catch-up` calls
+//! `benches/oplog.rs`'s reader does (`publish_loop 20000 1 0 --reader`). `--catch-up` calls
 //! [`OpLog::catch_up`] after each publish, outside the timed part: a writer with idle
 //! time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
 //!
@@ -35,12 +34,10 @@
 //!
 //! [`OpLogStats::applied`]: poolswap::oplog::OpLogStats::applied
 //!
-//! [`OpLogBuilder::spare_lag`]: poolswap::oplog::OpLogBuilder::spare_lag
-//!
-//! A batch is `benches/delta.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
+//! A batch is `benches/oplog.rs`'s: with `k / 4` = *p*, *k − 2p* overwrites of stable keys
 //! (the lower half of the key space) and *p* pairs of a remove of the oldest churning key
 //! and an insert of a new one, so the size stays put; `k` = 1 is one overwrite. The
-//! operations are made before the loop, so the count holds what the log does with them
+//! operations are made before the loop, so the count holds what the op log does with them
 //! (each publish reclaims the version the last one retired and writes it again: two
 //! applications; the idle third version is caught up in chunks past its lag, a third),
 //! not their allocation.
@@ -51,7 +48,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use poolswap::oplog::{MapOp, OpLog, DEFAULT_SPARE_LAG};
+use poolswap::oplog::{MapOp, OpLog};
 
 type Map = HashMap<String, Vec<String>>;
 type Op = MapOp<String, Vec<String>>;
@@ -73,7 +70,7 @@ fn publish(w: &mut OpLog<Map, Op>) -> u64 {
     w.publish()
 }
 
-/// Three strings of about 30 bytes, as in `benches/delta.rs`.
+/// Three strings of about 30 bytes, as in `benches/oplog.rs`.
 fn value(i: usize, version: usize) -> Vec<String> {
     (0..3)
         .map(|j| format!("backend-{j}-{version:08}-{i:010}"))
@@ -85,7 +82,6 @@ struct Args {
     rounds: usize,
     k: usize,
     hold: usize,
-    spare_lag: usize,
     versions: usize,
     reserve: bool,
     reader: bool,
@@ -104,7 +100,6 @@ impl Args {
             rounds: 20_000,
             k: 1,
             hold: 0,
-            spare_lag: DEFAULT_SPARE_LAG,
             versions: 3,
             reserve: false,
             reader: false,
@@ -118,7 +113,6 @@ impl Args {
                 number(what, &v)
             };
             match arg.as_str() {
-                "--spare-lag" => args.spare_lag = value("--spare-lag"),
                 "--versions" => args.versions = value("--versions"),
                 "--reserve" => args.reserve = true,
                 "--reader" => args.reader = true,
@@ -146,7 +140,6 @@ fn main() {
         rounds,
         k,
         hold,
-        spare_lag,
         versions,
         reserve,
         reader,
@@ -154,10 +147,7 @@ fn main() {
     } = Args::parse();
     let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
     init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
-    let mut w = OpLog::builder(init)
-        .versions(versions)
-        .spare_lag(spare_lag)
-        .build();
+    let mut w = OpLog::builder(init).versions(versions).build();
     // The batches, in order; popped from the end.
     let (mut lo, mut hi) = (N / 2, N);
     let mut batches: Vec<Vec<Op>> = (0..WARM_UP + rounds)
@@ -186,7 +176,7 @@ fn main() {
         publish(&mut w);
     }
     // With a third argument of 1, a guard on the current version is held through the
-    // measured publishes (a reader that stalls): the log keeps what it lacks. With 2, it is
+    // measured publishes (a reader that stalls): the op log keeps what it lacks. With 2, it is
     // dropped halfway through.
     let mut held = (hold > 0).then(|| w.container().acquire());
     let stop = AtomicBool::new(false);
@@ -259,7 +249,7 @@ fn main() {
     drop(held);
     let stats = w.stats();
     println!(
-        "versions {versions}, spare lag {spare_lag}, reserved: {reserve}, reader: {reader}, \
+        "versions {versions}, reserved: {reserve}, reader: {reader}, \
          catch_up between publishes: {catch_up}"
     );
     println!(

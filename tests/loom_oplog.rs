@@ -1,5 +1,6 @@
-//! Loom models of the change log (`poolswap::oplog`): a writer replays and publishes batches
-//! on recycled versions while readers hold, read and drop guards on other threads.
+//! Loom models of the op log (`poolswap::oplog`): a writer replays and publishes batches
+//! on versions the pool hands out again while readers hold, read and drop guards on other
+//! threads.
 //!
 //! Run with:
 //!
@@ -59,7 +60,7 @@ fn read_twice(w: &Writer) -> thread::JoinHandle<()> {
 /// A reader acquires while the writer publishes three batches: the third takes back the
 /// version the reader may still hold (if its guard is gone) and replays onto it.
 #[test]
-fn replay_vs_guard_on_the_version_being_recycled() {
+fn replay_vs_guard_on_the_version_being_reused() {
     bounded(3, || {
         let mut w: Writer = OpLog::new(Vec::new());
         publish(&mut w, 1);
@@ -96,9 +97,9 @@ fn check_slice(v: &Versioned<Vec<usize>>) {
     check(v);
 }
 
-/// With a log that keeps nothing past the current batch, a version held by a reader across
+/// With an op log that keeps nothing past the current batch, a version held by a reader across
 /// publishes comes back too old to replay and is copied whole: the reader's version stays
-/// intact while the writer truncates the log and copies.
+/// intact while the writer truncates the op log and copies.
 #[test]
 fn truncation_vs_a_held_version() {
     bounded(2, || {
@@ -121,9 +122,9 @@ fn truncation_vs_a_held_version() {
     });
 }
 
-/// Three versions and a log of two operations: each publish first reclaims the version
+/// Three versions and an op log of two operations: each publish first reclaims the version
 /// the last one retired (a pass on the writer's thread, while the reader may still hold
-/// it) and takes the freshest returned version from its depot, and once the log is over
+/// it) and takes the freshest returned version from its depot, and once the op log is over
 /// half its bound it catches the idle spare up. The reader must never see a version being
 /// replayed, whichever of them the writer writes.
 #[test]

@@ -1,6 +1,6 @@
-//! The change log (`poolswap::oplog`) against a sequential reference: every published
+//! The op log (`poolswap::oplog`) against a sequential reference: every published
 //! version equals the reference at its batch number, whatever versions readers hold, how
-//! far the log is truncated, or which versions need a full copy.
+//! far the op log is truncated, or which versions need a full copy.
 
 #[path = "support/proptest_config.rs"]
 mod proptest_config;
@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use poolswap::oplog::{
-    Absorb, MapOp, OpLog, SetOp, SharedMap, VecOp, Versioned, DEFAULT_BIN_CAPACITY,
-};
+use poolswap::oplog::{Absorb, MapOp, OpLog, SetOp, SharedMap, VecOp, Versioned};
 use poolswap::{Guard, Recycled};
 use proptest::prelude::*;
 
@@ -48,7 +46,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 type Map = HashMap<u8, String>;
 
-/// Runs `steps` on a writer whose log keeps at most `max_ops` operations, checking every
+/// Runs `steps` on a writer whose op log keeps at most `max_ops` operations, checking every
 /// version a reader can see against the reference history. `value` makes an insert's value
 /// from its string.
 fn run<T, V>(
@@ -125,13 +123,13 @@ fn run<T, V>(
         }
     }
     let stats = writer.stats();
-    assert!(stats.log_len <= steps.len() * 6 + 1);
+    assert!(stats.ops_held <= steps.len() * 6 + 1);
 }
 
 proptest! {
     #![proptest_config(proptest_config::config())]
 
-    /// Plain `HashMap`, with logs from "keeps one operation" (nearly every recycled
+    /// Plain `HashMap`, with op logs from "keeps one operation" (nearly every reused
     /// version needs a full copy) to "keeps everything".
     #[test]
     fn hash_map_versions_match_the_reference(
@@ -143,7 +141,7 @@ proptest! {
         run(writer, &steps, |m: &Map| m.clone(), |v| v);
     }
 
-    /// The arena-backed map: removed entries are recycled, new ones built from the arena.
+    /// The `Recycled` map: removed entries are recycled, new ones built from its free lists.
     #[test]
     fn recycled_map_versions_match_the_reference(
         max_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
@@ -154,17 +152,18 @@ proptest! {
         run(writer, &steps, |m: &Recycled<Map>| (**m).clone(), |v| v);
     }
 
-    /// Values shared by the versions and recycled once none holds them: a recycled value
+    /// Values shared by the versions and reused once none holds them: a reused value
     /// rewritten while a held version still showed it would differ from the reference.
+    /// `ArcPool` capacities: none, a few, and the default (4,096).
     #[test]
     fn shared_map_versions_match_the_reference(
         max_ops in prop_oneof![Just(0usize), 1usize..8, Just(1 << 16)],
-        bin in prop_oneof![Just(0usize), 1usize..4, Just(DEFAULT_BIN_CAPACITY)],
+        capacity in prop_oneof![Just(0usize), 1usize..4, Just(4096)],
         steps in prop::collection::vec(step(), 0..if cfg!(miri) { 16 } else { 64 }),
     ) {
         let _serial = serial();
-        let map = SharedMap::with_bin_capacity(HashMap::new(), bin);
-        let values = Arc::clone(map.recycler());
+        let map = SharedMap::with_arc_pool_capacity(HashMap::new(), capacity);
+        let values = Arc::clone(map.arc_pool());
         let writer = OpLog::builder(map).max_ops(max_ops).build();
         let view = |m: &SharedMap<u8, String>| {
             m.iter().map(|(&k, v)| (k, String::clone(v))).collect::<Map>()
@@ -174,9 +173,9 @@ proptest! {
 }
 
 /// A reader that holds a guard across many publishes keeps its version, and the version
-/// comes back (after the log moved past it) with a full copy, not stale contents.
+/// comes back (after the op log moved past it) with a full copy, not stale contents.
 #[test]
-fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
+fn a_version_held_past_the_op_log_is_copied_whole_when_it_returns() {
     let _serial = serial();
     let mut w = OpLog::builder(BTreeMap::new()).max_ops(4).build();
     w.append(MapOp::Insert(0, 0));
@@ -205,12 +204,12 @@ fn a_version_held_past_the_log_is_copied_whole_when_it_returns() {
     let now = w.container().acquire();
     assert_eq!(now.len(), 60);
     assert!((0..60).all(|i| now[&i] == i));
-    assert!(w.stats().truncated > 0, "the log was truncated");
+    assert!(w.stats().truncated > 0, "the op log was truncated");
     assert!(w.stats().full_syncs >= syncs, "{:?}", w.stats());
 }
 
 /// With one reader that lets go at once, two versions alternate: each operation is applied
-/// twice (once by reference, once by value), and the log holds one batch.
+/// twice (once by reference, once by value), and the op log holds one batch.
 #[test]
 fn two_alternating_versions_apply_each_operation_twice() {
     let _serial = serial();
@@ -228,21 +227,20 @@ fn two_alternating_versions_apply_each_operation_twice() {
     assert_eq!(stats.full_syncs, 1, "{stats:?}");
     assert!(stats.applied <= 2 * stats.appended, "{stats:?}");
     assert!(stats.applied >= 2 * stats.appended - 2, "{stats:?}");
-    assert_eq!(stats.log_len, 2, "{stats:?}");
+    assert_eq!(stats.ops_held, 2, "{stats:?}");
     assert_eq!(stats.versions, 1, "{stats:?}");
 }
 
-/// Operations per batch in the tests below: at least the log length (pending batch
+/// Operations per batch in the tests below: at least the op log length (pending batch
 /// included) from which `publish` reclaims ahead of its getter even when the pass needs the
-/// heavy barrier (32), so that
-/// what they count does not depend on how fast the publishes follow each other (a version
-/// published more than 50 µs after the last is not fenced).
+/// heavy barrier (32), so that what they count does not depend on how fast the publishes
+/// follow each other (which decides whether a version is published fenced).
 const BATCH: u32 = 32;
 
 /// Batches published with no guard held across a publish in the tests below: 30 under
 /// Miri (100 took 34 and 51 s there), still far past the few after which the idle spare
 /// lags a chunk (three batches) and its catch-ups begin in
-/// `the_idle_spare_stays_within_the_log_reach`.
+/// `the_idle_spare_stays_within_the_op_log_reach`.
 const QUIET_BATCHES: u32 = if cfg!(miri) { 30 } else { 100 };
 
 /// Publishes `batches` batches of [`BATCH`] overwrites while a reader on this thread
@@ -266,7 +264,7 @@ fn publish_with_a_reader_that_lets_go(
 /// as when the getter took the idle third version (lag 2) first. The idle spare's
 /// catch-up applies them a third time: once the spare lacks more than three batches, a
 /// publish replays three on it, so about a third of the publishes apply five batches
-/// (`chunk` in `src/log/spare.rs`), never a whole spare lag. The first publish applies one
+/// (`chunk` in `src/oplog/spare.rs`), never a whole spare lag. The first publish applies one
 /// batch (its version was a copy of batch 0, made at build time). No timing: the reader
 /// has let go before each publish.
 #[test]
@@ -302,7 +300,7 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
 /// With `catch_up` between publishes (a writer with idle time) and a reader that lets go,
 /// every publish applies only its own batch: the idle versions, the one the last publish
 /// retired among them, were brought up to date before it. `catch_up` applies the rest:
-/// each batch once per idle version (two of the three), and the log keeps nothing past
+/// each batch once per idle version (two of the three), and the op log keeps nothing past
 /// the current batch. No timing: the reader has let go before each catch-up.
 #[test]
 fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
@@ -318,7 +316,7 @@ fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
         assert_eq!(published, u64::from(BATCH), "publish {i}: {:?}", w.stats());
         let caught = w.catch_up();
         assert_eq!(caught, 2 * BATCH as usize, "catch-up {i}: {:?}", w.stats());
-        assert!(w.stats().log_len <= BATCH as usize, "{:?}", w.stats());
+        assert!(w.stats().ops_held <= BATCH as usize, "{:?}", w.stats());
     }
     let stats = w.stats();
     assert_eq!(stats.applied, 3 * stats.appended, "{stats:?}");
@@ -350,7 +348,7 @@ fn catch_up_leaves_held_versions_alone() {
     assert_eq!(w.catch_up(), 0);
     let stats = w.stats();
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
-    assert!(stats.log_len <= BATCH as usize, "{stats:?}");
+    assert!(stats.ops_held <= BATCH as usize, "{stats:?}");
 }
 
 /// A reader that holds a guard on the current version across two publishes keeps the
@@ -363,7 +361,7 @@ fn catch_up_leaves_held_versions_alone() {
 #[test]
 fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     let _serial = serial();
-    let mut w = small_log_writer(3);
+    let mut w = small_op_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, 5);
     let held = w.container().acquire();
     // Retires the held version; writes the one retired before (back, or the spare).
@@ -377,13 +375,13 @@ fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     drop(held);
 }
 
-/// The log's bound in the tests of the spare's catch-up: 8 batches, so that a spare the
+/// The op log's bound in the tests of the spare's catch-up: 8 batches, so that a spare the
 /// catch-up missed would fall out of reach within a few batches past its chunk (three).
 const SMALL_LOG: usize = 8 * BATCH as usize;
 
-/// A writer over `BATCH` keys at 0, with `versions` versions made at build time and a log
+/// A writer over `BATCH` keys at 0, with `versions` versions made at build time and an op log
 /// bounded at [`SMALL_LOG`] operations.
-fn small_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u32>> {
+fn small_op_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u32>> {
     OpLog::builder((0..BATCH).map(|k| (k, 0)).collect())
         .versions(versions)
         .max_ops(SMALL_LOG)
@@ -402,17 +400,17 @@ fn publish_holding_guards(w: &mut OpLog<HashMap<u32, u32>, MapOp<u32, u32>>, fir
     }
 }
 
-/// The idle third version is caught up before the log would drop what it lacks: after
+/// The idle third version is caught up before the op log would drop what it lacks: after
 /// many batches with no reader holding a guard across a publish, a reader that does makes
 /// the writer take that version, and it replays what it lacks instead of being copied
-/// whole. The log stays within its bound meanwhile.
+/// whole. The op log stays within its bound meanwhile.
 #[test]
-fn the_idle_spare_stays_within_the_log_reach() {
+fn the_idle_spare_stays_within_the_op_log_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(3);
+    let mut w = small_op_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
-    assert!(quiet.log_len <= SMALL_LOG, "{quiet:?}");
+    assert!(quiet.ops_held <= SMALL_LOG, "{quiet:?}");
     assert_eq!(quiet.truncated, 0, "{quiet:?}");
     // Catching up the spare applies each operation a third time, no more.
     assert!(quiet.applied <= 3 * quiet.appended, "{quiet:?}");
@@ -434,17 +432,16 @@ fn the_idle_spare_stays_within_the_log_reach() {
 /// With two idle spares, both are caught up, not just the one on top of the writer's
 /// share: after the quiet batches no operation was dropped while a version lacked it, and
 /// readers that hold guards across three publishes (so that the writer takes both spares)
-/// cause no full copy. `change_log --check` failed one run in four on this before the
-/// catch-up looked past the top spare.
+/// cause no full copy: the catch-up looks past the spare on top of the writer's share.
 #[test]
-fn every_idle_spare_stays_within_the_log_reach() {
+fn every_idle_spare_stays_within_the_op_log_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
     assert_eq!(quiet.truncated, 0, "{quiet:?}");
     assert!(
-        quiet.log_len <= SMALL_LOG / 2 + 4 * BATCH as usize,
+        quiet.ops_held <= SMALL_LOG / 2 + 4 * BATCH as usize,
         "{quiet:?}"
     );
     publish_holding_guards(&mut w, QUIET_BATCHES, 3);
@@ -456,24 +453,30 @@ fn every_idle_spare_stays_within_the_log_reach() {
 
 /// While a reader holds the stalest version for long, the idle fourth version is still
 /// caught up: when a reader then holds the current version across a publish, the writer
-/// takes that spare, and it replays about the spare lag, not everything the held version
-/// kept in the log. Before, the catch-up only ever looked for the stalest version, and such
-/// a publish replayed the whole log (5-20 ms at a time in `benches/delta.rs`'s long-hold
-/// row, 100,000 entries).
+/// takes that spare, and it replays about a catch-up chunk, not everything the held version
+/// kept in the op log. A catch-up that only ever looked for the stalest version would make
+/// such a publish replay the whole op log.
 #[test]
 fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     let _serial = serial();
-    const SPARE_LAG: usize = 4 * BATCH as usize;
+    // The spare lag: 1,024 operations by default, which `max_ops` here does not lower.
+    const SPARE_LAG: usize = 1024;
+    // The catch-up's chunk, below the spare lag: three batches per spare (two: the held
+    // version and the idle one; the one the last publish retired is not counted).
+    const CHUNK: usize = 3 * 2 * BATCH as usize;
     let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
         .max_ops(4 * QUIET_BATCHES as usize * BATCH as usize)
-        .spare_lag(SPARE_LAG)
         .build();
     let held = w.container().acquire();
     publish_with_a_reader_that_lets_go(&mut w, QUIET_BATCHES);
     let quiet = w.stats();
-    // The held version keeps every batch in the log.
-    assert_eq!(quiet.log_len, (QUIET_BATCHES * BATCH) as usize, "{quiet:?}");
+    // The held version keeps every batch in the op log.
+    assert_eq!(
+        quiet.ops_held,
+        (QUIET_BATCHES * BATCH) as usize,
+        "{quiet:?}"
+    );
     // A reader holds the current version across a publish: the version the last publish
     // retired is idle, so this one takes it, and the next one the spare.
     let current = w.container().acquire();
@@ -484,10 +487,11 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     }
     let applied = (w.stats().applied - before) as usize;
     drop(current);
-    // The spare's lag (at most the spare lag, a catch-up chunk: three batches per spare,
-    // the held one counted, and what was appended between two searches), the two batches,
-    // the retired version's batch.
-    let bound = SPARE_LAG + 3 * 2 * BATCH as usize + SPARE_LAG / 2 + 3 * BATCH as usize;
+    // The spare's lag (at most the lag that starts a catch-up, here a chunk; a chunk; and
+    // what was appended between two searches: half the spare lag), the two batches, the
+    // retired version's batch; well under the held version's lag (the whole op log).
+    let bound = 2 * CHUNK + SPARE_LAG / 2 + 3 * BATCH as usize;
+    assert!(bound < (QUIET_BATCHES * BATCH) as usize);
     assert!(
         applied <= bound,
         "{applied} applied, bound {bound}: {:?}",
@@ -503,11 +507,9 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
 
 /// The spare is kept within a chunk of three batches, rather than the whole spare lag: a
 /// publish that must take it, because a reader still holds the version the last publish
-/// retired, replays about that much. Before, the spare lagged up to the spare lag (1,024
-/// by default) where 200 batches fitted within it (up to 5 operations a batch), else up
-/// to 8 batches, and such a publish replayed it all (`publish_loop 20000 10 0 --reader`:
-/// p99 95-151 -> 39-44 -> 33-38 µs). Here, batches of 1 and 8 with the default lag: the
-/// old rules replay 40 and 72 operations.
+/// retired, replays about that much. Here, batches of 1 and 8 with the default spare lag
+/// (1,024 operations): a spare kept within 200 batches, or 8, would make such a publish
+/// replay 40 and 72 operations.
 #[test]
 fn a_publish_that_takes_the_spare_replays_at_most_a_few_batches() {
     let _serial = serial();
@@ -543,7 +545,7 @@ fn a_publish_that_takes_the_spare_replays(k: u32) {
         "k = {k}: {applied} operations applied by the publish that took the spare: {stats:?}"
     );
     // No lower bound: how far behind the spare is at that moment depends on where the
-    // catch-ups fell, and with fewer than 32 operations in the log on whether the
+    // catch-ups fell, and with fewer than 32 operations in the op log on whether the
     // publishes' passes ran (a publish whose versions are not fenced, as under
     // ThreadSanitizer, skips it: three versions then rotate, each lagging a batch or two).
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
@@ -552,16 +554,14 @@ fn a_publish_that_takes_the_spare_replays(k: u32) {
 
 /// With two idle spares (four versions), each catch-up replays three batches per spare,
 /// so that catch-ups land on about a third of the publishes and the median publish pays
-/// none. Before, chunks of `2 × batch + 64` operations caught a spare up on more than half
-/// of them once batches passed 16 operations (three quarters at 100: `benches/delta.rs`'s
-/// `4 versions` row, 100,000 entries, p50 270-290 -> 99-102 µs, p99 315-337 -> 518-556).
-/// Here, batches of 40: 300 of 600 publishes before (chunks of 144 operations, 4 whole
-/// batches, for the 2 batches the spares fall behind per publish), 200 now.
+/// none. Here, batches of 40: about 200 of 600 publishes catch a spare up, where chunks of
+/// `2 × batch + 64` operations (144: 4 whole batches, for the 2 batches the spares fall
+/// behind per publish) would catch one up on 300.
 #[test]
 #[cfg_attr(
     miri,
     ignore = "81 s under Miri with 60 publishes, for the catch-up's schedule, which is safe \
-              code; the two-spare catch-up runs there in every_idle_spare_stays_within_the_log_reach"
+              code; the two-spare catch-up runs there in every_idle_spare_stays_within_the_op_log_reach"
 )]
 fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
     let _serial = serial();
@@ -569,7 +569,6 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
     const PUBLISHES: u32 = 600;
     let mut w = OpLog::builder((0..K).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .versions(4)
-        .spare_lag(8 * K as usize)
         .build();
     // Until both spares lag past the spare lag and the catch-ups keep pace: the counting
     // starts there.
@@ -579,7 +578,7 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
         let before = w.stats();
         w.extend((0..K).map(|k| MapOp::Insert(k, i)));
         w.publish();
-        // Without a catch-up, a publish applies its batch and the one before it (the log
+        // Without a catch-up, a publish applies its batch and the one before it (the op log
         // holds more than 32 operations: every publish runs its reclamation pass and
         // reclaims the version the last one retired, whatever the timing).
         if i > warm_up && w.stats().applied - before.applied > u64::from(2 * K) {
@@ -602,7 +601,7 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
 /// While a reader holds the stalest version (and the idle spare lags less than the spare
 /// lag), the spare's catch-up has nothing to do, and it does not take every idle version
 /// out of the pool and put it back at each publish to find that out; yet once the reader
-/// lets go, the version is caught up before the log reaches its bound. Four versions: the held one, the current one, the one the last
+/// lets go, the version is caught up before the op log reaches its bound. Four versions: the held one, the current one, the one the last
 /// publish retired, and an idle spare, which each search took out and put back (counted in
 /// the pool's hits: each publish takes one version).
 #[test]
@@ -651,7 +650,7 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
     let stats = w.stats();
     assert_eq!((stats.truncated, stats.full_syncs), (0, 0), "{stats:?}");
     assert!(
-        stats.log_len <= MAX_LOG / 2 + 2 * BATCH as usize,
+        stats.ops_held <= MAX_LOG / 2 + 2 * BATCH as usize,
         "{stats:?}"
     );
 }
@@ -663,7 +662,7 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
 #[test]
 fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
     let _serial = serial();
-    let w = small_log_writer(4);
+    let w = small_op_log_writer(4);
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let (done_tx, done) = std::sync::mpsc::channel::<()>();
     thread::scope(|s| {
@@ -740,11 +739,10 @@ fn three_versions_made_at_build_time_need_no_full_copy() {
 /// The same with a background [`Reclaimer`](poolswap::Reclaimer) running: its passes take
 /// retired versions off the list while the writer's getter looks for one, and the getter
 /// waits for such a pass to end instead of having the pool build a fourth version (a full
-/// copy). Before that wait, `benches/delta.rs` made 3 or 4 in 6,000 publishes and this
-/// test up to 8. The wait is bounded (256 yields), so a pass slower than that (under
-/// ThreadSanitizer, where this test made one) may still cost one: at most one is allowed.
+/// copy). The wait is bounded (256 yields), so a pass slower than that (under
+/// ThreadSanitizer) may still cost one: at most one is allowed.
 #[test]
-fn a_background_reclaimer_does_not_make_the_log_build_versions() {
+fn a_background_reclaimer_does_not_make_the_op_log_build_versions() {
     let _serial = serial();
     let reclaimer = poolswap::Reclaimer::spawn().expect("spawn the reclaimer");
     three_versions_suffice(1);
@@ -889,8 +887,8 @@ fn the_writer_is_send_and_debug() {
     assert_eq!(format!("{:?}", *g), "Versioned { seq: 0, value: {} }");
 }
 
-/// A version a reader held past the log's bound comes back lacking more than the log
-/// holds. While another idle version is within the log's reach, publishes take that one
+/// A version a reader held past the op log's bound comes back lacking more than the op log
+/// holds. While another idle version is within the op log's reach, publishes take that one
 /// and keep the returned one aside as the pool's victim ([`OpLogStats::set_aside`]) instead
 /// of copying it whole; once readers hold every other version, a publish copies it rather
 /// than have the pool make a new one. Four versions: the current one, the one the last
@@ -898,16 +896,16 @@ fn the_writer_is_send_and_debug() {
 ///
 /// [`OpLogStats::set_aside`]: poolswap::oplog::OpLogStats::set_aside
 #[test]
-fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
+fn a_version_held_past_the_op_log_is_set_aside_while_another_is_within_reach() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, 1);
     let held = w.container().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 2 * SMALL_LOG as u32 / BATCH);
     assert_eq!(Versioned::seq(&held), 1);
     drop(held);
     // A reader holds a guard across the next publishes: the version it holds stays out,
-    // and the next pass returns the one held past the log.
+    // and the next pass returns the one held past the op log.
     let g = w.container().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 4);
     drop(g);
@@ -923,13 +921,13 @@ fn a_version_held_past_the_log_is_set_aside_while_another_is_within_reach() {
 }
 
 /// Versions the pool drops (here by `trim`, as a decay tick or the idle bound would) stop
-/// holding the log: it shrinks to what the versions still alive lack, instead of growing
+/// holding the op log: it shrinks to what the versions still alive lack, instead of growing
 /// to its bound for versions that no longer exist and counting what it then drops as
 /// lacked.
 #[test]
-fn versions_the_pool_drops_stop_holding_the_log() {
+fn versions_the_pool_drops_stop_holding_the_op_log() {
     let _serial = serial();
-    let mut w = small_log_writer(4);
+    let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, 2);
     let before = w.stats();
     assert_eq!(before.versions, 3, "{before:?}");
@@ -947,7 +945,7 @@ fn versions_the_pool_drops_stop_holding_the_log() {
         before.versions as u64 - gone,
         "{stats:?}"
     );
-    assert!(stats.log_len <= 2 * BATCH as usize, "{stats:?}");
+    assert!(stats.ops_held <= 2 * BATCH as usize, "{stats:?}");
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
 }
 
@@ -972,7 +970,7 @@ impl Absorb<Counted> for u64 {
     }
 }
 
-/// When the version that held the log back goes (here a reader held it until the log
+/// When the version that held the op log back goes (here a reader held it until the op log
 /// reached its bound and truncated past it), the operations no version needs any longer
 /// are not all dropped by one publish: it sets them apart, and each publish drops a
 /// bounded number of them (`4 × batch + 256`).
@@ -982,7 +980,7 @@ impl Absorb<Counted> for u64 {
     ignore = "over 1,024 publishes (the set-apart threshold): 95 s under Miri, for safe code \
               (VecDeque::split_off and drains) that the other log tests already run"
 )]
-fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
+fn no_publish_drops_the_whole_op_log_when_a_held_version_goes() {
     let _serial = serial();
     let max_log: usize = 8192;
     let mut w = OpLog::builder(0u64).versions(3).max_ops(max_log).build();
@@ -1008,4 +1006,17 @@ fn no_publish_drops_the_whole_log_when_a_held_version_goes() {
     );
     assert_eq!(stats.dropping, 0, "{stats:?}");
     assert_eq!(**w.container().acquire(), rounds);
+}
+
+/// A writer, its versions and a `SharedMap` cross `catch_unwind`: a publish that panics
+/// leaves the writer usable (`OpLog::publish`, "Panics"), and a reader's guard on a version
+/// stays valid.
+#[test]
+fn writers_and_versions_are_unwind_safe() {
+    use std::panic::{RefUnwindSafe, UnwindSafe};
+    fn unwind_safe<T: UnwindSafe + RefUnwindSafe>() {}
+    unwind_safe::<OpLog<HashMap<u32, String>, MapOp<u32, String>>>();
+    unwind_safe::<Versioned<HashMap<u32, String>>>();
+    unwind_safe::<SharedMap<u32, String>>();
+    unwind_safe::<poolswap::oplog::ArcPool<String>>();
 }

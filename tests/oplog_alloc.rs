@@ -1,10 +1,10 @@
-//! Zero allocations per publish for a change log over `HashMap<String, Vec<String>>`.
+//! Zero allocations per publish for an op log over `HashMap<String, Vec<String>>`.
 //!
 //! Overwrites that fit the old value's buffers go through `clone_from`; an insert of a new
 //! key reuses the buffers of an entry the same replay removed before it
 //! (`Absorb::absorb_all`); the last application moves the operation's data in. Batches of
-//! overwrites and remove + insert pairs (the size stays put, as in `benches/delta.rs`)
-//! then allocate nothing once the log and the versions exist: the operations are made
+//! overwrites and remove + insert pairs (the size stays put, as in `benches/oplog.rs`)
+//! then allocate nothing once the op log and the versions exist: the operations are made
 //! before the counter is read, and only the writer's thread is counted.
 //!
 //! The counting allocator is process-wide, so this file holds one test.
@@ -44,7 +44,7 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
     let (warm_up, timed) = if cfg!(miri) { (40, 10) } else { (600, 2_000) };
     let init: HashMap<String, Vec<String>> =
         (0..2 * STABLE).map(|i| (key(i), value(i, 0))).collect();
-    // A small log bound, so that the warm-up reaches the spare's catch-up and the log's
+    // A small op log bound, so that the warm-up reaches the spare's catch-up and the op log's
     // largest length: from then on its buffer no longer grows.
     let mut w = OpLog::builder(init).versions(3).max_ops(160).build();
     let mut batches: Vec<Vec<Op>> = (0..warm_up + timed).map(batch).collect();
@@ -56,7 +56,7 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
     let before = counting_alloc::thread_allocs();
     for _ in 0..timed {
         let ops = batches.pop().expect("made above");
-        // A reader on this thread that lets go before each publish, as in tests/log.rs.
+        // A reader on this thread that lets go before each publish, as in tests/oplog.rs.
         drop(w.container().acquire());
         w.extend(ops);
         w.publish();

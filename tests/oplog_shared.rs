@@ -1,4 +1,4 @@
-//! `poolswap::oplog::SharedMap`: values shared by every version, recycled once none holds
+//! `poolswap::oplog::SharedMap`: values shared by every version, reused once none holds
 //! them. Steady overwrites and remove + insert pairs allocate nothing on the writer's
 //! thread, and a value a reader can still see is never written again.
 //!
@@ -44,7 +44,7 @@ fn batch(r: usize) -> Batch {
     Batch { puts, removes }
 }
 
-/// Appends the batch: its values made with the recycler (`share_clone`).
+/// Appends the batch: its values made with the `ArcPool` (`share_clone`).
 fn append(w: &mut OpLog<Map, Op>, values: &poolswap::oplog::ArcPool<Vec<String>>, b: &Batch) {
     for k in &b.removes {
         w.append(MapOp::Remove(Arc::clone(k)));
@@ -63,7 +63,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
         .versions(3)
         .max_ops(160)
         .build();
-    let values = Arc::clone(w.container().acquire().recycler());
+    let values = Arc::clone(w.container().acquire().arc_pool());
     let batches: Vec<Batch> = (0..warm_up + timed).map(batch).collect();
     for b in &batches[..warm_up] {
         append(&mut w, &values, b);
@@ -85,7 +85,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
         "{allocs} allocations in {timed} publishes: {stats:?}, {:?}",
         w.stats()
     );
-    // Every value of the timed batches (8 each) was a recycled `Arc`.
+    // Every value of the timed batches (8 each) was a reused `Arc`.
     assert_eq!(
         stats.reused - stats_before.reused,
         8 * timed as u64,
@@ -103,14 +103,14 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
 }
 
 /// A reader holds a guard while the same key is overwritten on every publish: the value
-/// it sees stays as it was (the recycler does not hand out its `Arc`, which the held version
+/// it sees stays as it was (the `ArcPool` does not hand out its `Arc`, which the held version
 /// still holds), and once the reader lets go and the version catches up, that `Arc` is
 /// written again.
 #[test]
-fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
+fn a_value_a_reader_can_see_is_not_reused_until_it_lets_go() {
     let init = HashMap::from([(key(0), value(0, 0)), (key(1), value(1, 0))]);
     let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
-    let values = Arc::clone(w.container().acquire().recycler());
+    let values = Arc::clone(w.container().acquire().arc_pool());
     let overwrite = |w: &mut OpLog<Map, Op>, tag: usize| {
         w.append(MapOp::Insert(key(0), values.share_clone(&value(0, tag))));
         w.publish();
@@ -141,9 +141,9 @@ fn a_value_a_reader_can_see_is_not_recycled_until_it_lets_go() {
     );
 }
 
-/// Readers on other threads look values up while the writer overwrites them with recycled
+/// Readers on other threads look values up while the writer overwrites them with reused
 /// `Arc`s: every value a reader sees is whole (its three strings carry one tag), and no
-/// later than the version it read promises. A recycled value rewritten while a reader
+/// later than the version it read promises. A reused value rewritten while a reader
 /// could still see it would show mixed tags here, and a data race to ThreadSanitizer
 /// and Miri.
 #[test]
@@ -154,7 +154,7 @@ fn readers_on_other_threads_never_see_a_value_being_rewritten() {
     let (keys, publishes) = if cfg!(miri) { (4, 30) } else { (64, 3_000) };
     let init: HashMap<Arc<str>, Vec<String>> = (0..keys).map(|i| (key(i), value(i, 0))).collect();
     let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
-    let values = Arc::clone(w.container().acquire().recycler());
+    let values = Arc::clone(w.container().acquire().arc_pool());
     let done = AtomicBool::new(false);
     thread::scope(|s| {
         for t in 0..2 {

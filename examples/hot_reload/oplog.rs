@@ -3,7 +3,7 @@
 //! The reloader re-reads and re-parses the file exactly as in the default mode, but into a
 //! scratch table of its own (two of them, alternating: the previous parse and the new
 //! one), compares the new parse with the previous one ([`diff`]) and appends an operation
-//! per changed entry to a [`OpLog`], which publishes them as one batch. An unchanged
+//! per changed entry to an [`OpLog`], which publishes them as one batch. An unchanged
 //! file publishes nothing.
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ use super::edit::{Editor, Reference};
 use super::{load, new_version, percentile, Args, Floors, ReaderReport, Sampler, Table, Version};
 use super::{XorShift, WARMUP_RELOADS};
 
-/// What readers see in `--oplog` mode: key → values, with the arena that recycles them.
+/// What readers see in `--oplog` mode: key → values, with the free lists that recycle them.
 pub(crate) type Index = Recycled<HashMap<String, Vec<String>>>;
 
 /// A change to [`Index`].
@@ -35,9 +35,9 @@ pub(crate) type Op = MapOp<String, Vec<String>>;
 /// applied in 2.7 versions). 0 is the aim, but the
 /// ready-made operations on a `Recycled` map do not recycle everything yet: a key without
 /// values holds an empty list with no buffer, and an edit that gives it a value grows that
-/// list in place, a new buffer in every version (the arena's spare lists are not used for
+/// list in place, a new buffer in every version (the free lists' spare lists are not used for
 /// it); a restored key goes into the version that applies it last by value, with the
-/// operation's buffers, so that version's arena only grows; and recycled strings of one
+/// operation's buffers, so that version's free lists only grow; and recycled strings of one
 /// size are handed longer ones (the `change_log` example, "Allocations", measures the
 /// last two alone). The bound is 2.6 times the measurement, below copying every inserted
 /// key and list (at least 2 per application).
@@ -228,7 +228,7 @@ fn reader(
 
 /// What the reloader did in `--oplog` mode.
 #[derive(Default)]
-struct DeltaReport {
+struct OpLogReport {
     reloads: u64,
     failed: u64,
     last_error: Option<std::io::Error>,
@@ -288,10 +288,10 @@ fn reloader(
     how: &Reloading<'_>,
     start: &Barrier,
     stop: &AtomicBool,
-) -> DeltaReport {
-    let mut r = DeltaReport {
+) -> OpLogReport {
+    let mut r = OpLogReport {
         publish_ns: Vec::with_capacity(1 << 16),
-        ..DeltaReport::default()
+        ..OpLogReport::default()
     };
     let mut held = Vec::with_capacity(how.hold as usize);
     let mut differ = Differ::new(prev.keys.len());

@@ -1,10 +1,11 @@
 //! Ready-made operations for std's collections and for [`Recycled`] hash maps.
 //!
-//! Each overwrite goes through `clone_from` on the value already there, so a recycled
-//! version reuses its own buffers: a `String` or a `Vec<String>` overwritten by one of no
-//! greater length allocates nothing. For std's collections the last version to apply an
-//! operation takes its data by value instead; a [`Recycled`] map copies it as the others
-//! do, into buffers from its arena, so that its arena does not grow with every publish.
+//! Each overwrite goes through `clone_from` on the value already there, so a version the
+//! pool hands out again reuses its own buffers: a `String` or a `Vec<String>` overwritten
+//! by one of no greater length allocates nothing. For std's collections the last version to
+//! apply an operation takes its data by value instead; a [`Recycled`] map copies it as the
+//! others do, into buffers from its free lists, so that its free lists do not grow with
+//! every publish.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -62,7 +63,7 @@ pub enum SetOp<T> {
     Clear,
 }
 
-/// An operation on a `Vec` under a [`OpLog`](super::OpLog).
+/// An operation on a `Vec` under an [`OpLog`](super::OpLog).
 ///
 /// Operations that name an index past the end do nothing (every version applies them
 /// alike), rather than panic while publishing.
@@ -339,20 +340,21 @@ impl<T: Clone> Absorb<VecOp<T>> for Vec<T> {
     }
 }
 
-/// A recycling copy of `src` made from `arena`'s spare values: one big enough, if one of
-/// the last few recycled is ([`FreeLists::take_fitting`]).
-fn copied<T: RecycleCopy + Default>(src: &T, arena: &mut FreeLists) -> T {
-    let mut out: T = arena.take_fitting(src.copy_bytes());
-    out.copy_from_in(src, arena);
+/// A recycling copy of `src` made from the spare values in `free_lists`: one big enough, if
+/// one of the last few recycled is ([`FreeLists::take_fitting`]).
+fn copied<T: RecycleCopy + Default>(src: &T, free_lists: &mut FreeLists) -> T {
+    let mut out: T = free_lists.take_fitting(src.copy_bytes());
+    out.copy_from_in(src, free_lists);
     out
 }
 
-/// With the value's arena: a new entry's key and value are recycling copies taken from the
-/// arena, an overwrite copies into the old value's buffers, and a removed entry's key and
-/// value go back to the arena. Inserts balanced by removals therefore allocate nothing
-/// once the arena holds enough buffers. The last version to apply an operation copies it
-/// too (the operation's own buffers are then freed), so that the arena stays the size of
-/// the churn. `sync_from` is [`Recycled::copy_from`] (freeing its address table afterwards).
+/// With the value's free lists: a new entry's key and value are recycling copies taken from
+/// them, an overwrite copies into the old value's buffers, and a removed entry's key and
+/// value go back to them. Inserts balanced by removals therefore allocate nothing once the
+/// free lists hold enough buffers. The last version to apply an operation copies it too
+/// (the operation's own buffers are then freed), so that the free lists stay the size of
+/// the churn. `sync_from` is [`Recycled::copy_from`] (freeing its address table
+/// afterwards).
 impl<K, V, S> Absorb<MapOp<K, V>> for Recycled<HashMap<K, V, S>>
 where
     K: RecycleCopy + Default + Eq + Hash,
@@ -360,36 +362,36 @@ where
     S: BuildHasher + Send + Sync + 'static,
 {
     fn absorb(&mut self, op: &MapOp<K, V>) {
-        let (map, arena) = Recycled::parts_mut(self);
+        let (map, free_lists) = Recycled::parts_mut(self);
         match op {
             MapOp::Insert(k, v) => match map.get_mut(k) {
-                Some(old) => old.copy_from_in(v, arena),
+                Some(old) => old.copy_from_in(v, free_lists),
                 None => {
-                    let k = copied(k, arena);
-                    let v = copied(v, arena);
+                    let k = copied(k, free_lists);
+                    let v = copied(v, free_lists);
                     map.insert(k, v);
                 }
             },
             MapOp::Remove(k) => {
                 if let Some((k, v)) = map.remove_entry(k) {
-                    arena.recycle(k);
-                    arena.recycle(v);
+                    free_lists.recycle(k);
+                    free_lists.recycle(v);
                 }
             }
             MapOp::Clear => self.clear(),
         }
     }
 
-    // No `absorb_owned`: the default copies into the version's own buffers and the arena's
-    // (as `absorb`), then drops the operation's. Moving the operation's buffers in instead
-    // would put the replaced ones in the arena on every publish, and the arena would only
-    // grow.
+    // No `absorb_owned`: the default copies into the version's own buffers and those of
+    // the free lists (as `absorb`), then drops the operation's. Moving the operation's
+    // buffers in instead would put the replaced ones in the free lists on every publish,
+    // and the free lists would only grow.
 
     /// [`Recycled::copy_from`], except that the table of addresses it uses to find the
-    /// keys `src` added is freed afterwards rather than kept in the arena: full copies are
-    /// rare here, and the version would keep 8-16 bytes per entry for the next one.
+    /// keys `src` added is freed afterwards rather than kept in the free lists: full copies
+    /// are rare here, and the version would keep 8-16 bytes per entry for the next one.
     fn sync_from(&mut self, src: &Self) {
-        let (map, arena) = Recycled::parts_mut(self);
-        copy_map(map, src, arena, Scratch::Free);
+        let (map, free_lists) = Recycled::parts_mut(self);
+        copy_map(map, src, free_lists, Scratch::Free);
     }
 }

@@ -1,17 +1,13 @@
-//! The log's storage: a deque in fixed-size segments, so that it grows and shrinks a
+//! The op log's storage: a deque in fixed-size segments, so that it grows and shrinks a
 //! segment at a time.
 //!
-//! One `VecDeque` for the whole log doubled its buffer as the log grew (a reader holding a
-//! guard lets it reach [`max_ops`](super::OpLogBuilder::max_ops), 65,536 operations by
-//! default: at 64 bytes an operation, the last doubling copied 2 MiB and freed the old
-//! buffer on one publish, 0.6-1.3 ms on the 2-core VM), and when the operations before the
-//! held version's went, dropping their 4 MiB buffer (returned to the OS by the allocator)
-//! took one publish 0.5-13 ms (`benches/delta.rs`, long-hold row, with a temporary print
-//! of each publish over 0.5 ms and the live bytes around it). Here each segment holds
-//! [`segment_len`] operations (about [`SEGMENT_BYTES`]), a full log's growth allocates one
-//! segment at a time, and emptied segments are kept for reuse, up to [`FREE_SEGMENTS`], so
-//! that a log that grows and shrinks by a few segments, as the spare's catch-up makes it
-//! (`log/spare.rs`), allocates nothing.
+//! While a reader holds a guard, the op log may grow to
+//! [`max_ops`](super::OpLogBuilder::max_ops) operations and then shrink back. In one
+//! `VecDeque`, that growth would copy the whole buffer at each doubling, and the shrink
+//! would free it, each on one publish. Here each segment holds [`segment_len`] operations
+//! (about [`SEGMENT_BYTES`]): growth allocates one segment at a time, and emptied segments
+//! are kept for reuse, up to [`FREE_SEGMENTS`], so that an op log that grows and shrinks by
+//! a few segments, as the spare's catch-up makes it (`oplog/spare.rs`), allocates nothing.
 //!
 //! Every segment but the first and the last is full: elements are pushed at the back and
 //! popped at the front (and, for a failed batch, at the back), so the `i`th element is
@@ -123,7 +119,7 @@ impl<T> Segments<T> {
         let value = seg.pop_front()?;
         if seg.is_empty() {
             let seg = self.segs.pop_front().expect("seen above");
-            self.recycle(seg);
+            self.keep_for_reuse(seg);
         }
         self.len -= 1;
         Some(value)
@@ -135,14 +131,14 @@ impl<T> Segments<T> {
         let value = seg.pop_back()?;
         if seg.is_empty() {
             let seg = self.segs.pop_back().expect("seen above");
-            self.recycle(seg);
+            self.keep_for_reuse(seg);
         }
         self.len -= 1;
         Some(value)
     }
 
     /// Keeps an emptied segment for reuse if there is room, else frees it.
-    fn recycle(&mut self, seg: VecDeque<T>) {
+    fn keep_for_reuse(&mut self, seg: VecDeque<T>) {
         if self.free.len() < FREE_SEGMENTS && seg.capacity() >= Self::SEG {
             self.free.push(seg);
         }
@@ -156,7 +152,7 @@ impl<T> Segments<T> {
     pub(super) fn range(&self, range: Range<usize>) -> impl Iterator<Item = &T> {
         assert!(
             range.start <= range.end && range.end <= self.len,
-            "range {range:?} out of a log of {}",
+            "range {range:?} out of an op log of {}",
             self.len
         );
         let (seg, at) = if range.start < self.len {
@@ -213,7 +209,7 @@ impl<T> Segments<T> {
             other.len -= n;
             if seg.is_empty() {
                 let seg = other.segs.pop_front().expect("seen above");
-                self.recycle(seg);
+                self.keep_for_reuse(seg);
             }
         }
         dropped
@@ -236,7 +232,7 @@ impl<T> Index<usize> for Segments<T> {
     fn index(&self, i: usize) -> &T {
         match self.get(i) {
             Some(value) => value,
-            None => panic!("index {i} out of a log of {}", self.len),
+            None => panic!("index {i} out of an op log of {}", self.len),
         }
     }
 }
@@ -278,11 +274,12 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::oplog::proptest_config::config())]
+        #![proptest_config(crate::oplog::proptest_config())]
 
-        /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at every
-        /// step: length, ends, every element by index, every range; a split moves exactly
-        /// the first `n` out, and dropping them from the split part leaves it empty.
+        /// `Segments` holds what a `VecDeque` given the same pushes and pops holds, at
+        /// every step: length, ends, every element by index, every range; a split moves
+        /// exactly the first `n` out, and dropping them from the split part leaves it
+        /// empty.
         #[test]
         fn segments_behave_as_a_deque(
             steps in proptest::collection::vec(step(), 0..if cfg!(miri) { 40 } else { 300 }),
@@ -331,9 +328,9 @@ mod tests {
         }
     }
 
-    /// A log that grows and shrinks by a few segments reuses them: after the first round,
-    /// pushing and popping allocates no segment; past [`FREE_SEGMENTS`] emptied ones, the
-    /// rest are freed.
+    /// An op log that grows and shrinks by a few segments reuses them: after the first
+    /// round, pushing and popping allocates no segment; past [`FREE_SEGMENTS`] emptied
+    /// ones, the rest are freed.
     #[test]
     fn emptied_segments_are_reused() {
         let per = segment_len::<Big>();

@@ -1,24 +1,25 @@
-//! Keeping the spare version within the log's reach.
+//! Keeping the spare version within the op log's reach.
 //!
 //! With a reader that lets go of its guards between publishes, `publish` reclaims the
 //! version the previous publish retired and writes that one again: two versions alternate
 //! and each operation is applied twice on the publish path. A third version (made at build
-//! time, [`OpLogBuilder::versions`](super::OpLogBuilder::versions), or left idle when a reader
-//! held a guard across a publish) waits in the pool for the next publish that finds the
-//! alternating pair held. It lacks every batch since it was last written, so the log keeps
-//! those for it. Left alone, the log would grow to [`max_ops`](super::OpLogBuilder::max_ops)
-//! and drop them, and the next reader that held a guard at the wrong moment would make a
-//! publish copy the whole table.
+//! time, [`OpLogBuilder::versions`](super::OpLogBuilder::versions), or left idle when a
+//! reader held a guard across a publish) waits in the pool for the next publish that finds
+//! the alternating pair held. It lacks every batch since it was last written, so the op log
+//! keeps those for it. Left alone, the op log would grow to
+//! [`max_ops`](super::OpLogBuilder::max_ops) and drop them, and the next reader that held a
+//! guard at the wrong moment would make a publish copy the whole table.
 //!
 //! So once the stalest idle version lacks more than a chunk (`lag_for`: three batches per
-//! spare, or the *spare lag*, [`OpLogBuilder::spare_lag`](super::OpLogBuilder::spare_lag), if
-//! less), a publish takes it out of the pool and replays the oldest whole batches on it, a
-//! chunk at a time (`chunk`), applying each operation by value ([`Absorb::absorb_owned`])
-//! where no other version lacks it, and dropping it from the log. The spare then never
-//! falls out of the log's reach, the log holds about a chunk for it, and a publish that
-//! must take the spare (a reader holds the version the last publish retired) replays
-//! about that many operations, not the whole log. Each operation is thus applied a third
-//! time, later and in chunks, on about a third of the publishes.
+//! spare, or the *spare lag* if less: [`DEFAULT_SPARE_LAG`](super::DEFAULT_SPARE_LAG), at
+//! most half of `max_ops`), a publish takes it out of the pool and replays the oldest
+//! whole batches on it, a chunk at a time (`chunk`), applying each operation by value
+//! ([`Absorb::absorb_owned`]) where no other version lacks it, and dropping it from the op
+//! log. The spare then never falls out of the op log's reach, the op log holds about a
+//! chunk for it, and a publish that must take the spare (a reader holds the version the
+//! last publish retired) replays about that many operations, not the whole op log. Each
+//! operation is thus applied a third time, later and in chunks, on about a third of the
+//! publishes.
 //!
 //! While a reader holds the stalest version, the next stalest idle one is caught up
 //! instead (by reference: the held one still needs the operations): with readers that
@@ -33,15 +34,15 @@ impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
-    /// Replays on the stalest idle version within the log's reach the oldest whole batches
-    /// it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks more than
-    /// the spare lag for this batch ([`lag_for`]; see the module docs). Nothing if the log
-    /// is no longer than that (a test of its length). Looks among [`SPARES_LOOKED_PAST`] idle
-    /// versions at most (stopping at the stalest of all), in this thread's share of the
-    /// pool first, then in other threads' depots, and puts them all in this thread's depot,
-    /// the others in their order above it. Does nothing if none of them lags that much
-    /// (readers hold those that do), and then skips the search for a while
-    /// ([`SpareMissed`]).
+    /// Replays on the stalest idle version within the op log's reach the oldest whole
+    /// batches it lacks, at least a chunk ([`chunk`]) if it lacks that many, if it lacks
+    /// more than the spare lag for this batch ([`lag_for`]; see the module docs). Nothing
+    /// if the op log is no longer than that (a test of its length). Looks among
+    /// [`SPARES_LOOKED_PAST`] idle versions at most (stopping at the stalest of all), in
+    /// this thread's share of the pool first, then in other threads' depots, and puts them
+    /// all in this thread's depot, the others in their order above it. Does nothing if none
+    /// of them lags that much (readers hold those that do), and then skips the search for a
+    /// while ([`SpareMissed`]).
     pub(super) fn catch_up_spare(&mut self, batch: usize) {
         let OpLog {
             container,
@@ -62,7 +63,7 @@ where
         // Versions that may need catching up: those tracked but the one the last publish
         // retired.
         let spares = versions.len() - 1;
-        // The log holds what the stalest version lacks: no version lags more than that.
+        // The op log holds what the stalest version lacks: no version lags more than that.
         let lag = lag_for(batch, *spare_lag, spares);
         if log.len() <= lag {
             return;
@@ -72,7 +73,7 @@ where
         };
         // Readers held every version lagging more than the spare lag when the last search
         // looked. So look again only when another version is the stalest (the held one
-        // fell out of the log's reach), when this thread's depot holds more than then (a
+        // fell out of the op log's reach), when this thread's depot holds more than then (a
         // reclamation here returned versions: perhaps that one), or once the idle ones may
         // lag that much again (or one came back elsewhere). Without this, each publish took
         // every idle version out of the pool and put it back (a take and a depot lock
@@ -95,12 +96,12 @@ where
         // thread's magazine, which only a handshake reaches. Several spares wait when
         // readers held guards across several publishes; the one caught up last is usually
         // on top, and the stalest below it, so the search looks past the top: with the top
-        // alone, the stalest was never reached and fell out of the log's reach
-        // (`change_log --check` saw a late full copy in about one run in four).
+        // alone, the stalest was never reached and fell out of the op log's reach (a late
+        // full copy).
         // None is staler than `stalest`: the search ends there.
         let (mut passed, taken) = take_idle(pool, Some(stalest));
-        // The stalest of them within the log's reach, if it lags more than the spare lag:
-        // the version the last publish retired, also among them, lags a batch or two.
+        // The stalest of them within the op log's reach, if it lags more than the spare
+        // lag: the version the last publish retired, also among them, lags a batch or two.
         let spare_at = passed[..taken]
             .iter()
             .enumerate()
@@ -143,8 +144,8 @@ where
     /// Runs a reclamation pass over the container's retired versions (so that the one the
     /// last publish retired comes back once its readers let go), then takes the idle
     /// versions from the pool (8 at most) and replays on each, stalest first, every
-    /// logged operation it lacks: by value where no other version lacks it
-    /// ([`Absorb::absorb_owned`]; it then leaves the log), by reference otherwise.
+    /// operation it lacks: by value where no other version lacks it
+    /// ([`Absorb::absorb_owned`]; it then leaves the op log), by reference otherwise.
     /// Versions that readers hold are left as they are; they catch up when they come back.
     /// The publish after it then usually applies only its own batch: *k* operations
     /// instead of *2k*, or *5k* on the third of the publishes that also catch up the spare
@@ -152,12 +153,12 @@ where
     /// publish.
     ///
     /// Costs one reclamation pass (a barrier, `membarrier` or a fence, and a scan of the
-    /// hazard slots) if something is retired, then, unless every version the log serves is
-    /// up to date already (a second call: a relaxed load and a compare), one take and one
-    /// depot lock per idle version, and the operations each lacks (the pending batch is
-    /// not published and not applied). Never waits for a reader and never copies a
-    /// version whole: one the log can no longer bring up to date is put back below the
-    /// others, as a publish does.
+    /// hazard slots) if something is retired, then, unless every version the op log serves
+    /// is up to date already (a second call: a relaxed load and a compare), one take and
+    /// one depot lock per idle version, and the operations each lacks (the pending batch is
+    /// not published and not applied). Never waits for a reader and never copies a version
+    /// whole: one the op log can no longer bring up to date is put back below the others,
+    /// as a publish does.
     ///
     /// # Examples
     ///
@@ -196,8 +197,8 @@ where
             if list.has_pending() {
                 list.reclaim_unless_heavy(true);
             }
-            // Every version the log keeps operations for is up to date (a second call, or
-            // none retired since): nothing to take out of the pool.
+            // Every version the op log keeps operations for is up to date (a second call,
+            // or none retired since): nothing to take out of the pool.
             if versions.front().map_or(true, |&v| v >= *head) {
                 break 'replay;
             }
@@ -213,17 +214,17 @@ where
                     catch_up(version, log, *head, base, versions, stats, usize::MAX);
                 }
             }
-            // Back to this thread's depot, stalest first, so that the freshest is on top (the
-            // next publish takes it); any the log can no longer serve below the others, as
-            // victims.
+            // Back to this thread's depot, stalest first, so that the freshest is on top
+            // (the next publish takes it); any the op log can no longer serve below the
+            // others, as victims.
             for version in idle.iter_mut().filter_map(Option::take) {
                 put_back(version, *base, stats);
             }
             // What the spare's catch-up saw last is stale now.
             *spare_missed = None;
         }
-        if !self.unneeded.is_empty() {
-            self.drop_unneeded(usize::MAX);
+        if !self.dropping.is_empty() {
+            self.drop_some(usize::MAX);
         }
         (self.stats.applied - applied_before) as usize
     }
@@ -271,7 +272,7 @@ fn take_idle<T>(
     (idle, taken)
 }
 
-/// Puts `version` back in this thread's depot; one out of the log's reach (numbered
+/// Puts `version` back in this thread's depot; one out of the op log's reach (numbered
 /// before `base`) goes below the others, as a victim (counted in `stats.set_aside`): kept
 /// for a publish that finds nothing else idle (`take_within_reach`), not taken first.
 fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogStats) {
@@ -283,10 +284,11 @@ fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogSt
     }
 }
 
-/// An idle version within the log's reach (numbered `base` or later), looked for among
+/// An idle version within the op log's reach (numbered `base` or later), looked for among
 /// [`SPARES_LOOKED_PAST`] idle versions at most, as the spare's catch-up looks: for a
 /// publish that took one out of its reach. Those out of reach go back as victims (counted
-/// in `stats.set_aside`), the others within reach passed over on top of this thread's depot.
+/// in `stats.set_aside`), the others within reach passed over on top of this thread's
+/// depot.
 pub(super) fn take_within_reach<'a, T>(
     pool: &'a Pool<Versioned<T>>,
     base: u64,
@@ -310,7 +312,7 @@ const SPARES_LOOKED_PAST: usize = 8;
 
 /// After a search that found no idle version lagging more than the spare lag, the spare's
 /// catch-up looks again once half the spare lag more operations were appended, but at
-/// least once per this fraction of the log's bound, if nothing else sent it to look
+/// least once per this fraction of the op log's bound, if nothing else sent it to look
 /// (`SpareMissed`): with the defaults, every 512 operations. The most a version that comes
 /// back to another thread's depot may wait to be found, and about how much further past
 /// the spare lag an idle version may fall while a reader holds the stalest.
@@ -333,43 +335,20 @@ pub(super) struct SpareMissed {
 
 /// How many operations one catch-up replays at least, after a publish of `batch`, with
 /// `spares` versions to keep caught up: three batches per spare. The spares fall `spares`
-/// batches behind per publish, so the catch-ups land on about a third of the publishes
-/// (off the median) in the smallest chunks that do. At k = 10 with one spare that is 30
-/// operations on a third of the publishes, where `2 × batch + 64` (84 on an eighth) had
-/// made the 99th percentile 2x higher (`benches/delta.rs`, 100,000 entries: 77-87 -> 40-44
-/// µs, p50 unchanged). Past 16 operations a batch, `2 × batch + 64` with two spares had
-/// caught one up on more than half the publishes (three quarters at k = 100: p50 271-286
-/// µs); `3 × spares` batches make that a third (p50 99-102 µs; 2026-11-26).
-///
-/// No larger floor: small batches once had chunks of at least 16 operations (one spare)
-/// or `2 × batch + 64` (two), and, where 200 batches fitted within the spare lag (up to 5
-/// operations a batch by default), chunks of 200 batches on one publish in 200. Those
-/// left the spare far behind, and on the 2-core VM about one publish in 100 must take it
-/// (a reader still holds the version the last publish retired), replaying all it lacks:
-/// in `benches/delta.rs` at k = 1 (100,000 entries, a reader looking keys up) the slowest
-/// 2% were those replays (20-560 operations), the catch-up's own 16- or 68-operation
-/// chunks, and publishes that paid a `membarrier` (the log held 32 operations or more, so
-/// each publish's pass could use the heavy barrier): p99 15-20 µs (three versions) and
-/// 35-50 µs (four). With three batches a spare: 4.2 µs twice, and 6-12 µs with four
-/// versions; p50 unchanged (2026-11-27, alternated, the rows' publishes split by what
-/// they applied). Without any reader the rare chunks were better (`publish_loop 20000 1`:
-/// p99 2.3-3.5 against 4.4-4.7 µs), but a log with no readers has no use.
+/// batches behind per publish, so the catch-ups land on about a third of the publishes, in
+/// the smallest chunks that do, and the median publish pays none. Larger chunks would land
+/// on fewer publishes but make each of those slower and leave the spare further behind
+/// (what a publish that must take it replays); smaller ones would land on most publishes.
 fn chunk(batch: usize, spares: usize) -> usize {
     spares.max(1).saturating_mul(batch.saturating_mul(3))
 }
 
 /// How many operations the stalest spare may lack after a publish of `batch`, with
 /// `spares` versions to keep caught up, before the catch-up runs: one [`chunk`], or the
-/// spare lag if less. The catch-ups land on a third of the publishes whatever the lag
-/// (the chunk sets that), so the lag bounds only what the log keeps and what a publish
-/// replays when it must take the spare: one whose reader held the version the last
-/// publish retired (a reader descheduled mid-lookup; on the 2-core VM with a reader
-/// looking keys up, about one publish in 100). Those publishes were the slowest 1%, so
-/// the lag sets the 99th percentile, and less than a chunk would leave the catch-up less
-/// to replay than a chunk (more often, then). At k = 10 the whole spare lag (1,024) made
-/// them replay up to ~1,000 operations (`publish_loop 20000 10 0 --reader`: p99 95-151
-/// µs); 8 batches, 80 (p99 31-36 µs); a chunk, 30-50 (p99 24-30 µs, where the slowest 1%
-/// are now the catch-ups' publishes: 50 operations).
+/// spare lag if less. The catch-ups land on a third of the publishes whatever the lag (the
+/// chunk sets that), so the lag bounds only what the op log keeps and what a publish
+/// replays when it must take the spare (a reader still holds the version the last publish
+/// retired): at most a chunk and a batch.
 fn lag_for(batch: usize, spare_lag: usize, spares: usize) -> usize {
     spare_lag.min(chunk(batch, spares))
 }
@@ -401,11 +380,10 @@ fn catch_up<T, O>(
     let past = |n: u64, upto: u64, applied: usize| n > head || (n > upto && applied >= limit);
     // Where what the spare lacks begins: the front if it is the stalest, else past the
     // operations a staler version (a reader holds it) still needs, found by a search, not
-    // a walk (while a reader held a guard for long, the log held tens of thousands of
-    // operations before the spare's, and walking them took 0.1-0.3 ms of each catch-up).
+    // a walk (those may be up to `max_ops` operations).
     let at = super::lack_start(log, had);
     // First, if the spare is the stalest, from the front the operations no other version
-    // lacks: their last application, by value. Operations before `at` stay in the log
+    // lacks: their last application, by value. Operations before `at` stay in the op log
     // (another version lacks them).
     if at == 0 {
         while let Some(&(n, _)) = log.front() {
@@ -421,7 +399,7 @@ fn catch_up<T, O>(
     }
     // Then those another version lacks, by reference, in one replay (a map reuses what
     // one operation removes for a later insert: `Absorb::absorb_all`). All of them are
-    // numbered past `had`: the log is in order, everything before `at` is numbered at
+    // numbered past `had`: the op log is in order, everything before `at` is numbered at
     // most `had`, and the loop above popped only from the front.
     let mut end = at;
     while let Some(&(n, _)) = log.get(end) {

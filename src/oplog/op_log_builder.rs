@@ -1,25 +1,24 @@
-//! Building a [`OpLog`]: [`OpLogBuilder`]'s options (the log's bound, the pool's idle
+//! Building an [`OpLog`]: [`OpLogBuilder`]'s options (the op log's bound, the pool's idle
 //! bound, versions made up front) and the writer's constructors.
 
 use std::collections::VecDeque;
 use std::fmt;
 
-// std's `Arc`, as in `log.rs`: the readers' handle is public.
+// std's `Arc`, as in `oplog.rs`: the readers' handle is public.
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
-use super::graveyard::Graveyard;
+use super::drop_reports::DropReports;
 use super::{
     Absorb, OpLog, OpLogStats, Segments, Versioned, DEFAULT_MAX_OPS, DEFAULT_SPARE_LAG, UNSYNCED,
 };
 use crate::{Container, Pool};
 
-/// Configures a [`OpLog`]; see [`OpLog::builder`].
+/// Configures an [`OpLog`]; see [`OpLog::builder`].
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct OpLogBuilder<T> {
     init: T,
     max_ops: usize,
-    spare_lag: usize,
     max_idle: Option<usize>,
     versions: usize,
 }
@@ -28,12 +27,14 @@ impl<T> OpLogBuilder<T>
 where
     T: Default + Send + Sync + 'static,
 {
-    /// The most operations the log keeps for versions that lack them (default
-    /// [`DEFAULT_MAX_OPS`]). Past it, the oldest are dropped, and a version that still
-    /// lacked them is copied whole ([`Absorb::sync_from`]) when it next comes back: a
-    /// bound on the log's memory, at the price of a full copy after a reader held a
-    /// version across that many operations. The log always keeps the current batch, so a
-    /// batch larger than the bound is kept whole.
+    /// The most operations the op log keeps for versions that lack them (default 65,536).
+    /// Past it, the oldest are dropped, and a version that still lacked them is copied
+    /// whole ([`Absorb::sync_from`]) when it next comes back: a bound on the op log's
+    /// memory, at the price of a full copy after a reader held a version across that many
+    /// operations. The current batch is always kept whole, even when larger than the bound.
+    ///
+    /// Half of it (at most 1,024 operations) also bounds how far an idle spare version may
+    /// fall behind before publishes catch it up (module docs, "How it works").
     ///
     /// # Examples
     ///
@@ -51,46 +52,9 @@ where
         self
     }
 
-    /// The most operations an idle spare version may lack before publishes catch it up
-    /// (default [`DEFAULT_SPARE_LAG`], and at most half of
-    /// [`max_ops`](OpLogBuilder::max_ops)): a cap on the chunk the catch-up keeps it
-    /// within, three batches per spare.
-    ///
-    /// A spare is a version no reader holds that waits in the pool for a publish that
-    /// finds the version the last publish retired still held (a reader mid-lookup). Such a
-    /// publish takes the spare and replays what it lacks, plus the batch. Once the spare
-    /// lacks more than three batches (per spare; or this lag, if less), a publish replays
-    /// the oldest three on it: on about a third of the publishes. The log keeps about that
-    /// much for it. The cap matters for large batches (over 341 operations with one spare
-    /// and the default): lower bounds the worst publish and the log's memory closer; the
-    /// catch-up's total work (each operation applied once more) does not change. Until
-    /// 2026-11-27 small batches (200 of them within this lag) were caught up 200 batches
-    /// at a time, on one publish in 200, which left the spare up to this far behind: see
-    /// `chunk` in `src/log/spare.rs` for why that went.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::HashMap;
-    /// use poolswap::oplog::{OpLog, MapOp};
-    ///
-    /// let mut w = OpLog::builder(HashMap::new()).versions(3).spare_lag(256).build();
-    /// for i in 0..1_000 {
-    ///     w.append(MapOp::Insert(i % 10, i));
-    ///     w.publish();
-    /// }
-    /// // The log keeps about a chunk of the catch-up: three batches, and the current one.
-    /// assert!(w.stats().log_len <= 4);
-    /// ```
-    pub fn spare_lag(mut self, ops: usize) -> Self {
-        self.spare_lag = ops;
-        self
-    }
-
-    /// The most idle versions the container's pool keeps (default: the pool's
-    /// [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE)); see
+    /// The most idle versions the container's pool keeps (default: the pool's, 256); see
     /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
-    /// is simply not recycled.
+    /// is simply not reused.
     ///
     /// # Examples
     ///
@@ -117,16 +81,13 @@ where
     /// hold guards across publishes need more.
     ///
     /// A reader that holds a guard for long (past [`max_ops`](OpLogBuilder::max_ops)
-    /// operations) takes its version out of circulation, and the log's reach. With three
-    /// versions, the first publish afterwards that finds the other two held copies the
-    /// whole table; with four, none does. `benches/delta.rs`'s long-hold row (100,000
-    /// entries, a guard held through 10,000 publishes of 10 operations, initial maps with
-    /// room for twice their entries, `DELTA_RESERVE=1`; 2026-11-26, 2-core VM): three
-    /// versions, one full copy (79 ms); four, none, p99 0.75x the row without the hold,
-    /// max 0.8 ms; each operation is then applied once more (3.1 against 2.5 times).
+    /// operations) takes its version out of circulation, and out of the op log's reach.
+    /// With three versions, the first publish afterwards that finds the other two held
+    /// copies the whole table; with four, none does, at the price of each operation being
+    /// applied about once more.
     ///
     /// Costs `n - 1` full copies and their memory at once (they would be made later
-    /// anyway, if the workload needs them). The log keeps what these versions lack until
+    /// anyway, if the workload needs them). The op log keeps what these versions lack until
     /// the writer takes them, within [`max_ops`](OpLogBuilder::max_ops).
     ///
     /// # Examples
@@ -159,15 +120,15 @@ where
     where
         T: Absorb<O>,
     {
-        let graveyard = Arc::new(Graveyard::new());
-        let buried = Arc::clone(&graveyard);
+        let drop_reports = Arc::new(DropReports::new());
+        let reports = Arc::clone(&drop_reports);
         let mut pool = Pool::builder(
             move || Versioned {
                 value: T::default(),
                 seq: UNSYNCED,
-                graveyard: Arc::clone(&buried),
+                drop_reports: Arc::clone(&reports),
             },
-            // The reset keeps the contents: the writer brings a recycled version up to
+            // The reset keeps the contents: the writer brings a reused version up to
             // date from what it held.
             |_: &mut Versioned<T>| {},
         );
@@ -180,7 +141,7 @@ where
             Versioned {
                 value: self.init,
                 seq: 0,
-                graveyard: Arc::clone(&graveyard),
+                drop_reports: Arc::clone(&drop_reports),
             },
         );
         // The extra versions, copies of batch 0, taken out together (so that each is a new
@@ -206,11 +167,11 @@ where
             base: 0,
             versions,
             max_ops: self.max_ops,
-            spare_lag: self.spare_lag.min(self.max_ops / 2),
+            spare_lag: DEFAULT_SPARE_LAG.min(self.max_ops / 2),
             passes_seen: 0,
             spare_missed: None,
-            unneeded: Vec::new(),
-            graveyard,
+            dropping: Vec::new(),
+            drop_reports,
             stats: OpLogStats::default(),
         }
     }
@@ -223,8 +184,8 @@ where
     /// A writer whose container holds `init` as its first version (batch 0).
     ///
     /// The container's pool makes further versions with `T::default()` and brings each up
-    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that, versions
-    /// come back from the pool and replay only what they missed.
+    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that,
+    /// versions come back from the pool and replay only what they missed.
     ///
     /// # Examples
     ///
@@ -255,7 +216,6 @@ where
         OpLogBuilder {
             init,
             max_ops: DEFAULT_MAX_OPS,
-            spare_lag: DEFAULT_SPARE_LAG,
             max_idle: None,
             versions: 1,
         }
@@ -266,7 +226,6 @@ impl<T> fmt::Debug for OpLogBuilder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpLogBuilder")
             .field("max_ops", &self.max_ops)
-            .field("spare_lag", &self.spare_lag)
             .field("max_idle", &self.max_idle)
             .field("versions", &self.versions)
             .finish_non_exhaustive()
