@@ -131,7 +131,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::{Container, FreeLists, Pool, Recycled};
+use poolswap::recycle::FreeLists;
+use poolswap::{Container, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -402,10 +403,10 @@ struct ReloadReport {
 /// A new, empty version: its arena never renews buffers and keeps none over
 /// [`MAX_SPARE_BYTES`] (see [Buffer sizes](self#buffer-sizes)).
 fn new_version() -> Version {
-    let arena = FreeLists::new()
-        .never_renew()
+    let lists = FreeLists::new()
+        .renew_after(None)
         .max_retained_bytes(MAX_SPARE_BYTES);
-    Recycled::with_free_lists(Table::default(), arena)
+    Recycled::with_free_lists(Table::default(), lists)
 }
 
 /// The versions' pool: the factory counts how often it runs; the reset clears a returned

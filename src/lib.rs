@@ -25,7 +25,7 @@
 //! # Example
 //!
 //! A routing table of owned strings. [`Recycled`] keeps the map's table *and* its `String`s
-//! and `Vec`s (in its [`FreeLists`]) across updates, so once warm a refill allocates nothing.
+//! and `Vec`s (in its [`FreeLists`](recycle::FreeLists)) across updates, so once warm a refill allocates nothing.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -131,7 +131,7 @@
 //!   flavour), and its reads return an `Option`.
 //! - A reset that calls `clear()` keeps a collection's own buffer but drops what is inside
 //!   it: refilling a `HashMap<String, Vec<String>>` allocates every `String` and `Vec`
-//!   again. Make the version a [`Recycled`] map (module [`arena`]): its reset keeps the
+//!   again. Make the version a [`Recycled`] map (module [`recycle`]): its reset keeps the
 //!   nested buffers in per-type free lists, and the refill takes them back.
 //!
 //! # What allocates
@@ -144,15 +144,15 @@
 //!   and a thread's first use of a pool makes its per-thread state.
 //! - What a version owns: a reset that calls `clear()` keeps a collection's table but drops
 //!   its `String`s and `Vec`s, so the refill allocates them again (one allocation each).
-//!   With [`Recycled`] they wait in its arena and the refill takes them back: 0 allocations
-//!   per update, in the long run too. The arena frees what the builds stopped using (spare
-//!   buffers idle for [`recycle::DEFAULT_IDLE_CYCLES`] builds, and buffers much larger than
-//!   their use once their slot's budget of [`recycle::DEFAULT_REUSES`] is spent), and a
-//!   build that needs them again allocates them again.
+//!   With [`Recycled`] they wait in its free lists and the refill takes them back: 0
+//!   allocations per update, in the long run too. The free lists drop what the builds
+//!   stopped using (spare buffers idle for 100 builds, and buffers much larger than their
+//!   use once their reuse budget of 5,000 to 6,000 takes is spent), and a build that needs
+//!   them again allocates them again.
 //! - A read-copy-update of a `Recycled` map with [`Recycled::copy_from`] and a reset that
 //!   keeps the contents allocates only for what changed.
 //!
-//! The tests prove these with a counting allocator (`tests/alloc.rs`, `tests/arena.rs`,
+//! The tests prove these with a counting allocator (`tests/alloc.rs`, `tests/recycle.rs`,
 //! `tests/rcu.rs`), and `examples/hot_reload.rs --check` for a file re-read and re-parsed on
 //! every reload.
 //!
@@ -249,7 +249,7 @@ mod sync;
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
 pub use reclaimer::{Reclaimer, ReclaimerBuilder};
-pub use recycle::{FreeLists, Recycle, RecycleCopy, Recycled};
+pub use recycle::Recycled;
 
 /// Hazard slots per thread: how many guards one thread can hold at once before further
 /// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).
