@@ -1,15 +1,15 @@
-//! The lists's claims, checked with a counting global allocator: values come back cleared
-//! with their capacity; a rebuild of a `HashMap<String, Vec<String>>` from text allocates
-//! nothing at steady state, on one thread and through a `Pool` + `Container` with readers;
-//! renewal frees an oversized buffer after its reuse budget and keeps one that fits;
-//! issue 20's bounds: a burst drains to the last build's bytes within 1,000 builds, a
+//! The free lists' claims (`poolswap::recycle`), checked with a counting global allocator:
+//! values come back cleared with their capacity; a rebuild of a
+//! `HashMap<String, Vec<String>>` from text allocates nothing at steady state, on one
+//! thread and through a `Pool` + `Container` with readers; renewal frees an oversized
+//! buffer after its reuse budget and keeps one that fits; the memory bounds: a burst drains to the last build's bytes within 1,000 builds, a
 //! total spare-bytes limit holds, and 24,000 rebuilds (past the renewal onset) allocate at
 //! most 0.05 times per rebuild.
 //!
 //! The tests take one lock each: the allocator's counters are process-wide. A test thread
 //! that has just finished may still allocate a little in the test harness while the next
 //! one measures, so allocation counts are compared with bounds per rebuild (0.01), far
-//! below the 5,000 a rebuild costs without the lists, not with zero.
+//! below the 5,000 a rebuild costs without free lists, not with zero.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{
@@ -30,7 +30,7 @@ use counting_alloc::{serial, thread_allocs, warm_parking_lot, Snapshot};
 #[global_allocator]
 static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
 
-/// Keys in a routing table (3 backends each): the issue's 1,000, fewer under Miri.
+/// Keys in a routing table (3 backends each): 1,000, fewer under Miri.
 const KEYS: usize = if cfg!(miri) { 20 } else { 1_000 };
 
 type Table = HashMap<String, Vec<String>>;
@@ -49,7 +49,10 @@ fn refill(map: &mut Table, lists: &mut FreeLists, text: &str) {
     for line in text.lines() {
         let (key, backends) = line.split_once('=').expect("key=backends");
         let mut list: Vec<String> = lists.take();
-        assert!(list.is_empty(), "a Vec came out of the lists with elements");
+        assert!(
+            list.is_empty(),
+            "a Vec came out of the free lists with elements"
+        );
         for b in backends.split(',') {
             list.push(lists.string_from(b));
         }
@@ -162,7 +165,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
     let (warm_up, measured) = if cfg!(miri) { (6, 10) } else { (50, 500) };
     let texts = [text(0), text(1)];
 
-    // Without the lists: `clear()` keeps the table and drops every String and Vec.
+    // Without free lists: `clear()` keeps the table and drops every String and Vec.
     let mut plain = Table::new();
     let mut rebuild_plain = |t: &str| {
         plain.clear();
@@ -203,7 +206,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
     );
     let stats = Recycled::free_lists(&table).stats();
     assert_eq!(stats.renewed, 0, "no budget runs out this early");
-    // Everything was taken from the lists: the last refill emptied it.
+    // Everything was taken from the free lists: the last refill emptied it.
     assert_eq!(stats.spare, 0, "{stats:?}");
 }
 
@@ -229,7 +232,7 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
         true
     });
     // At most this many versions are out at once: the current one, one per reader, and
-    // the one being filled. Warm each of them (their arenas and buffers) by hand, holding
+    // the one being filled. Warm each of them (their free lists and buffers) by hand, holding
     // all at once, so that one first used late in the run does not count as steady state.
     warm_parking_lot();
     let working_set = 1 + READERS + 1;
@@ -343,7 +346,7 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     }
     assert_eq!(lists.stats().renewed, 0);
 
-    // Budgets are drawn from the range, and differ between slots: an oversized buffer
+    // Budgets are drawn from the range, and differ between free lists: an oversized buffer
     // recycled empty (its last use needed 0 bytes: no ratio) spends 1 a take, and is
     // renewed once per budget.
     let lives: Vec<u32> = (0..40)
@@ -419,13 +422,13 @@ fn max_retained_bytes_drops_oversized_values() {
     );
 }
 
-/// The bytes `list`'s strings hold: what the lists serves a build of it.
+/// The bytes `list`'s strings hold: what the free lists serve a build of it.
 fn string_bytes(list: &[String]) -> usize {
     list.iter().map(String::capacity).sum()
 }
 
-/// Issue 20's case: one build of 1,000 × 64 KiB strings, then builds of 4 short strings.
-/// Within 1,000 builds, what the lists keeps after a clear (the state a pooled version
+/// One build of 1,000 × 64 KiB strings, then builds of 4 short strings. Within 1,000
+/// builds, what the free lists keep after a clear (the state a pooled version
 /// waits in) is at most 1.25 × the bytes of the last build: the burst's idle buffers are
 /// released and the 64 KiB ones that the small builds took are renewed.
 #[test]
@@ -445,7 +448,7 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     let mut r = Recycled::with_free_lists(Vec::<String>::new(), lists);
     r.extend((0..burst).map(|_| String::with_capacity(size)));
     let mut last_build = string_bytes(&r);
-    // The build from which on, after each clear, the lists keeps at most 1.25 × the bytes
+    // The build from which on, after each clear, the free lists keep at most 1.25 × the bytes
     // of the build before; and the one from which on it keeps only that build's strings.
     let (mut within_bound, mut only_last) = (0, 0);
     for build in 1..=builds {
@@ -563,10 +566,10 @@ fn max_spare_bytes_bounds_the_total() {
     );
 }
 
-/// Issue 20's long-run target: the owned bench's rebuild (routes of 3 backends parsed
-/// from text, alternating between two versions) over 24,000 rebuilds of one lists, so each
-/// free-list slot is reused 24,000 times, four budgets past the renewal onset (5,000 to
-/// 6,000 reuses): at most 0.05 allocations per rebuild. Under Miri the table and the run
+/// The long run: the owned bench's rebuild (routes of 3 backends parsed from text,
+/// alternating between two versions) over 24,000 rebuilds of one `Recycled`, so each
+/// position of each free list is taken 24,000 times, four budgets past the renewal onset
+/// (5,000 to 6,000 reuses): at most 0.05 allocations per rebuild. Under Miri the table and the run
 /// are small, and the budgets (5 to 8 reuses) are passed the same way.
 #[test]
 fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
@@ -599,7 +602,7 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     let stats = Recycled::free_lists(&table).stats();
     let per_rebuild = allocs as f64 / (rebuilds - warm_up) as f64;
     println!("{allocs} allocations in {rebuilds} rebuilds ({per_rebuild} each); {stats:?}");
-    // Every buffer was taken at every rebuild: past the onset of every slot.
+    // Every buffer was taken at every rebuild: past the onset of every budget.
     assert!(stats.reused >= (5 * routes * rebuilds) as u64 - (5 * routes * warm_up) as u64);
     assert!(
         per_rebuild <= 0.05,
