@@ -6,8 +6,8 @@
 use std::ops::RangeInclusive;
 
 /// The default reuse budgets, in takes: protopool's README replaces a pooled value after a
-/// random 5,000 to 6,000 uses. Stated in [`FreeLists::renew_after`](super::FreeLists::renew_after)'s
-/// docs.
+/// random 5,000 to 6,000 uses. Stated in the docs of
+/// [`FreeLists::renew_after`](super::FreeLists::renew_after).
 pub(crate) const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 
 /// The default number of whole cycles (builds) a spare value may go untaken before it is
