@@ -1,6 +1,6 @@
 //! # Owned data inside a version: a routing table rebuilt from text on every update
 //!
-//! Issue 10's case: a `HashMap<String, Vec<String>>` of 1,000 routes × 3 backends, parsed
+//! A `HashMap<String, Vec<String>>` of 1,000 routes × 3 backends, parsed
 //! from text (`route-K=backend-K-V-a,backend-K-V-b,backend-K-V-c`, one line per route) on
 //! every update and published, while 4 reader threads look up random routes in the
 //! current version. The text alternates between two versions `V`, so every update
@@ -8,7 +8,7 @@
 //!
 //! | name                | version type                  | pool reset / write                        |
 //! |---------------------|-------------------------------|-------------------------------------------|
-//! | `poolswap-recycled` | `Recycled<HashMap<..>>`       | `r.clear()`: nested buffers to its arena, refilled from it |
+//! | `poolswap-recycled` | `Recycled<HashMap<..>>`       | `r.clear()`: nested buffers to its free lists, refilled from them |
 //! | `poolswap-clear`    | `HashMap<..>`                 | `m.clear()`: keeps the table, drops every `String` and `Vec` |
 //! | `arc-swap`          | `HashMap<..>`                 | a fresh pre-sized map per update, `store(Arc::new(map))` |
 //!
@@ -30,15 +30,15 @@
 //! ```
 //!
 //! With `OWNED_SERIES=<updates>` set, criterion does not run; the bench prints two series
-//! instead, to see what the arena's renewal and idle release do in the long run:
+//! instead, to see what the free lists' renewal and idle release do in the long run:
 //!
 //! 1. *Long run*: the `poolswap-recycled` variant, readers running, for `<updates>` updates
-//!    (past the renewal onset: a free-list slot's budget is 5,000 to 6,000 reuses by
-//!    default); every 2,000 updates, the allocations per update in those 2,000 (process-wide)
-//!    and the current version's arena stats.
-//! 2. *Burst then drain* (issue 20's case): one `Recycled<Vec<String>>` built once with
+//!    (past the renewal onset: a reuse budget is 5,000 to 6,000 takes by default); every
+//!    2,000 updates, the allocations per update in those 2,000 (process-wide) and the
+//!    current version's free-list stats.
+//! 2. *Burst then drain*: one `Recycled<Vec<String>>` built once with
 //!    1,000 × 64 KiB strings, then `<updates>` builds of 4 short strings; at chosen update
-//!    counts, the bytes its arena keeps spare after a build, against the bytes the build's
+//!    counts, the bytes its free lists keep spare after a build, against the bytes the build's
 //!    own buffers hold (*live*).
 
 use std::collections::HashMap;
@@ -101,12 +101,12 @@ fn lines(text: &str) -> impl Iterator<Item = (&str, std::str::Split<'_, char>)> 
     })
 }
 
-/// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
-fn refill_from_arena(map: &mut Table, arena: &mut FreeLists, text: &str) {
+/// Parses `text` into `map`, taking every `String` and `Vec` from `lists`.
+fn refill_from_lists(map: &mut Table, lists: &mut FreeLists, text: &str) {
     for (key, backends) in lines(text) {
-        let mut list: Vec<String> = arena.take();
-        list.extend(backends.map(|b| arena.string_from(b)));
-        map.insert(arena.string_from(key), list);
+        let mut list: Vec<String> = lists.take();
+        list.extend(backends.map(|b| lists.string_from(b)));
+        map.insert(lists.string_from(key), list);
     }
 }
 
@@ -129,7 +129,7 @@ trait Strategy: Sync {
     }
 }
 
-/// poolswap, each version a `Recycled` map with its own arena.
+/// poolswap, each version a `Recycled` map with its own free lists.
 struct Recycling {
     routes: Container<Recycled<Table>>,
     built: Arc<AtomicU64>,
@@ -150,8 +150,8 @@ impl Recycling {
             },
         );
         let mut first = pool.get();
-        let (map, arena) = Recycled::parts_mut(&mut first);
-        refill_from_arena(map, arena, &texts()[0]);
+        let (map, lists) = Recycled::parts_mut(&mut first);
+        refill_from_lists(map, lists, &texts()[0]);
         Recycling {
             routes: Container::new(&pool, first),
             built,
@@ -162,8 +162,8 @@ impl Recycling {
 impl Strategy for Recycling {
     fn update(&self, text: &str) {
         let mut next = self.routes.get_new();
-        let (map, arena) = Recycled::parts_mut(&mut next);
-        refill_from_arena(map, arena, text);
+        let (map, lists) = Recycled::parts_mut(&mut next);
+        refill_from_lists(map, lists, text);
         self.routes.update(next);
     }
     fn lookup(&self, key: &str) -> usize {
@@ -287,7 +287,7 @@ fn bench<S: Strategy>(c: &mut Criterion, name: &str, strategy: &S) {
 
         if tally.ops > 0 && !support::test_mode() {
             // The tally above includes warm-up (the first updates fill the pool and the
-            // arenas); this is the steady state alone, readers still running.
+            // free lists); this is the steady state alone, readers still running.
             let before = Snapshot::now();
             let t0 = Instant::now();
             for _ in 0..STEADY_UPDATES {
@@ -329,7 +329,7 @@ fn series_updates() -> Option<u64> {
     Some(v.parse().expect("OWNED_SERIES=<updates>"))
 }
 
-/// The long-run series: allocations per update and the current version's arena, every
+/// The long-run series: allocations per update and the current version's free lists, every
 /// [`SERIES_STEP`] updates, readers running.
 fn long_run_series(updates: u64) {
     let strategy = Recycling::new();
@@ -375,9 +375,9 @@ fn burst_series(updates: u64) {
     ];
     for n in 1..=updates {
         r.clear();
-        let (list, arena) = Recycled::parts_mut(&mut r);
+        let (list, lists) = Recycled::parts_mut(&mut r);
         for i in 0..4 {
-            list.push(arena.string_from(["a", "bb", "ccc", "dddd"][i]));
+            list.push(lists.string_from(["a", "bb", "ccc", "dddd"][i]));
         }
         if rows.contains(&n) || n == updates {
             let stats = Recycled::free_lists(&r).stats();
@@ -401,11 +401,11 @@ fn owned(c: &mut Criterion) {
     }
     let recycling = Recycling::new();
     bench(c, "poolswap-recycled", &recycling);
-    // Whether renewal had started (a free-list slot's budget is 5,000 to 6,000 reuses, and
-    // each version's slots are reused once per refill of it; a spent budget renews only a
-    // buffer much larger than its last use, none in this table).
+    // Whether renewal had started (a reuse budget is 5,000 to 6,000 takes, and each
+    // position of a version's free lists is taken once per refill of it; a spent budget
+    // renews only a buffer much larger than its last use, none in this table).
     eprintln!(
-        "owned/poolswap-recycled: the current version's arena: {:?}",
+        "owned/poolswap-recycled: the current version's free lists: {:?}",
         Recycled::free_lists(&recycling.routes.acquire()).stats()
     );
     bench(c, "poolswap-clear", &Clearing::new());

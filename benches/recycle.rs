@@ -1,4 +1,4 @@
-//! # FreeLists: protopool's benchmark, one large nested message built per op
+//! # Free lists (`poolswap::recycle`): protopool's benchmark, one large nested message built per op
 //!
 //! A port of the benchmark of Go's protopool (`value_test.go`): a message of nested structs
 //! (context, server, client, location, company, 1,000 targets of 15 peers each, 15
@@ -14,27 +14,27 @@
 //! - `fresh`: `Message::default()`, filled, dropped: every string, list, map and boxed
 //!   value allocated anew.
 //! - `pool-clear`: a poolswap `Pool<Message>` whose reset clears every collection in place
-//!   (`clear()`), as one would without this crate's arena: the top-level buffers are reused,
+//!   (`clear()`), as one would without this crate's free lists: the top-level buffers are reused,
 //!   nested ones (the 1,000 targets' strings and peer lists) are dropped and allocated
 //!   again.
-//! - `arena`: one `Recycled<Message>`, reset with `Recycled::clear` and refilled from its
-//!   arena (`poolswap::recycle`).
-//! - `pool-arena`: the same through `Pool::new(Recycled::default, |r| { r.clear(); true })`,
+//! - `recycled`: one `Recycled<Message>`, reset with `Recycled::clear` and refilled from its
+//!   free lists (`poolswap::recycle`).
+//! - `pool-recycled`: the same through `Pool::new(Recycled::default, |r| { r.clear(); true })`,
 //!   as a container's writer would use it.
 //! - `bumpalo`: the same message built in a `bumpalo::Bump` (`&str` strings,
 //!   `bumpalo::collections::Vec`, hashbrown maps allocating in the bump, with std's
 //!   `RandomState` as every other variant), dropped, then `Bump::reset`.
 //!
 //! Besides time, allocations and bytes per op (counting global allocator, warm-up included)
-//! are printed and written to `target/bench-alloc/arena.tsv`; then 20 more ops are counted
+//! are printed and written to `target/bench-alloc/recycle.tsv`; then 20 more ops are counted
 //! alone and printed as the steady state. Go's figures, from
 //! protopool's README (its author's Intel i9-9980HK): 21,112 allocations and 4.19 ms per op
 //! without the pool, 6 and 3.58 ms with it.
 //!
 //! ```text
-//! cargo bench --bench arena
-//! cargo bench --bench arena -- --test   # smoke run
-//! ARENA_SERIES=12000 cargo bench --bench arena   # the arena's long run instead
+//! cargo bench --bench recycle
+//! cargo bench --bench recycle -- --test   # smoke run
+//! RECYCLE_SERIES=12000 cargo bench --bench recycle   # the `recycled` long run instead
 //! ```
 
 use std::collections::hash_map::RandomState;
@@ -153,7 +153,7 @@ enums! {
 }
 
 // ---------------------------------------------------------------------------------------
-// The message with std's types: `fresh`, `pool-clear`, `arena`, `pool-arena`.
+// The message with std's types: `fresh`, `pool-clear`, `recycled`, `pool-recycled`.
 
 #[derive(Default)]
 struct Message {
@@ -277,7 +277,7 @@ struct Placement {
     toleration_delta: f64,
 }
 
-/// Implements both resets for a struct: the arena's `Recycle` and the plain `clear()`.
+/// Implements both resets for a struct: the free lists' `Recycle` and the plain `clear()`.
 macro_rules! resets {
     ($($ty:ident { $($field:ident),* })*) => {$(
         poolswap::impl_recycle!($ty { $($field),* });
@@ -351,7 +351,7 @@ macro_rules! plain_scalars {
 }
 plain_scalars!(bool, i32, i64, u32, u64, f64);
 
-/// Where the std variants get a nested value: `T::default()` or an arena's spare one.
+/// Where the std variants get a nested value: `T::default()` or a spare one from free lists.
 trait Source {
     fn take<T: Recycle + Default>(&mut self) -> T;
 }
@@ -779,9 +779,9 @@ fn run(c: &mut Criterion, name: &str, mut op: impl FnMut()) {
     c.benchmark_group("message").bench_function(name, |b| {
         b.iter_custom(|ops| support::serial(ops, &mut tally, &mut op))
     });
-    support::record("arena", "message", name, "", &tally, None);
+    support::record("recycle", "message", name, "", &tally, None);
     if tally.ops > 0 && !support::test_mode() {
-        // The tally above includes warm-up (the first builds fill the arena); this is the
+        // The tally above includes warm-up (the first builds fill the free lists); this is the
         // steady state alone.
         const OPS: u64 = 20;
         let before = Snapshot::now();
@@ -810,9 +810,9 @@ fn check(m: &Message) {
     assert_eq!(server.replica_counters.len(), CHILDREN);
 }
 
-/// `ARENA_SERIES=<ops>` (criterion does not run then): `<ops>` ops of the `arena` variant,
+/// `RECYCLE_SERIES=<ops>` (criterion does not run then): `<ops>` ops of the `recycled` variant,
 /// past the renewal onset (5,000 to 6,000 builds), printing allocations per op every 1,000.
-fn arena_series(ops: u64) {
+fn recycled_series(ops: u64) {
     const STEP: u64 = 1_000;
     let mut r = Recycled::new(Message::default());
     eprintln!("ops\tallocs/op\tspare\tspare bytes\trenewed");
@@ -821,8 +821,8 @@ fn arena_series(ops: u64) {
         let before = Snapshot::now();
         for _ in 0..STEP {
             r.clear();
-            let (m, arena) = Recycled::parts_mut(&mut r);
-            build(arena, &mut Rng(SEED), m);
+            let (m, lists) = Recycled::parts_mut(&mut r);
+            build(lists, &mut Rng(SEED), m);
             black_box(&*r);
         }
         done += STEP;
@@ -840,8 +840,8 @@ fn arena_series(ops: u64) {
 }
 
 fn message(c: &mut Criterion) {
-    if let Ok(ops) = std::env::var("ARENA_SERIES") {
-        arena_series(ops.parse().expect("ARENA_SERIES=<ops>"));
+    if let Ok(ops) = std::env::var("RECYCLE_SERIES") {
+        recycled_series(ops.parse().expect("RECYCLE_SERIES=<ops>"));
         return;
     }
     run(c, "fresh", || {
@@ -861,15 +861,15 @@ fn message(c: &mut Criterion) {
     });
 
     let mut r = Recycled::new(Message::default());
-    run(c, "arena", || {
+    run(c, "recycled", || {
         r.clear();
-        let (m, arena) = Recycled::parts_mut(&mut r);
-        build(arena, &mut Rng(SEED), m);
+        let (m, lists) = Recycled::parts_mut(&mut r);
+        build(lists, &mut Rng(SEED), m);
         black_box(&*r);
     });
     check(&r);
     eprintln!(
-        "arena after the run: {:?}",
+        "recycled: the free lists after the run: {:?}",
         Recycled::free_lists(&r).stats()
     );
 
@@ -877,10 +877,10 @@ fn message(c: &mut Criterion) {
         r.clear();
         true
     });
-    run(c, "pool-arena", || {
+    run(c, "pool-recycled", || {
         let mut r = pool.get();
-        let (m, arena) = Recycled::parts_mut(&mut r);
-        build(arena, &mut Rng(SEED), m);
+        let (m, lists) = Recycled::parts_mut(&mut r);
+        build(lists, &mut Rng(SEED), m);
         black_box(&**r);
     });
 

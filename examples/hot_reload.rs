@@ -23,12 +23,12 @@
 //!
 //! What it shows: **steady-state reloads allocate 0 bytes**, though every version owns all
 //! its strings. Each version is a [`Recycled`] table with its own [`FreeLists`]: the pool's reset
-//! (`Recycled::clear`) moves the version's keys and value lists into the arena, and the next
+//! (`Recycled::clear`) moves the version's keys and value lists into the free lists, and the next
 //! parse takes them back out, cleared, with their capacity; the map keeps its table, and the
 //! version's text buffer keeps its capacity, so the file is read straight into it. Before the
 //! clock starts, the first version and as many spare ones as can be out at once (one per
 //! reader and the one being built) are each loaded twice, which allocates all their buffers
-//! and their arenas' free lists; the report shows that apart, as "before the clock".
+//! and their free lists; the report shows that apart, as "before the clock".
 //!
 //! # Reading the file without allocating
 //!
@@ -56,13 +56,13 @@
 //! Buffers wander: a `String` that held `cat` in one version may be handed `catastrophically`
 //! by the next parse, and would grow, allocating, long after warm-up (without the floors
 //! below, one 8-second run on the bundled list allocated in every one of its 202
-//! steady-state reloads, 3,400 times per reload on average). So every string taken from the arena is given at
+//! steady-state reloads, 3,400 times per reload on average). So every string taken from the free lists is given at
 //! least the capacity of the longest token seen so far (at most [`MAX_TOKEN_FLOOR`] bytes),
 //! and every value list the length of the longest list (at most [`MAX_VALUES_FLOOR`]): after
 //! its first parse of a file, a version never grows a buffer again while the file keeps its
-//! longest token. The arena's renewal (its default, which frees a buffer after a random
+//! longest token. The free lists' renewal (its default, which frees a buffer after a random
 //! 5,000 to 6,000 reuses to undo ratcheted capacities) is turned off: the floors already fix
-//! the sizes, and by the arena docs' estimate renewal would cost about 20 allocations per
+//! the sizes, and at one renewal per buffer per budget it would cost about 20 allocations per
 //! reload in the long run for 104,334 buffers per version (104,334 / 5,500 renewals). Spare
 //! buffers that a parse did not need (the file shrank) are freed at once, and a buffer
 //! holding more than [`MAX_SPARE_BYTES`] is never kept.
@@ -131,7 +131,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::{Container, FreeLists, Pool, Recycled};
+use poolswap::recycle::FreeLists;
+use poolswap::{Container, Pool, Recycled};
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -154,11 +155,11 @@ const SAMPLE_CAPACITY: usize = 1 << 17;
 /// buffer fills up, so the samples stay spread evenly over the whole run. A power of two.
 const INITIAL_SAMPLE_STRIDE: u64 = 64;
 
-/// The most capacity, in bytes, a string taken from the arena is given up front (see
+/// The most capacity, in bytes, a string taken from the free lists is given up front (see
 /// [Buffer sizes](self#buffer-sizes)); a longer token grows its buffer as it needs.
 const MAX_TOKEN_FLOOR: usize = 256;
 
-/// The most capacity, in values, a value list taken from the arena is given up front.
+/// The most capacity, in values, a value list taken from the free lists is given up front.
 const MAX_VALUES_FLOOR: usize = 16;
 
 /// A spare buffer that would keep more than this many bytes is freed instead
@@ -200,10 +201,10 @@ struct Table {
 }
 poolswap::impl_recycle!(Table { map, text, keys });
 
-/// The pooled value: a table plus the arena its buffers go back to.
+/// The pooled value: a table plus the free lists its buffers go back to.
 type Version = Recycled<Table>;
 
-/// Capacity floors for the buffers a parse takes from the arena (see
+/// Capacity floors for the buffers a parse takes from the free lists (see
 /// [Buffer sizes](self#buffer-sizes)): high-water marks, kept by the reloader across
 /// reloads.
 #[derive(Clone, Copy, Debug, Default)]
@@ -399,17 +400,17 @@ struct ReloadReport {
     steady_process: Snapshot,
 }
 
-/// A new, empty version: its arena never renews buffers and keeps none over
+/// A new, empty version: its free lists never renew buffers and keep none over
 /// [`MAX_SPARE_BYTES`] (see [Buffer sizes](self#buffer-sizes)).
 fn new_version() -> Version {
-    let arena = FreeLists::new()
-        .never_renew()
+    let lists = FreeLists::new()
+        .renew_after(None)
         .max_retained_bytes(MAX_SPARE_BYTES);
-    Recycled::with_free_lists(Table::default(), arena)
+    Recycled::with_free_lists(Table::default(), lists)
 }
 
 /// The versions' pool: the factory counts how often it runs; the reset clears a returned
-/// version into its arena.
+/// version into its free lists.
 fn pool(built: Arc<AtomicUsize>) -> Pool<Version> {
     Pool::new(
         move || {
@@ -423,31 +424,31 @@ fn pool(built: Arc<AtomicUsize>) -> Pool<Version> {
     )
 }
 
-/// Copies `token` into a string taken from `arena`, with at least the capacity of the
+/// Copies `token` into a string taken from `lists`, with at least the capacity of the
 /// longest token seen so far (`floor`, which it raises).
-fn owned(arena: &mut FreeLists, token: &str, floor: &mut usize) -> String {
+fn owned(lists: &mut FreeLists, token: &str, floor: &mut usize) -> String {
     *floor = (*floor).max(token.len().min(MAX_TOKEN_FLOOR));
-    let mut s: String = arena.take();
+    let mut s: String = lists.take();
     // `s` is empty: this makes its capacity at least the floor, or does nothing.
     s.reserve_exact((*floor).max(token.len()));
     s.push_str(token);
     s
 }
 
-/// Appends `tokens` to `list`, taking the list's buffer from `arena` for its first value
+/// Appends `tokens` to `list`, taking the list's buffer from `lists` for its first value
 /// (a key without values keeps an empty `Vec`, which holds no memory).
 fn push_values<'t>(
     list: &mut Vec<String>,
     tokens: impl Iterator<Item = &'t str>,
-    arena: &mut FreeLists,
+    lists: &mut FreeLists,
     floors: &mut Floors,
 ) {
     for token in tokens {
         if list.capacity() == 0 {
-            *list = arena.take();
+            *list = lists.take();
             list.reserve_exact(floors.values);
         }
-        list.push(owned(arena, token, &mut floors.token));
+        list.push(owned(lists, token, &mut floors.token));
     }
     floors.values = floors.values.max(list.len().min(MAX_VALUES_FLOOR));
 }
@@ -458,13 +459,13 @@ fn uncommented(line: &str) -> &str {
 }
 
 /// Parses `table.text` into `table.map` and `table.keys` (both empty), taking every buffer
-/// from `arena`: on each line, the first whitespace-separated token is a key and the others
+/// from `lists`: on each line, the first whitespace-separated token is a key and the others
 /// its values; `#` starts a comment; blank lines and comment lines are skipped; a key on
 /// several lines gets all their values, in file order.
 ///
 /// Allocates only while buffers are missing or smaller than the floors: at steady state
 /// (the same version's second parse of an unchanged file), never.
-fn parse(table: &mut Table, arena: &mut FreeLists, floors: &mut Floors) {
+fn parse(table: &mut Table, lists: &mut FreeLists, floors: &mut Floors) {
     let Table { map, text, keys } = table;
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
@@ -476,14 +477,14 @@ fn parse(table: &mut Table, arena: &mut FreeLists, floors: &mut Floors) {
             continue; // blank, or a comment
         };
         if let Some(list) = map.get_mut(key) {
-            push_values(list, tokens, arena, floors);
+            push_values(list, tokens, lists, floors);
             continue;
         }
         let key_start = start + (content.len() - content.trim_start().len());
         keys.push((key_start, key_start + key.len()));
         let mut list = Vec::new();
-        push_values(&mut list, tokens, arena, floors);
-        map.insert(owned(arena, key, &mut floors.token), list);
+        push_values(&mut list, tokens, lists, floors);
+        map.insert(owned(lists, key, &mut floors.token), list);
     }
 }
 
@@ -492,11 +493,11 @@ fn parse(table: &mut Table, arena: &mut FreeLists, floors: &mut Floors) {
 ///
 /// Allocates nothing at steady state (see [Reading the file](self#reading-the-file-without-allocating)).
 fn load(path: &str, version: &mut Version, floors: &mut Floors) -> io::Result<()> {
-    let (table, arena) = Recycled::parts_mut(version);
+    let (table, lists) = Recycled::parts_mut(version);
     File::open(path)?.read_to_string(&mut table.text)?;
-    parse(table, arena, floors);
-    if arena.stats().spare > 0 {
-        arena.trim();
+    parse(table, lists, floors);
+    if lists.stats().spare > 0 {
+        lists.trim();
     }
     Ok(())
 }
@@ -555,7 +556,7 @@ fn prewarm(container: &Container<Version>, path: &str, n: usize, floors: &mut Fl
     let mut spare = Vec::with_capacity(n);
     for _ in 0..n {
         let mut v = container.get_new();
-        // Twice, as the first version: the first clear allocates the arena's free lists.
+        // Twice, as the first version: the first clear allocates its free lists.
         // A failure shows up in the first reload; an empty version is fine as a spare.
         let _ = load(path, &mut v, floors);
         v.clear();
@@ -1016,9 +1017,9 @@ mod tests {
     /// Parses `text` into a fresh version with `floors`.
     fn parsed(text: &str, floors: &mut Floors) -> Version {
         let mut v = new_version();
-        let (table, arena) = Recycled::parts_mut(&mut v);
+        let (table, lists) = Recycled::parts_mut(&mut v);
         table.text.push_str(text);
-        super::parse(table, arena, floors);
+        super::parse(table, lists, floors);
         v
     }
 
@@ -1081,12 +1082,12 @@ mod tests {
         assert_eq!(floors.values, 5);
         for _ in 0..3 {
             v.clear();
-            let (table, arena) = Recycled::parts_mut(&mut v);
+            let (table, lists) = Recycled::parts_mut(&mut v);
             table.text.push_str(text);
-            let fresh = arena.stats().fresh;
-            super::parse(table, arena, &mut floors);
-            assert_eq!(arena.stats().fresh, fresh, "a buffer was not reused");
-            assert_eq!(arena.stats().spare, 0);
+            let fresh = lists.stats().fresh;
+            super::parse(table, lists, &mut floors);
+            assert_eq!(lists.stats().fresh, fresh, "a buffer was not reused");
+            assert_eq!(lists.stats().spare, 0);
         }
         // Every string and every non-empty list has the floors' capacity, so wherever
         // a later parse hands it, it fits without growing.

@@ -8,8 +8,8 @@
 //! - `stream-1`: a producer writes one 64-byte line per object into a ring of 512 lines and
 //!   a consumer reads each (its progress goes back once per 64 objects): one line moved
 //!   per object, one way, as many in flight as the hardware allows;
-//! - `stream-2`: the same ring, but the consumer also writes each line back (a slot freed
-//!   per object, as an `ArrayQueue` slot is): each line moves there and back.
+//! - `stream-2`: the same ring, but the consumer also writes each line back (a ring line freed
+//!   per object, as an `ArrayQueue` cell is): each line moves there and back.
 //!
 //! ```text
 //! cargo run --release --example line_floor            # 20M objects per pattern
@@ -84,7 +84,7 @@ fn ping(n: u64) -> f64 {
 }
 
 /// One line per object through a ring, in ns per object; `write_back`: the consumer frees
-/// each slot by writing it (`stream-2`) instead of reporting progress once per
+/// each line by writing it (`stream-2`) instead of reporting progress once per
 /// `REPORT` objects (`stream-1`).
 fn stream(n: u64, write_back: bool) -> f64 {
     let ring: Vec<Line> = (0..RING).map(|_| Line::new()).collect();
@@ -99,10 +99,10 @@ fn stream(n: u64, write_back: bool) -> f64 {
                 wait(|| line.seq.load(Ordering::Acquire) == 2 * i + 1);
                 sum = sum.wrapping_add(line.payload[0].load(Ordering::Relaxed));
                 if write_back {
-                    // Release: the producer may reuse the slot once it reads this.
+                    // Release: the producer may reuse the line once it reads this.
                     line.seq.store(2 * i + 2, Ordering::Release);
                 } else if (i + 1) % REPORT == 0 {
-                    // Release: as above, for the last `REPORT` slots.
+                    // Release: as above, for the last `REPORT` lines.
                     consumed.0.store(i + 1, Ordering::Release);
                 }
             }
@@ -113,7 +113,7 @@ fn stream(n: u64, write_back: bool) -> f64 {
             if i >= RING as u64 {
                 let before = i - RING as u64;
                 if write_back {
-                    // Acquire: the consumer is done with the slot.
+                    // Acquire: the consumer is done with the line.
                     wait(|| line.seq.load(Ordering::Acquire) == 2 * before + 2);
                 } else {
                     // Acquire: as above.

@@ -32,7 +32,7 @@ mod sync;
 pub use barrier::BarrierMode;
 pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
 pub use reclaimer::{Reclaimer, ReclaimerBuilder};
-pub use recycle::{FreeLists, Recycle, RecycleCopy, Recycled};
+pub use recycle::Recycled;
 
 /// Hazard slots per thread: how many guards one thread can hold at once before further
 /// [`Container::acquire`]s fall back to counted references ([`Guard::is_counted`]).

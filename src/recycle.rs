@@ -1,31 +1,28 @@
-//! Typed reuse of owned buffers: Go's [protopool] in Rust, with std's own collections.
+//! Free lists of spare buffers, one list per type: a pool reset that keeps the buffers
+//! *inside* a version, not only the version's own. Go's [protopool], with std's collections.
 //!
-//! A pool reset that calls `clear()` keeps a collection's own buffer but drops everything
-//! inside it: rebuilding a `HashMap<String, Vec<String>>` of 1,000 keys × 3 values costs
-//! 5,000 allocations per update (every `String` and every `Vec`), even though the map's
-//! table is reused. This module keeps those nested buffers too.
+//! A reset that calls `clear()` keeps a collection's own buffer and drops what it holds:
+//! refilling a `HashMap<String, Vec<String>>` allocates every `String` and every `Vec`
+//! again, one allocation each. Here the nested buffers wait, cleared and with their
+//! capacity, in free lists, and the refill takes them back.
 //!
-//! - An [`FreeLists`] holds *free lists*, one per type: spare `String`s, spare
-//!   `Vec<String>`s, spare `HashMap`s, spare values of your own types, each cleared but
-//!   with its capacity.
-//! - [`Recycle`] is the trait a type implements to be cleared *into* an arena: it empties
-//!   itself and moves what it owns (the elements of a collection, the content of an
-//!   `Option`) into the arena's free lists instead of dropping them. It is implemented for
-//!   `String`, `Vec`, `VecDeque`, `HashMap`, `HashSet`, `Option`, `Box`, tuples, arrays and
-//!   the scalars; [`impl_recycle!`](crate::impl_recycle) writes it for a struct.
-//! - [`FreeLists::take`] hands a spare value back out, cleared, with its capacity;
-//!   [`FreeLists::recycle`] puts one value in.
-//! - [`Recycled<T>`] is a value plus its own arena, made to be a pooled
-//!   [`Container`](crate::Container) version: its [`clear`](Recycled::clear) (the pool's
-//!   reset) moves the value's nested buffers into the arena, and the writer's refill takes
-//!   them out again.
+//! - [`FreeLists`] holds the free lists: spare `String`s, spare `Vec<String>`s, spare
+//!   values of your own types. [`take`](FreeLists::take) hands one out (or
+//!   `T::default()`), [`recycle`](FreeLists::recycle) puts one in.
+//! - [`Recycle`] is how a type is cleared into free lists: it empties itself in place and
+//!   moves what it owns (a `Vec`'s elements, an `Option`'s content) into them. Implemented
+//!   for std's collections, `Option`, `Box`, tuples, arrays and the scalars;
+//!   [`impl_recycle!`](crate::impl_recycle) writes it for a struct.
+//! - [`RecycleCopy`] makes a value equal to another from spare buffers (for
+//!   [`Container::rcu`](crate::Container::rcu)).
+//! - [`Recycled<T>`] is a value plus its own free lists, made to be a pooled
+//!   [`Container`](crate::Container) version: its [`clear`](Recycled::clear) is the pool's
+//!   reset, and the writer's refill takes the buffers back through
+//!   [`Recycled::parts_mut`].
 //!
 //! [protopool]: https://github.com/jussi-kalliokoski/protopool
 //!
 //! # Example
-//!
-//! A routing table rebuilt from text on every update allocates nothing once the arena holds
-//! enough buffers of enough capacity:
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -33,28 +30,27 @@
 //!
 //! type Routes = Recycled<HashMap<String, Vec<String>>>;
 //!
-//! /// Parses `key=backend,backend,...` lines, taking every buffer from the arena.
+//! /// Parses `key=backend,backend,...` lines, every buffer taken from the free lists.
 //! fn refill(routes: &mut Routes, text: &str) {
-//!     let (map, arena) = Recycled::parts_mut(routes);
+//!     let (map, lists) = Recycled::parts_mut(routes);
 //!     for line in text.lines() {
 //!         let (key, backends) = line.split_once('=').unwrap();
-//!         let mut list: Vec<String> = arena.take(); // cleared, with its capacity
-//!         list.extend(backends.split(',').map(|b| arena.string_from(b)));
-//!         map.insert(arena.string_from(key), list);
+//!         let mut list: Vec<String> = lists.take(); // cleared, with its capacity
+//!         list.extend(backends.split(',').map(|b| lists.string_from(b)));
+//!         map.insert(lists.string_from(key), list);
 //!     }
 //! }
 //!
 //! let pool = Pool::new(Routes::default, |r| { r.clear(); true });
 //! let routes = Container::from_value(&pool, Routes::default());
 //! for version in 0..10 {
-//!     let mut next = routes.get_new(); // cleared into its arena by the pool's reset
+//!     let mut next = routes.get_new(); // cleared into its free lists by the pool's reset
 //!     refill(&mut next, &format!("/api=a{version},b,c\n/web=d,e,f"));
 //!     routes.update(next);
 //! }
-//! let table = routes.acquire();
-//! assert_eq!(table["/api"], ["a9", "b", "c"]);
+//! assert_eq!(routes.acquire()["/api"], ["a9", "b", "c"]);
 //!
-//! // The next version comes cleared: its 2 keys, 2 lists and 6 backends wait in its arena.
+//! // The next version comes cleared: its 2 keys, 2 lists and 6 backends wait in its lists.
 //! let next = routes.get_new();
 //! assert!(next.is_empty());
 //! let spare = Recycled::free_lists(&*next);
@@ -63,122 +59,78 @@
 //!
 //! # Ownership instead of discipline
 //!
-//! protopool's `Value.Reset` rewinds its stores: every object handed out before the reset
-//! is handed out again after it, and code that still holds an old pointer reads or writes
-//! someone else's data. Here a value goes back to an arena only by being *moved* into it
-//! ([`FreeLists::recycle`], or a [`Recycle::recycle_into`] that moves a collection's elements
-//! out), so nothing handed out before can be used afterwards: the compiler rejects it.
-//! [`Recycled::clear`] takes `&mut self`, so no reader holds a reference into the value
-//! while it is cleared; in a [`Container`](crate::Container), a version is reset only after
-//! its last guard is dropped. The module holds no `unsafe` code (`#![forbid(unsafe_code)]`).
-//!
-//! A value recycled cannot be used again:
+//! protopool's `Value.Reset` rewinds its stores, so a pointer kept from before the reset
+//! reads someone else's data. Here a value enters a free list only by being *moved* in
+//! ([`FreeLists::recycle`], or a [`Recycle::recycle_into`] that moves a collection's
+//! elements out), and [`Recycled::clear`] takes `&mut self`: nothing handed out before a
+//! clear can be used after it, and the compiler checks it. In a container, a version is
+//! reset only after its last guard is dropped. The module has no `unsafe` code.
 //!
 //! ```compile_fail
-//! let mut arena = poolswap::FreeLists::new();
+//! let mut lists = poolswap::recycle::FreeLists::new();
 //! let name = String::from("route");
-//! arena.recycle(name);
-//! assert_eq!(name, "route"); // error: `name` was moved into the arena
+//! lists.recycle(name);
+//! assert_eq!(name, "route"); // error: `name` was moved into the free lists
 //! ```
-//!
-//! Nor can a reference into a value outlive its clear:
-//!
 //! ```compile_fail
 //! let mut routes = poolswap::Recycled::new(vec![String::from("a")]);
 //! let first = &routes[0];
 //! routes.clear(); // error: `routes` is borrowed by `first`
 //! assert_eq!(first, "a");
 //! ```
-//!
-//! What compiles is taking it again, cleared:
-//!
 //! ```
 //! let mut routes = poolswap::Recycled::new(vec![String::from("a")]);
-//! assert_eq!(routes[0], "a");
 //! routes.clear();
-//! let (list, arena) = poolswap::Recycled::parts_mut(&mut routes);
-//! let again: String = arena.take(); // the buffer that held "a", now empty
+//! let (list, lists) = poolswap::Recycled::parts_mut(&mut routes);
+//! let again: String = lists.take(); // the buffer that held "a", now empty
 //! assert!(again.is_empty() && again.capacity() >= 1);
 //! list.push(again);
 //! ```
 //!
-//! # What allocates
+//! # Costs
 //!
-//! - [`FreeLists::take`]: never. It pops a spare value, or returns `T::default()` (which
-//!   allocates nothing for std's collections) when the free list is empty or the spare
-//!   value is due for renewal.
-//! - [`FreeLists::recycle`] and [`Recycle::recycle_into`]: only while a free list grows (the
-//!   first value of a type allocates its list; a list longer than ever before may grow its
-//!   `Vec`). At steady state, never.
-//! - Filling a taken buffer allocates only if it needs more capacity than the buffer has:
-//!   buffers wander between uses (a `String` that held a short key may be handed out for a
-//!   long value), so each grows until it fits the longest use it meets, then stops.
-//! - Renewal and release (below) free buffers the builds no longer need; a build that
-//!   needs one again allocates it. A buffer that fits its uses is never renewed, so a
-//!   steady workload allocates nothing in the long run either: `tests/arena.rs` rebuilds a
-//!   50-route table from text 24,000 times (each buffer reused 24,000 times, four budgets
-//!   past the renewal onset) and allows at most 0.05 allocations per rebuild (it counts 0).
+//! No lock and no atomic operation: free lists are used through `&mut`. A take or a
+//! recycle finds its type's list by a linear scan of the types seen so far (one
+//! [`TypeId`] comparison each), then pops or pushes one value: O(types) + O(1).
+//! [`take`](FreeLists::take) never allocates; [`recycle`](FreeLists::recycle) allocates
+//! only while a list grows (a type's first value, a list longer than ever before).
+//! Filling a taken buffer allocates only if it needs more capacity than the buffer has, so
+//! each buffer grows until it fits the longest use it meets and then stops: at steady
+//! state a refill allocates nothing.
 //!
-//! No lock and no atomic operation anywhere: an arena is used through `&mut`.
+//! # Bounding memory
 //!
-//! # Renewal and release: the memory safeguards
+//! Reuse ratchets memory up: a buffer keeps the capacity of the largest thing it held, a
+//! list as many buffers as the largest build gave back. protopool replaces each pooled
+//! value after a random 5,000 to 6,000 uses; here three rules free what the builds no
+//! longer need, each counted in [`FreeListStats`]:
 //!
-//! Reuse ratchets memory up: a buffer keeps the capacity of the largest thing it ever
-//! held, and a free list keeps as many buffers as the largest build ever gave back.
-//! protopool's README warns of this and replaces each pooled value with a new one after a
-//! random 5,000 to 6,000 uses. Here three mechanisms bound it, each counted in
-//! [`FreeListStats`]:
+//! - **Idle values are released.** A *cycle* is one [`Recycled::clear`] to the next (one
+//!   build of that version). A spare value that no take reached for 100 whole cycles
+//!   ([`release_idle_after`](FreeLists::release_idle_after)) is dropped at the end of a
+//!   cycle: a burst's leftovers go once the builds stop using them.
+//! - **Oversized values are renewed.** Each position of a free list's stack has a *reuse
+//!   budget*, drawn uniformly from 5,000 to 6,000 takes
+//!   ([`renew_after`](FreeLists::renew_after)) by a splitmix64 generator (Steele, Lea and
+//!   Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014), so that
+//!   positions come due at different times. A take spends one reuse, or up to 64 from a
+//!   value that holds far more than its last use needed ([`Recycle::used_bytes`]). Once
+//!   the budget is spent, the next *oversized* value taken from that position (more than
+//!   4 × its last use + 256 bytes) is *renewed*: dropped, and `T::default()` handed out
+//!   instead. A buffer that fits its uses is never renewed.
+//! - **Caps.** [`max_retained_bytes`](FreeLists::max_retained_bytes) drops any value that
+//!   would keep more than that; [`max_spare_bytes`](FreeLists::max_spare_bytes) bounds all
+//!   spare values together; [`trim`](FreeLists::trim) frees every spare value now.
 //!
-//! - **Idle values are released.** A *cycle* runs from one [`FreeLists::renew_idle`] to the
-//!   next ([`Recycled::clear`] calls it once per reset, so a cycle is one build of that
-//!   version). A spare value that no take reached for [`DEFAULT_IDLE_CYCLES`] (100) whole
-//!   cycles is dropped when the cycle ends: after a burst, the spare values that smaller
-//!   builds leave untouched are freed 100 cycles later, all of them. Each value carries the
-//!   cycle it came in, so this does not depend on where it sits in its free list. The cost:
-//!   a build that needs them again after that allocates them again.
-//!   [`FreeLists::release_idle_after`] sets the number of cycles.
-//! - **Oversized values are renewed.** Every slot of a free list carries a *reuse budget*,
-//!   drawn uniformly from [`DEFAULT_REUSES`] (or the range given to [`FreeLists::renew_after`])
-//!   by a per-arena splitmix64 generator (Steele, Lea and Flood, "Fast splittable
-//!   pseudorandom number generators", OOPSLA 2014), so that slots come due at different
-//!   times. A value is *oversized* when it holds more than 4 × the bytes its last use
-//!   needed ([`Recycle::used_bytes`], read when it was recycled) + 256 bytes. A take from
-//!   the slot spends one reuse, or `retained / (16 × used + 1,024)` reuses (at most 64)
-//!   when that is more: only a value that wastes a lot spends its budget faster (one whose
-//!   last use needed 0 bytes spends one: that is also what a type that does not report its
-//!   use says). Once the budget is spent, the next oversized value taken
-//!   from the slot is *renewed*: dropped (freed), a fresh `T::default()` handed out in its
-//!   place and a new budget drawn; values that fit their use pass. A 64 KiB buffer grown by
-//!   a giant build and then used for a few bytes is renewed after 80 to 100 takes of its
-//!   slot; a buffer that fits its uses is kept, so renewal costs nothing at steady state.
-//!   Budgets belong to slots, not to buffers (std's types carry no counter); a value
-//!   released or evicted takes its slot's budget along, so the values above keep theirs.
-//! - **Caps.** [`FreeLists::max_retained_bytes`] drops on the spot any value that would keep
-//!   more than that many bytes; [`FreeLists::max_spare_bytes`] bounds the bytes of all spare
-//!   values together; [`FreeLists::trim`] frees every spare buffer now.
-//!
-//! `tests/arena.rs` checks the bounds: after a build of 1,000 × 64 KiB strings, builds of 4
-//! short ones keep at most 1.25 × their own bytes spare within 1,000 builds (the README has
-//! the series by build count); a total limit holds after every recycle.
-//!
-//! # Against bumpalo and protopool
-//!
-//! A bump arena (bumpalo) allocates fast and frees everything at once on `reset`, but its
-//! collections are its own types, borrowing the arena: they cannot outlive it or be
-//! published as a container version that readers hold while the next one is built. This
-//! module keeps std's types and hands buffers from one build to the next.
-//!
-//! protopool's own benchmark (in Go, on the author's Intel i9-9980HK) built one large
-//! nested message in 21,112 allocations per op without its pool and 6 with it; the
-//! `arena` bench (`cargo bench --bench arena`) ports it, and the README has the figures
-//! measured here.
+//! A bump allocator (bumpalo) frees everything at once, but its collections borrow it and
+//! cannot outlive it as a published version; this module keeps std's types.
 //!
 //! # Send and Sync
 //!
-//! [`Recycle`] requires `Send + Sync + 'static`: the free lists are kept by [`TypeId`],
-//! and an arena travels with its [`Recycled`] value between the writer's thread and the
-//! pool, while readers share the value. So [`FreeLists`] is `Send + Sync`, its `&self` methods
-//! only read counts, and [`Recycled<T>`] is `Send` and `Sync` exactly when `T` is:
+//! [`Recycle`] requires `Send + Sync + 'static` (the lists are found by [`TypeId`], and
+//! they travel with their [`Recycled`] value between the writer's thread and the pool while
+//! readers share the value). So [`FreeLists`] is `Send + Sync`, and [`Recycled<T>`] is
+//! `Send` and `Sync` exactly when `T` is:
 //!
 //! ```
 //! fn is_send_sync<T: Send + Sync>() {}
@@ -189,24 +141,25 @@
 //! fn is_sync<T: Sync>() {}
 //! is_sync::<poolswap::Recycled<std::cell::Cell<u8>>>();
 //! ```
-//! A type that may not cross threads cannot implement [`Recycle`], so it never enters a
-//! free list:
+//! A type that may not cross threads cannot implement [`Recycle`]:
 //!
 //! ```compile_fail
+//! use poolswap::recycle::{FreeLists, Recycle};
 //! struct Local(std::rc::Rc<u8>);
-//! impl poolswap::Recycle for Local {
-//!     fn recycle_into(&mut self, _: &mut poolswap::FreeLists) {}
+//! impl Recycle for Local {
+//!     fn recycle_into(&mut self, _: &mut FreeLists) {}
 //!     fn retained_bytes(&self) -> usize { usize::from(*self.0) }
 //! }
-//! poolswap::FreeLists::new().recycle(Local(std::rc::Rc::new(1)));
+//! FreeLists::new().recycle(Local(std::rc::Rc::new(1)));
 //! ```
 //! ```
+//! use poolswap::recycle::{FreeLists, Recycle};
 //! struct Shared(std::sync::Arc<u8>);
-//! impl poolswap::Recycle for Shared {
-//!     fn recycle_into(&mut self, _: &mut poolswap::FreeLists) {}
+//! impl Recycle for Shared {
+//!     fn recycle_into(&mut self, _: &mut FreeLists) {}
 //!     fn retained_bytes(&self) -> usize { usize::from(*self.0) }
 //! }
-//! poolswap::FreeLists::new().recycle(Shared(std::sync::Arc::new(1)));
+//! FreeLists::new().recycle(Shared(std::sync::Arc::new(1)));
 //! ```
 #![forbid(unsafe_code)]
 
@@ -229,53 +182,52 @@ pub(crate) use self::copy::{copy_map, Scratch};
 use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
 pub use self::free_list_stats::FreeListStats;
 pub use self::recycled::Recycled;
-use self::renewal::Renewal;
-pub use self::renewal::{DEFAULT_IDLE_CYCLES, DEFAULT_REUSES};
+use self::renewal::{Renewal, DEFAULT_REUSES};
 pub use self::std_impls::Recycle;
 
-/// Free lists of spare values, one per type, with staggered renewal; see the
-/// [module docs](self).
+/// Free lists of spare values, one list per type, each value cleared and with its
+/// capacity; see the [module docs](self).
 ///
 /// # Examples
 ///
 /// ```
 /// use poolswap::recycle::FreeLists;
 ///
-/// let mut arena = FreeLists::new();
+/// let mut lists = FreeLists::new();
 /// let mut s = String::with_capacity(256);
 /// s.push_str("hello");
-/// arena.recycle(s); // moved in: no one can use it any more
+/// lists.recycle(s); // moved in: no one can use it any more
 ///
-/// let s: String = arena.take(); // the same buffer, cleared
-/// assert!(s.is_empty());
-/// assert!(s.capacity() >= 256);
-/// let t: String = arena.take(); // the free list is empty: a fresh String
+/// let s: String = lists.take(); // the same buffer, cleared
+/// assert!(s.is_empty() && s.capacity() >= 256);
+/// let t: String = lists.take(); // the list is empty: a fresh String
 /// assert_eq!(t.capacity(), 0);
 /// ```
 ///
 /// # Costs
 ///
-/// A take or a recycle looks its type up among the arena's free lists (a linear scan of
-/// the types seen so far, comparing [`TypeId`]s) and pushes or pops one value; see the
-/// [module docs](self#what-allocates) for what allocates. No lock, no atomic operation.
+/// A take or a recycle finds its type's list by a linear scan of the types seen so far
+/// (one [`TypeId`] comparison each) and pops or pushes one value. No lock, no atomic
+/// operation; what allocates is on each method.
 ///
 /// # Send and Sync
 ///
 /// `Send + Sync`: every value it keeps is (see [`Recycle`]), and `&self` only reads counts.
 pub struct FreeLists {
-    /// One entry per type ever recycled here (until [`trim`](FreeLists::trim)), in first-use
-    /// order.
+    /// One entry per type recycled here since the last [`trim`](FreeLists::trim), in
+    /// first-use order.
     lists: Vec<Entry>,
-    /// Draws reuse budgets.
+    /// The renewal and release settings, the cycle count, and the generator that draws
+    /// reuse budgets.
     renewal: Renewal,
-    /// Values that would keep more bytes than this are dropped instead of kept.
+    /// A value that would keep more bytes than this is dropped instead of kept.
     max_retained_bytes: usize,
     /// The spare values together keep at most this many bytes.
     max_spare_bytes: usize,
-    /// The sum of the free lists' bytes, kept beside them so that a recycle checks
+    /// The sum of the lists' bytes, kept beside them so that a recycle checks
     /// `max_spare_bytes` without a walk.
     spare_bytes: usize,
-    /// Cumulative counters (see [`FreeListStats`]).
+    /// Counters since the free lists were made (see [`FreeListStats`]).
     reused: u64,
     fresh: u64,
     renewed: Dropped,
@@ -285,21 +237,21 @@ pub struct FreeLists {
 }
 
 impl FreeLists {
-    /// Makes an empty arena with reuse budgets drawn from [`DEFAULT_REUSES`], idle values
-    /// released after [`DEFAULT_IDLE_CYCLES`], and no cap on retained bytes.
+    /// Makes empty free lists: reuse budgets of 5,000 to 6,000 takes, idle values released
+    /// after 100 cycles, no cap on bytes.
     ///
-    /// Allocates nothing; seeds its generator from std's `RandomState`, so arenas made one
-    /// after another draw different budgets.
+    /// Allocates nothing; seeds its generator from std's `RandomState`, so free lists made
+    /// one after another draw different budgets.
     ///
     /// # Examples
     ///
     /// ```
-    /// let arena = poolswap::recycle::FreeLists::new();
-    /// assert_eq!(arena.stats().spare, 0);
+    /// let lists = poolswap::recycle::FreeLists::new();
+    /// assert_eq!(lists.stats().spare, 0);
     /// ```
     pub fn new() -> FreeLists {
         let mut h = RandomState::new().build_hasher();
-        h.write_u64(0x0061_7265_6e61); // "arena": any input will do; the keys are random
+        h.write_u64(0x0061_7265_6e61); // any input will do: the hasher's keys are random
         FreeLists {
             lists: Vec::new(),
             renewal: Renewal::new(h.finish(), Some(DEFAULT_REUSES)),
@@ -315,15 +267,16 @@ impl FreeLists {
         }
     }
 
-    /// Sets the range reuse budgets are drawn from (both ends included), for the slots
-    /// whose budget is drawn from now on; see
-    /// [renewal](self#renewal-and-release-the-memory-safeguards). A take spends one reuse,
-    /// or `retained / (16 × used + 1,024)` (at most 64) from a value that wastes more; once
-    /// the budget is spent, the next *oversized* value (more than 4 × its last use's bytes
-    /// + 256) taken from the slot is renewed.
+    /// Sets the range reuse budgets are drawn from (both ends included) for the budgets
+    /// drawn from now on, or turns renewal off (`None`); the default is `5_000..=6_000`.
+    /// See [bounding memory](self#bounding-memory).
     ///
-    /// Smaller budgets free oversized buffers sooner, at one allocation per renewal when
-    /// the fresh value is filled; a buffer that fits its uses costs nothing either way.
+    /// A take spends one reuse, or `retained / (16 × used + 1,024)` (at most 64) from a
+    /// value that wastes more; once a budget is spent, the next oversized value taken from
+    /// its position (more than 4 × its last use + 256 bytes) is renewed. Smaller budgets
+    /// free oversized buffers sooner, at one allocation per renewal when the fresh value is
+    /// filled. With `None`, oversized buffers stay until idle release, the caps,
+    /// [`trim`](FreeLists::trim) or the drop of the free lists.
     ///
     /// # Panics
     ///
@@ -334,140 +287,107 @@ impl FreeLists {
     /// ```
     /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = FreeLists::new().renew_after(126..=126);
+    /// let mut lists = FreeLists::new().renew_after(Some(126..=126));
     /// let mut s = String::with_capacity(64 << 10);
     /// s.push('x'); // a use of 1 byte
-    /// arena.recycle(s);
+    /// lists.recycle(s);
     /// for _ in 0..2 {
-    ///     let mut s: String = arena.take(); // 65536 / (16 × 1 + 1024): spends 63...
+    ///     let mut s: String = lists.take(); // 65536 / (16 × 1 + 1024): spends 63...
     ///     assert_eq!(s.capacity(), 64 << 10);
     ///     s.push('y');
-    ///     arena.recycle(s);
+    ///     lists.recycle(s);
     /// }
-    /// let s: String = arena.take(); // ...then renewed: freed, and a fresh one instead
+    /// let s: String = lists.take(); // ...then renewed: freed, and a fresh one instead
     /// assert_eq!(s.capacity(), 0);
-    /// assert_eq!((arena.stats().renewed, arena.stats().renewed_bytes), (1, 64 << 10));
+    /// assert_eq!((lists.stats().renewed, lists.stats().renewed_bytes), (1, 64 << 10));
     ///
     /// // A buffer that fits its use is kept when its budget is spent.
-    /// let mut arena = FreeLists::new().renew_after(2..=2);
-    /// arena.recycle(String::with_capacity(4096));
+    /// let mut lists = FreeLists::new().renew_after(Some(2..=2));
+    /// lists.recycle(String::with_capacity(4096));
     /// for _ in 0..10 {
-    ///     let mut s: String = arena.take();
+    ///     let mut s: String = lists.take();
     ///     assert_eq!(s.capacity(), 4096);
     ///     s.push_str(&"x".repeat(4000));
-    ///     arena.recycle(s);
+    ///     lists.recycle(s);
     /// }
-    /// assert_eq!(arena.stats().renewed, 0);
-    /// ```
-    pub fn renew_after(mut self, reuses: RangeInclusive<u32>) -> FreeLists {
-        assert!(
-            reuses.start() <= reuses.end(),
-            "FreeLists::renew_after: empty range {reuses:?}"
-        );
-        self.renewal.reuses = Some(reuses);
-        self
-    }
-
-    /// Turns renewal off: oversized spare buffers are reused until their release when idle
-    /// ([`release_idle_after`](FreeLists::release_idle_after)), [`trim`](FreeLists::trim), the caps
-    /// or the arena's drop frees them.
+    /// assert_eq!(lists.stats().renewed, 0);
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::recycle::FreeLists;
-    ///
-    /// let mut arena = FreeLists::new().never_renew();
-    /// arena.recycle(String::with_capacity(8));
+    /// // Renewal off: an empty 1 KiB buffer, oversized for its use of 0 bytes, is kept.
+    /// let mut lists = FreeLists::new().renew_after(None);
+    /// lists.recycle(String::with_capacity(1024));
     /// for _ in 0..10_000 {
-    ///     let s: String = arena.take();
-    ///     arena.recycle(s);
+    ///     let s: String = lists.take();
+    ///     lists.recycle(s);
     /// }
-    /// assert_eq!(arena.stats().renewed, 0);
+    /// assert_eq!(lists.stats().renewed, 0);
     /// ```
-    pub fn never_renew(mut self) -> FreeLists {
-        self.renewal.reuses = None;
+    pub fn renew_after(mut self, reuses: Option<RangeInclusive<u32>>) -> FreeLists {
+        if let Some(r) = &reuses {
+            assert!(
+                r.start() <= r.end(),
+                "FreeLists::renew_after: empty range {r:?}"
+            );
+        }
+        self.renewal.reuses = reuses;
         self
     }
 
-    /// Releases (drops) a spare value that no [`take`](FreeLists::take) reached for `cycles`
-    /// whole cycles, a cycle being the time between two calls of
-    /// [`renew_idle`](FreeLists::renew_idle) (one build, under [`Recycled::clear`]); the
-    /// default is [`DEFAULT_IDLE_CYCLES`]. See
-    /// [release](self#renewal-and-release-the-memory-safeguards).
+    /// Releases (drops) a spare value that no [`take`](FreeLists::take) reached for
+    /// `cycles` whole cycles, or never (`None`); the default is 100. A cycle runs from one
+    /// [`Recycled::clear`] to the next (one build); free lists used outside a `Recycled`
+    /// count no cycles and release nothing for being idle. See
+    /// [bounding memory](self#bounding-memory).
     ///
-    /// Costs: fewer cycles free a burst's leftovers sooner, and make a build that needs
-    /// them again after that many cycles allocate them again (one allocation per value,
-    /// or a few for one that grows while it is filled). `renew_idle` looks at each spare
-    /// value once per cycle either way.
+    /// Fewer cycles free a burst's leftovers sooner, and make a build that needs them again
+    /// after that many cycles allocate them again. Ending a cycle looks at each spare value
+    /// once either way.
     ///
     /// # Panics
     ///
-    /// If `cycles` is 0 (a value put in a cycle would be dropped at its end, unused).
+    /// If `cycles` is `Some(0)` (a value put in a cycle would be dropped at its end, unused).
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::recycle::FreeLists;
+    /// use poolswap::{recycle::FreeLists, Recycled};
     ///
-    /// let mut arena = FreeLists::new().release_idle_after(2);
-    /// arena.recycle(String::with_capacity(64)); // a build left one buffer nobody takes
-    /// arena.renew_idle(); // the cycle in which it came...
-    /// arena.renew_idle(); // ...one whole idle cycle...
-    /// assert_eq!(arena.spare_len::<String>(), 1);
-    /// arena.renew_idle(); // ...and two: released
-    /// assert_eq!(arena.spare_len::<String>(), 0);
-    /// assert_eq!(arena.stats().released_idle_bytes, 64);
+    /// let lists = FreeLists::new().release_idle_after(Some(2));
+    /// let mut r = Recycled::with_free_lists(vec![String::with_capacity(64)], lists);
+    /// r.clear(); // the buffer goes to the free lists: a build that does not take it...
+    /// r.clear(); // ...ends the cycle in which it came...
+    /// r.clear(); // ...then one whole idle cycle...
+    /// assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), 1);
+    /// r.clear(); // ...and two: released
+    /// assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), 0);
+    /// assert_eq!(Recycled::free_lists(&r).stats().released_idle_bytes, 64);
     /// ```
-    pub fn release_idle_after(mut self, cycles: u32) -> FreeLists {
-        assert!(cycles > 0, "FreeLists::release_idle_after: 0 cycles");
-        self.renewal.idle_cycles = Some(cycles);
-        self
-    }
-
-    /// Never releases a spare value for being idle: a burst's leftovers stay until renewal,
-    /// [`trim`](FreeLists::trim), the caps or the arena's drop frees them.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::recycle::FreeLists;
-    ///
-    /// let mut arena = FreeLists::new().never_release_idle();
-    /// arena.recycle(String::with_capacity(64));
-    /// for _ in 0..1_000 {
-    ///     arena.renew_idle();
-    /// }
-    /// assert_eq!(arena.spare_len::<String>(), 1);
-    /// ```
-    pub fn never_release_idle(mut self) -> FreeLists {
-        self.renewal.idle_cycles = None;
+    pub fn release_idle_after(mut self, cycles: Option<u32>) -> FreeLists {
+        assert!(cycles != Some(0), "FreeLists::release_idle_after: 0 cycles");
+        self.renewal.idle_cycles = cycles;
         self
     }
 
     /// Bounds the bytes of all spare values together (their
-    /// [`retained_bytes`](Recycle::retained_bytes), `spare_bytes` in [`stats`](FreeLists::stats)):
-    /// a [`recycle`](FreeLists::recycle) that would go over first evicts spare values recycled in
-    /// earlier cycles, the longest unused first, and drops the value it was given if that
-    /// does not make room. Values recycled in the cycle under way (the version just
-    /// cleared) are never evicted for a later one, so a build that fits the limit reuses
-    /// all its buffers.
+    /// [`retained_bytes`](Recycle::retained_bytes), `spare_bytes` in
+    /// [`stats`](FreeLists::stats)); the default is no bound. A
+    /// [`recycle`](FreeLists::recycle) that would go over first evicts spare values recycled
+    /// in earlier cycles, the longest unused first, and drops the value it was given if
+    /// that does not make room. Values recycled in the cycle under way are never evicted
+    /// for another, so a build that fits the bound reuses all its buffers.
     ///
-    /// Costs: a build whose own buffers hold more than `bytes` allocates the excess on
-    /// every build (one allocation per value dropped, as without an arena); evicting costs
-    /// one step per value evicted. Without a limit (the default) the spare bytes are bounded
-    /// only by idle release and renewal.
+    /// A build whose own buffers hold more than `bytes` allocates the excess on every
+    /// build; evicting costs one step per value evicted.
     ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = FreeLists::new().max_spare_bytes(1 << 20);
+    /// let mut lists = FreeLists::new().max_spare_bytes(1 << 20);
     /// for _ in 0..100 {
-    ///     arena.recycle(String::with_capacity(64 << 10)); // a burst of 6.4 MiB
+    ///     lists.recycle(String::with_capacity(64 << 10)); // a burst of 6.4 MiB
     /// }
-    /// let stats = arena.stats();
+    /// let stats = lists.stats();
     /// assert!(stats.spare_bytes <= 1 << 20);
     /// assert_eq!((stats.spare, stats.over_limit), (16, 84));
     /// ```
@@ -476,33 +396,32 @@ impl FreeLists {
         self
     }
 
-    /// Caps what one spare value may keep: a value whose
+    /// Caps what one spare value may keep; the default is no cap. A value whose
     /// [`retained_bytes`](Recycle::retained_bytes) exceed `bytes` is dropped when it is
-    /// recycled instead of going to a free list ([`max_spare_bytes`](FreeLists::max_spare_bytes)
-    /// bounds them all together).
-    ///
-    /// Costs: a build that needs a value that large allocates it every time.
+    /// recycled instead of kept, so a build that needs a value that large allocates it
+    /// every time.
     ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = FreeLists::new().max_retained_bytes(1024);
-    /// arena.recycle(String::with_capacity(1 << 20)); // one giant build: freed at once
-    /// arena.recycle(String::with_capacity(64));
-    /// assert_eq!(arena.stats().over_cap, 1);
-    /// assert_eq!(arena.spare_len::<String>(), 1);
+    /// let mut lists = FreeLists::new().max_retained_bytes(1024);
+    /// lists.recycle(String::with_capacity(1 << 20)); // one giant build: freed at once
+    /// lists.recycle(String::with_capacity(64));
+    /// assert_eq!(lists.stats().over_cap, 1);
+    /// assert_eq!(lists.spare_len::<String>(), 1);
     /// ```
     pub fn max_retained_bytes(mut self, bytes: usize) -> FreeLists {
         self.max_retained_bytes = bytes;
         self
     }
 
-    /// Hands out a spare `T`, cleared, with its capacity; or `T::default()` when the free
-    /// list of `T` is empty or the spare value's reuse budget ran out (it is dropped then).
+    /// Hands out a spare `T`, cleared, with its capacity; or `T::default()` when the list
+    /// of `T` is empty or the spare value on top is renewed (dropped).
     ///
-    /// Allocates nothing (`T::default()` allocates nothing for std's collections).
+    /// O(types seen) to find the list, then O(1). Allocates nothing (`T::default()`
+    /// allocates nothing for std's collections); a renewal frees one value.
     ///
     /// # Examples
     ///
@@ -510,14 +429,14 @@ impl FreeLists {
     /// use std::collections::HashMap;
     /// use poolswap::recycle::FreeLists;
     ///
-    /// let mut arena = FreeLists::new();
+    /// let mut lists = FreeLists::new();
     /// let mut m = HashMap::with_capacity(100);
     /// m.insert(1u32, String::from("one"));
-    /// arena.recycle(m); // the map goes to its free list, its String to another
+    /// lists.recycle(m); // the map goes to its list, its String to another
     ///
-    /// let m: HashMap<u32, String> = arena.take();
+    /// let m: HashMap<u32, String> = lists.take();
     /// assert!(m.is_empty() && m.capacity() >= 100);
-    /// let s: String = arena.take();
+    /// let s: String = lists.take();
     /// assert!(s.is_empty() && s.capacity() >= 3);
     /// ```
     pub fn take<T: Recycle + Default>(&mut self) -> T {
@@ -543,50 +462,38 @@ impl FreeLists {
         }
     }
 
-    /// [`take`](FreeLists::take), preferring among the last 8 spare values one whose
+    /// [`take`](FreeLists::take), preferring among the top 8 spare values one whose
     /// [`retained_bytes`](Recycle::retained_bytes) are at least `bytes`, so that filling
-    /// it does not grow (reallocate) it: the topmost that retains at most half as many
-    /// again (plus 8), else the one that retains the fewest, so that a short value does not
-    /// take the buffer that a longer one taken next needs. Otherwise the same as `take`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(String::with_capacity(64));
-    /// arena.recycle(String::with_capacity(8));
-    /// let s: String = arena.take_fitting(20);
-    /// assert_eq!(s.capacity(), 64); // not the 8-byte one on top
-    /// ```
-    pub fn take_fitting<T: Recycle + Default>(&mut self, bytes: usize) -> T {
+    /// it does not grow it: the topmost that retains at most half as many again (plus 8),
+    /// else the one that retains the fewest, so that a short value does not take the
+    /// buffer a longer one taken next needs. Costs up to 8 `retained_bytes` calls more.
+    pub(crate) fn take_fitting<T: Recycle + Default>(&mut self, bytes: usize) -> T {
         if let Some(list) = find::<T>(&mut self.lists) {
             list.fit_top(bytes);
         }
         self.take()
     }
 
-    /// Takes a spare `String` and copies `s` into it: [`take_fitting`](FreeLists::take_fitting)
-    /// with `s.len()`, so a buffer that has room is preferred among the last few recycled.
+    /// Takes a spare `String` and copies `s` into it, preferring among the top 8 spare
+    /// strings the one that fits `s` closest without growing.
     ///
-    /// Allocates only if the `String` handed out has less capacity than `s.len()` (none of
-    /// the last few spare ones has room), or if there is none and `s` is not empty. Then it
-    /// reserves the next power of two at or above `s.len()` bytes, a size class as
-    /// allocators use: the buffer then fits every later string of about that length, so a
-    /// buffer grows once, not each time the order of a refill hands it a slightly longer
-    /// string than before. That costs at most twice the bytes of `s`. Costs a look at up
-    /// to 8 spare capacities besides the copy.
+    /// Allocates only if none of those has room for `s` (or there is none and `s` is not
+    /// empty); it then reserves the next power of two at or above `s.len()`, a size class
+    /// as allocators use, so that the buffer fits later strings of about that length
+    /// without growing again (at most twice the bytes of `s`). Costs O(types seen), a look
+    /// at up to 8 spare capacities, and the copy.
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(String::with_capacity(16));
-    /// let s = arena.string_from("hello");
-    /// assert_eq!(s, "hello");
-    /// assert_eq!(s.capacity(), 16);
-    /// // Nothing spare: a new buffer, rounded up to a size class.
-    /// let t = arena.string_from("backend-7-a");
-    /// assert!(t.capacity() >= 16);
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(String::with_capacity(64));
+    /// lists.recycle(String::with_capacity(8));
+    /// let s = lists.string_from("hello, world");
+    /// assert_eq!((s.as_str(), s.capacity()), ("hello, world", 64)); // not the 8-byte one
+    /// // Nothing with room: a new buffer, rounded up to a size class.
+    /// let t = lists.string_from("backend-7-a");
+    /// assert_eq!(t.capacity(), 16);
     /// ```
     pub fn string_from(&mut self, s: &str) -> String {
         let mut out: String = self.take_fitting(s.len());
@@ -598,26 +505,25 @@ impl FreeLists {
         out
     }
 
-    /// Clears `value` into this arena and keeps it in the free list of `T`: its nested
-    /// values go to their own free lists (by [`Recycle::recycle_into`]), and the value
-    /// itself is kept if it still holds memory (its [`retained_bytes`](Recycle::retained_bytes)
-    /// are not 0), no more than [`max_retained_bytes`](FreeLists::max_retained_bytes), and
-    /// room is left or made under [`max_spare_bytes`](FreeLists::max_spare_bytes); otherwise
-    /// it is dropped. Its [`used_bytes`](Recycle::used_bytes), read before it is cleared,
-    /// are kept with it for renewal.
+    /// Clears `value` into these free lists and keeps it in the list of `T`: its nested
+    /// values go to their own lists (by [`Recycle::recycle_into`]), and the value itself is
+    /// kept if it still holds memory (its [`retained_bytes`](Recycle::retained_bytes) are
+    /// not 0), no more than [`max_retained_bytes`](FreeLists::max_retained_bytes), and room
+    /// is left or made under [`max_spare_bytes`](FreeLists::max_spare_bytes); otherwise it
+    /// is dropped. Its [`used_bytes`](Recycle::used_bytes), read before it is cleared, are
+    /// kept with it for renewal.
     ///
     /// Taking the value by move is what makes reuse safe: nothing can use it after this.
-    /// Allocates only while a free list grows: the first value of a type allocates that
-    /// type's list, and a list longer than ever before may grow.
+    /// Costs `recycle_into`, O(types seen) to find the list, and a push; allocates only
+    /// while a list grows (the first value of a type, a list longer than ever before).
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// let words = vec![String::from("a"), String::from("b")];
-    /// arena.recycle(words);
-    /// assert_eq!(arena.spare_len::<Vec<String>>(), 1);
-    /// assert_eq!(arena.spare_len::<String>(), 2);
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(vec![String::from("a"), String::from("b")]);
+    /// assert_eq!(lists.spare_len::<Vec<String>>(), 1);
+    /// assert_eq!(lists.spare_len::<String>(), 2);
     /// ```
     pub fn recycle<T: Recycle>(&mut self, mut value: T) {
         if T::PLAIN {
@@ -644,14 +550,15 @@ impl FreeLists {
         }
     }
 
-    /// Bytes that may still be added under `max_spare_bytes` (0 if a limit set on an arena
-    /// already fuller than it is exceeded).
+    /// Bytes that may still be added under `max_spare_bytes` (0 if the spare values
+    /// already exceed it).
     fn spare_room(&self) -> usize {
         self.max_spare_bytes.saturating_sub(self.spare_bytes)
     }
 
     /// Evicts spare values of earlier cycles until `bytes` more fit under
-    /// `max_spare_bytes`; returns whether they do.
+    /// `max_spare_bytes`; returns whether they do. One step per value evicted, plus one
+    /// per list looked at.
     #[cold]
     fn make_room(&mut self, bytes: usize) -> bool {
         if bytes > self.max_spare_bytes {
@@ -670,29 +577,10 @@ impl FreeLists {
         false
     }
 
-    /// Ends a cycle: every spare value that no [`take`](FreeLists::take) reached for
-    /// [`release_idle_after`](FreeLists::release_idle_after) whole cycles is released
-    /// (dropped). [`Recycled::clear`] calls it once per reset; call it once per build when
-    /// you use an arena by hand.
-    ///
-    /// Costs one step per spare value; allocates nothing. Under
-    /// [`never_release_idle`](FreeLists::never_release_idle) it only counts the cycle.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::recycle::{FreeLists, DEFAULT_IDLE_CYCLES};
-    ///
-    /// let mut arena = FreeLists::new();
-    /// arena.recycle(String::with_capacity(8)); // a burst left one buffer nobody takes
-    /// for _ in 0..DEFAULT_IDLE_CYCLES {
-    ///     arena.renew_idle(); // the cycle in which it came, then idle ones...
-    /// }
-    /// assert_eq!(arena.spare_len::<String>(), 1);
-    /// arena.renew_idle(); // ...until it was idle DEFAULT_IDLE_CYCLES whole cycles
-    /// assert_eq!(arena.spare_len::<String>(), 0);
-    /// ```
-    pub fn renew_idle(&mut self) {
+    /// Ends a cycle ([`Recycled::clear`] calls it once per reset): every spare value that
+    /// no take reached for the `release_idle_after` cycles is released (dropped), then the
+    /// cycle count moves on. One step per spare value; allocates nothing.
+    pub(crate) fn end_cycle(&mut self) {
         for e in &mut self.lists {
             let released = e.list.release_idle(&self.renewal);
             self.spare_bytes -= released.bytes;
@@ -702,31 +590,31 @@ impl FreeLists {
         self.renewal.cycle = self.renewal.cycle.wrapping_add(1);
     }
 
-    /// Drops every spare value now, freeing their memory; the arena stays usable and its
-    /// counters are kept.
+    /// Drops every spare value now, freeing their memory; the settings and the counters
+    /// are kept. O(spare values); allocates nothing.
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(String::with_capacity(8));
-    /// arena.trim();
-    /// assert_eq!(arena.stats().spare, 0);
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(String::with_capacity(8));
+    /// lists.trim();
+    /// assert_eq!(lists.stats().spare, 0);
     /// ```
     pub fn trim(&mut self) {
         self.lists = Vec::new();
         self.spare_bytes = 0;
     }
 
-    /// How many spare values of type `T` the arena holds.
+    /// How many spare values of type `T` the free lists hold. O(types seen).
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(vec![0u8; 4]);
-    /// assert_eq!(arena.spare_len::<Vec<u8>>(), 1);
-    /// assert_eq!(arena.spare_len::<String>(), 0);
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(vec![0u8; 4]);
+    /// assert_eq!(lists.spare_len::<Vec<u8>>(), 1);
+    /// assert_eq!(lists.spare_len::<String>(), 0);
     /// ```
     pub fn spare_len<T: Recycle>(&self) -> usize {
         let id = TypeId::of::<T>();
@@ -736,27 +624,22 @@ impl FreeLists {
             .map_or(0, |e| e.list.len())
     }
 
-    /// Reads the arena's counters: a walk over its free lists (one per type), no allocation.
-    /// The bytes released by renewal, by idle release and by the caps are in
-    /// [`FreeListStats`] too.
+    /// Reads the counters. O(types seen); allocates nothing.
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(String::with_capacity(100));
-    /// assert_eq!(arena.stats().spare_bytes, 100);
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(String::with_capacity(100));
+    /// assert_eq!(lists.stats().spare_bytes, 100);
     /// ```
     pub fn stats(&self) -> FreeListStats {
-        // The deprecated `retired` is filled in for those who still read it.
-        #[allow(deprecated)]
         let mut stats = FreeListStats {
             spare_bytes: self.spare_bytes,
             reused: self.reused,
             fresh: self.fresh,
             renewed: self.renewed.values,
             renewed_bytes: self.renewed.bytes,
-            retired: self.renewed.values,
             released_idle: self.released_idle.values,
             released_idle_bytes: self.released_idle.bytes,
             over_cap: self.over_cap.values,
@@ -776,28 +659,6 @@ impl FreeLists {
     }
 }
 
-/// The renewal settings' former names, which said "retire": in this crate that word is the
-/// hazard list's, for a swapped-out version waiting until no reader protects it.
-impl FreeLists {
-    /// Former name of [`FreeLists::renew_after`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::renew_after`")]
-    pub fn retire_after(self, reuses: RangeInclusive<u32>) -> FreeLists {
-        self.renew_after(reuses)
-    }
-
-    /// Former name of [`FreeLists::never_renew`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::never_renew`")]
-    pub fn never_retire(self) -> FreeLists {
-        self.never_renew()
-    }
-
-    /// Former name of [`FreeLists::renew_idle`], which it calls.
-    #[deprecated(since = "0.1.0", note = "renamed to `FreeLists::renew_idle`")]
-    pub fn retire_idle(&mut self) {
-        self.renew_idle();
-    }
-}
-
 impl Default for FreeLists {
     /// Same as [`FreeLists::new`].
     fn default() -> FreeLists {
@@ -809,9 +670,9 @@ impl fmt::Debug for FreeLists {
     /// Prints the spare count per type and the settings; never the generator's state.
     ///
     /// ```
-    /// let mut arena = poolswap::recycle::FreeLists::new();
-    /// arena.recycle(String::with_capacity(4));
-    /// assert!(format!("{arena:?}").contains("alloc::string::String\": 1"));
+    /// let mut lists = poolswap::recycle::FreeLists::new();
+    /// lists.recycle(String::with_capacity(4));
+    /// assert!(format!("{lists:?}").contains("alloc::string::String\": 1"));
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         struct Lists<'a>(&'a [Entry]);
@@ -839,28 +700,77 @@ mod tests {
 
     #[test]
     fn zero_sized_and_plain_values_are_not_kept() {
-        let mut arena = FreeLists::new();
-        arena.recycle(5u32);
-        arena.recycle(Some(3u8));
-        arena.recycle(Vec::<u8>::new());
-        arena.recycle(((), 1u8));
-        assert_eq!(arena.stats().spare, 0);
-        assert!(arena.lists.is_empty());
+        let mut lists = FreeLists::new();
+        lists.recycle(5u32);
+        lists.recycle(Some(3u8));
+        lists.recycle(Vec::<u8>::new());
+        lists.recycle(((), 1u8));
+        assert_eq!(lists.stats().spare, 0);
+        assert!(lists.lists.is_empty());
+    }
+
+    /// The defaults the setters' docs state.
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let lists = FreeLists::new();
+        assert_eq!(lists.renewal.reuses, Some(5_000..=6_000));
+        assert_eq!(lists.renewal.idle_cycles, Some(100));
+        assert_eq!(
+            (lists.max_retained_bytes, lists.max_spare_bytes),
+            (usize::MAX, usize::MAX)
+        );
+    }
+
+    /// `None` turns renewal and idle release off; a value idle for the default 100 whole
+    /// cycles is released at the end of the next (`end_cycle` is what `Recycled::clear`
+    /// calls).
+    #[test]
+    fn none_turns_renewal_and_release_off() {
+        let mut lists = FreeLists::new().renew_after(None).release_idle_after(None);
+        assert_eq!(
+            (&lists.renewal.reuses, lists.renewal.idle_cycles),
+            (&None, None)
+        );
+        lists.recycle(String::with_capacity(64));
+        for _ in 0..1_000 {
+            lists.end_cycle();
+        }
+        assert_eq!(lists.spare_len::<String>(), 1);
+
+        let mut lists = FreeLists::new();
+        lists.recycle(String::with_capacity(8));
+        for _ in 0..100 {
+            lists.end_cycle(); // the cycle in which it came, then 99 idle ones...
+        }
+        assert_eq!(lists.spare_len::<String>(), 1);
+        lists.end_cycle(); // ...until it was idle 100 whole cycles
+        assert_eq!(lists.spare_len::<String>(), 0);
     }
 
     #[test]
-    #[allow(deprecated)]
-    fn former_names_forward_to_the_renewal_settings() {
-        let mut arena = FreeLists::new().retire_after(1..=1);
-        assert_eq!(arena.renewal.reuses, Some(1..=1));
-        arena.recycle(String::with_capacity(1024)); // empty: oversized for its last use
-        let s: String = arena.take(); // spends the budget
-        arena.recycle(s);
-        let _: String = arena.take(); // renewed
-        let stats = arena.stats();
-        assert_eq!((stats.renewed, stats.retired, stats.spare), (1, 1, 0));
-        arena.retire_idle();
-        assert_eq!(arena.renewal.cycle, 1);
-        assert_eq!(FreeLists::new().never_retire().renewal.reuses, None);
+    #[should_panic(expected = "empty range")]
+    fn an_empty_budget_range_panics() {
+        #[allow(clippy::reversed_empty_ranges)]
+        let _ = FreeLists::new().renew_after(Some(2..=1));
+    }
+
+    #[test]
+    #[should_panic(expected = "0 cycles")]
+    fn zero_idle_cycles_panic() {
+        let _ = FreeLists::new().release_idle_after(Some(0));
+    }
+
+    /// A short string takes the spare that fits it best among the top few, not the
+    /// topmost that fits.
+    #[test]
+    fn take_fitting_prefers_the_closest_fit() {
+        let mut lists = FreeLists::new();
+        lists.recycle(String::with_capacity(64));
+        lists.recycle(String::with_capacity(20));
+        let s: String = lists.take_fitting(16); // within half as much again: at once
+        assert_eq!(s.capacity(), 20);
+        lists.recycle(String::with_capacity(8));
+        let s: String = lists.take_fitting(30); // the 8-byte one on top is too short
+        assert_eq!(s.capacity(), 64);
     }
 }

@@ -1,15 +1,15 @@
-//! The arena's claims, checked with a counting global allocator: values come back cleared
-//! with their capacity; a rebuild of a `HashMap<String, Vec<String>>` from text allocates
-//! nothing at steady state, on one thread and through a `Pool` + `Container` with readers;
-//! renewal frees an oversized buffer after its reuse budget and keeps one that fits;
-//! issue 20's bounds: a burst drains to the last build's bytes within 1,000 builds, a
+//! The free lists' claims (`poolswap::recycle`), checked with a counting global allocator:
+//! values come back cleared with their capacity; a rebuild of a
+//! `HashMap<String, Vec<String>>` from text allocates nothing at steady state, on one
+//! thread and through a `Pool` + `Container` with readers; renewal frees an oversized
+//! buffer after its reuse budget and keeps one that fits; the memory bounds: a burst drains to the last build's bytes within 1,000 builds, a
 //! total spare-bytes limit holds, and 24,000 rebuilds (past the renewal onset) allocate at
 //! most 0.05 times per rebuild.
 //!
 //! The tests take one lock each: the allocator's counters are process-wide. A test thread
 //! that has just finished may still allocate a little in the test harness while the next
 //! one measures, so allocation counts are compared with bounds per rebuild (0.01), far
-//! below the 5,000 a rebuild costs without the arena, not with zero.
+//! below the 5,000 a rebuild costs without free lists, not with zero.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{
@@ -19,7 +19,7 @@ use std::sync::atomic::{
 use std::sync::OnceLock;
 use std::thread;
 
-use poolswap::recycle::{FreeLists, Recycle, DEFAULT_IDLE_CYCLES};
+use poolswap::recycle::{FreeLists, Recycle};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "support/counting_alloc.rs"]
@@ -30,7 +30,7 @@ use counting_alloc::{serial, thread_allocs, warm_parking_lot, Snapshot};
 #[global_allocator]
 static ALLOC: counting_alloc::CountingLive = counting_alloc::CountingLive;
 
-/// Keys in a routing table (3 backends each): the issue's 1,000, fewer under Miri.
+/// Keys in a routing table (3 backends each): 1,000, fewer under Miri.
 const KEYS: usize = if cfg!(miri) { 20 } else { 1_000 };
 
 type Table = HashMap<String, Vec<String>>;
@@ -44,16 +44,19 @@ fn text(v: usize) -> String {
         .collect()
 }
 
-/// Parses `text` into `map`, taking every `String` and `Vec` from `arena`.
-fn refill(map: &mut Table, arena: &mut FreeLists, text: &str) {
+/// Parses `text` into `map`, taking every `String` and `Vec` from `lists`.
+fn refill(map: &mut Table, lists: &mut FreeLists, text: &str) {
     for line in text.lines() {
         let (key, backends) = line.split_once('=').expect("key=backends");
-        let mut list: Vec<String> = arena.take();
-        assert!(list.is_empty(), "a Vec came out of the arena with elements");
+        let mut list: Vec<String> = lists.take();
+        assert!(
+            list.is_empty(),
+            "a Vec came out of the free lists with elements"
+        );
         for b in backends.split(',') {
-            list.push(arena.string_from(b));
+            list.push(lists.string_from(b));
         }
-        map.insert(arena.string_from(key), list);
+        map.insert(lists.string_from(key), list);
     }
 }
 
@@ -103,19 +106,19 @@ poolswap::impl_recycle!(Peer {
 #[test]
 fn values_come_back_cleared_with_their_capacity() {
     let _serial = serial();
-    let mut arena = FreeLists::new();
+    let mut lists = FreeLists::new();
 
     let mut map: Table = HashMap::with_capacity(64);
     map.insert("k".repeat(40), vec!["v".repeat(50); 3]);
-    arena.recycle(map);
-    let map: Table = arena.take();
+    lists.recycle(map);
+    let map: Table = lists.take();
     assert!(map.is_empty() && map.capacity() >= 64);
-    let list: Vec<String> = arena.take();
+    let list: Vec<String> = lists.take();
     assert!(list.is_empty() && list.capacity() >= 3);
-    let mut caps: Vec<usize> = (0..4).map(|_| arena.take::<String>().capacity()).collect();
+    let mut caps: Vec<usize> = (0..4).map(|_| lists.take::<String>().capacity()).collect();
     caps.sort_unstable();
     assert_eq!(caps, [40, 50, 50, 50]);
-    assert_eq!(arena.stats().spare, 0);
+    assert_eq!(lists.stats().spare, 0);
 
     // A struct: scalars back to zero, collections empty but with their capacity, and the
     // nested Strings in their own free list.
@@ -126,34 +129,34 @@ fn values_come_back_cleared_with_their_capacity() {
         tags: vec!["x".into(), "y".into()],
         counters: HashMap::from([(1, 2)]),
     };
-    arena.recycle(Box::new(peer));
-    let peer: Box<Peer> = arena.take();
+    lists.recycle(Box::new(peer));
+    let peer: Box<Peer> = lists.take();
     assert_eq!(*peer, Peer::default());
     assert!(peer.id.capacity() >= 6 && peer.tags.capacity() >= 2);
     assert!(peer.counters.capacity() >= 1);
-    assert_eq!(arena.spare_len::<String>(), 2);
+    assert_eq!(lists.spare_len::<String>(), 2);
 
     // Option gives its content to the free list of the content's type.
     let mut maybe = Some(String::with_capacity(33));
-    maybe.recycle_into(&mut arena);
+    maybe.recycle_into(&mut lists);
     assert_eq!(maybe, None);
-    assert_eq!(arena.spare_len::<String>(), 3);
+    assert_eq!(lists.spare_len::<String>(), 3);
 
     // Tuples, arrays, VecDeque, HashSet.
     let mut pair = (String::from("abc"), 5u64);
-    pair.recycle_into(&mut arena);
+    pair.recycle_into(&mut lists);
     assert_eq!(pair.0, "");
     assert_eq!(pair.1, 0);
     assert!(pair.0.capacity() >= 3);
     let mut queue = VecDeque::from(vec![[String::from("q"), String::from("r")]]);
-    queue.recycle_into(&mut arena);
+    queue.recycle_into(&mut lists);
     assert!(queue.is_empty());
-    let array: [String; 2] = arena.take();
+    let array: [String; 2] = lists.take();
     assert!(array.iter().all(|s| s.is_empty() && s.capacity() >= 1));
     let mut set = HashSet::from([String::from("s")]);
-    set.recycle_into(&mut arena);
+    set.recycle_into(&mut lists);
     assert!(set.is_empty() && set.capacity() >= 1);
-    assert_eq!(arena.spare_len::<String>(), 4);
+    assert_eq!(lists.spare_len::<String>(), 4);
 }
 
 #[test]
@@ -162,7 +165,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
     let (warm_up, measured) = if cfg!(miri) { (6, 10) } else { (50, 500) };
     let texts = [text(0), text(1)];
 
-    // Without the arena: `clear()` keeps the table and drops every String and Vec.
+    // Without free lists: `clear()` keeps the table and drops every String and Vec.
     let mut plain = Table::new();
     let mut rebuild_plain = |t: &str| {
         plain.clear();
@@ -183,8 +186,8 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
     let mut table = Recycled::new(Table::new());
     let mut rebuild = |v: usize| {
         table.clear();
-        let (map, arena) = Recycled::parts_mut(&mut table);
-        refill(map, arena, &texts[v % 2]);
+        let (map, lists) = Recycled::parts_mut(&mut table);
+        refill(map, lists, &texts[v % 2]);
         assert_eq!(version_of(&table), v % 2);
     };
     for v in 0..warm_up {
@@ -203,7 +206,7 @@ fn rebuild_from_text_allocates_nothing_at_steady_state() {
     );
     let stats = Recycled::free_lists(&table).stats();
     assert_eq!(stats.renewed, 0, "no budget runs out this early");
-    // Everything was taken from the arena: the last refill emptied it.
+    // Everything was taken from the free lists: the last refill emptied it.
     assert_eq!(stats.spare, 0, "{stats:?}");
 }
 
@@ -216,12 +219,12 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
     let (warm_up, measured) = if cfg!(miri) { (4, 10) } else { (100, 2_000) };
     let texts = [text(0), text(1)];
     let fill = |r: &mut Recycled<Table>, v: usize| {
-        let (map, arena) = Recycled::parts_mut(r);
+        let (map, lists) = Recycled::parts_mut(r);
         assert!(
             map.is_empty(),
             "get_new handed out a version that was not cleared"
         );
-        refill(map, arena, &texts[v % 2]);
+        refill(map, lists, &texts[v % 2]);
     };
 
     let pool = Pool::new(Recycled::<Table>::default, |r| {
@@ -229,7 +232,7 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
         true
     });
     // At most this many versions are out at once: the current one, one per reader, and
-    // the one being filled. Warm each of them (their arenas and buffers) by hand, holding
+    // the one being filled. Warm each of them (their free lists and buffers) by hand, holding
     // all at once, so that one first used late in the run does not count as steady state.
     warm_parking_lot();
     let working_set = 1 + READERS + 1;
@@ -305,22 +308,22 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
     const BIG: usize = 1 << 20;
     // Budgets of 256 reuses; a buffer that holds far more than its last use needed (1 MiB
     // for 1 byte) spends 64 per take, the most, so it serves 4 takes.
-    let mut arena = FreeLists::new().renew_after(256..=256);
+    let mut lists = FreeLists::new().renew_after(Some(256..=256));
     // Bytes asked for, not live bytes: the harness's threads may free memory meanwhile
     // (the previous test's leftovers), which would lower a live-bytes reading.
     let asked = Snapshot::now();
     let mut big = String::with_capacity(BIG);
     big.push('x');
-    arena.recycle(big);
+    lists.recycle(big);
     assert!(Snapshot::since(asked).bytes >= BIG as u64);
     for reuse in 0..4 {
-        let mut s: String = arena.take();
+        let mut s: String = lists.take();
         assert_eq!(s.capacity(), BIG, "reuse {reuse} should get the big buffer");
         s.push('x');
-        arena.recycle(s);
+        lists.recycle(s);
     }
     let before = counting_alloc::live_bytes();
-    let s: String = arena.take(); // the fifth take: the budget is spent
+    let s: String = lists.take(); // the fifth take: the budget is spent
     assert_eq!(s.capacity(), 0, "the buffer should have been renewed");
     // Half of BIG as a margin: the harness's threads allocate a little meanwhile, and live
     // bytes are process-wide; a buffer kept instead of freed would leave the drop near 0.
@@ -328,36 +331,36 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
         counting_alloc::live_bytes() + (BIG / 2) as u64 <= before,
         "renewing did not free the buffer"
     );
-    let stats = arena.stats();
+    let stats = lists.stats();
     assert_eq!((stats.renewed, stats.renewed_bytes), (1, BIG));
 
     // The same budget, a buffer that fits its use: kept past it.
-    let mut arena = FreeLists::new().renew_after(64..=64);
-    arena.recycle(String::with_capacity(4096));
+    let mut lists = FreeLists::new().renew_after(Some(64..=64));
+    lists.recycle(String::with_capacity(4096));
     let half = "x".repeat(2048);
     for _ in 0..200 {
-        let mut s: String = arena.take();
+        let mut s: String = lists.take();
         assert_eq!(s.capacity(), 4096, "a buffer that fits its use was renewed");
         s.push_str(&half);
-        arena.recycle(s);
+        lists.recycle(s);
     }
-    assert_eq!(arena.stats().renewed, 0);
+    assert_eq!(lists.stats().renewed, 0);
 
-    // Budgets are drawn from the range, and differ between slots: an oversized buffer
+    // Budgets are drawn from the range, and differ between free lists: an oversized buffer
     // recycled empty (its last use needed 0 bytes: no ratio) spends 1 a take, and is
     // renewed once per budget.
     let lives: Vec<u32> = (0..40)
         .map(|_| {
-            let mut arena = FreeLists::new().renew_after(5..=8);
-            arena.recycle(String::with_capacity(1024));
+            let mut lists = FreeLists::new().renew_after(Some(5..=8));
+            lists.recycle(String::with_capacity(1024));
             let mut reuses = 0;
             loop {
-                let s: String = arena.take();
+                let s: String = lists.take();
                 if s.capacity() == 0 {
                     break reuses;
                 }
                 reuses += 1;
-                arena.recycle(s);
+                lists.recycle(s);
             }
         })
         .collect();
@@ -372,8 +375,10 @@ fn renewal_frees_an_oversized_buffer_after_its_reuse_budget() {
 fn idle_spare_buffers_drain_away() {
     let _serial = serial();
     let burst = if cfg!(miri) { 50 } else { 1_000 };
-    let mut r =
-        Recycled::with_free_lists(Vec::<String>::new(), FreeLists::new().release_idle_after(3));
+    let mut r = Recycled::with_free_lists(
+        Vec::<String>::new(),
+        FreeLists::new().release_idle_after(Some(3)),
+    );
     // One giant build...
     r.extend((0..burst).map(|i| format!("burst-{i}")));
     r.clear();
@@ -381,9 +386,9 @@ fn idle_spare_buffers_drain_away() {
     // ...then small ones, which take 10 buffers per cycle.
     for _ in 0..6 {
         r.clear();
-        let (list, arena) = Recycled::parts_mut(&mut r);
+        let (list, lists) = Recycled::parts_mut(&mut r);
         for _ in 0..10 {
-            list.push(arena.string_from("small"));
+            list.push(lists.string_from("small"));
         }
     }
     r.clear();
@@ -417,13 +422,13 @@ fn max_retained_bytes_drops_oversized_values() {
     );
 }
 
-/// The bytes `list`'s strings hold: what the arena serves a build of it.
+/// The bytes `list`'s strings hold: what the free lists serve a build of it.
 fn string_bytes(list: &[String]) -> usize {
     list.iter().map(String::capacity).sum()
 }
 
-/// Issue 20's case: one build of 1,000 × 64 KiB strings, then builds of 4 short strings.
-/// Within 1,000 builds, what the arena keeps after a clear (the state a pooled version
+/// One build of 1,000 × 64 KiB strings, then builds of 4 short strings. Within 1,000
+/// builds, what the free lists keep after a clear (the state a pooled version
 /// waits in) is at most 1.25 × the bytes of the last build: the burst's idle buffers are
 /// released and the 64 KiB ones that the small builds took are renewed.
 #[test]
@@ -432,16 +437,18 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
     // Under Miri: a smaller burst, 100 builds, idle values released after 20 and budgets
     // of 40 to 50 reuses (a 4 KiB buffer used for a few bytes spends 3 a take), so the
     // same drain fits in the run.
-    let (burst, size, builds, arena) = if cfg!(miri) {
-        let arena = FreeLists::new().renew_after(40..=50).release_idle_after(20);
-        (20, 4 << 10, 100, arena)
+    let (burst, size, builds, lists) = if cfg!(miri) {
+        let lists = FreeLists::new()
+            .renew_after(Some(40..=50))
+            .release_idle_after(Some(20));
+        (20, 4 << 10, 100, lists)
     } else {
         (1_000, 64 << 10, 1_000, FreeLists::new())
     };
-    let mut r = Recycled::with_free_lists(Vec::<String>::new(), arena);
+    let mut r = Recycled::with_free_lists(Vec::<String>::new(), lists);
     r.extend((0..burst).map(|_| String::with_capacity(size)));
     let mut last_build = string_bytes(&r);
-    // The build from which on, after each clear, the arena keeps at most 1.25 × the bytes
+    // The build from which on, after each clear, the free lists keep at most 1.25 × the bytes
     // of the build before; and the one from which on it keeps only that build's strings.
     let (mut within_bound, mut only_last) = (0, 0);
     for build in 1..=builds {
@@ -453,9 +460,9 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
         if spare > 16 {
             only_last = build + 1;
         }
-        let (list, arena) = Recycled::parts_mut(&mut r);
+        let (list, lists) = Recycled::parts_mut(&mut r);
         for word in ["a", "bb", "ccc", "dddd"] {
-            list.push(arena.string_from(word));
+            list.push(lists.string_from(word));
         }
         last_build = string_bytes(&r);
     }
@@ -487,26 +494,29 @@ fn a_burst_drains_to_the_last_builds_bytes_within_1000_builds() {
 fn max_spare_bytes_bounds_the_total() {
     let _serial = serial();
     const LIMIT: usize = 64 << 10;
-    let mut arena = FreeLists::new().max_spare_bytes(LIMIT);
+    // In a `Recycled` (of nothing), whose `clear` ends a cycle.
+    let mut r = Recycled::with_free_lists((), FreeLists::new().max_spare_bytes(LIMIT));
+    let lists = Recycled::parts_mut(&mut r).1;
     for _ in 0..64 {
-        arena.recycle(String::with_capacity(4096)); // 256 KiB offered
-        assert!(arena.stats().spare_bytes <= LIMIT);
+        lists.recycle(String::with_capacity(4096)); // 256 KiB offered
+        assert!(lists.stats().spare_bytes <= LIMIT);
     }
-    let stats = arena.stats();
+    let stats = lists.stats();
     assert_eq!((stats.spare, stats.spare_bytes), (16, LIMIT));
     assert_eq!((stats.over_limit, stats.over_limit_bytes), (48, 48 * 4096));
 
     // A new cycle: the 16 left are idle now, and yield to what this cycle recycles.
-    arena.renew_idle();
+    r.clear();
+    let lists = Recycled::parts_mut(&mut r).1;
     for _ in 0..8 {
-        arena.recycle(String::with_capacity(4000));
+        lists.recycle(String::with_capacity(4000));
     }
-    arena.recycle(Vec::<u8>::with_capacity(4000)); // another type evicts a String too
-    let stats = arena.stats();
+    lists.recycle(Vec::<u8>::with_capacity(4000)); // another type evicts a String too
+    let stats = lists.stats();
     assert!(stats.spare_bytes <= LIMIT, "{stats:?}");
     assert_eq!((stats.spare, stats.over_limit), (16, 48 + 9), "{stats:?}");
-    assert_eq!(arena.spare_len::<Vec<u8>>(), 1);
-    let newest: Vec<usize> = (0..8).map(|_| arena.take::<String>().capacity()).collect();
+    assert_eq!(lists.spare_len::<Vec<u8>>(), 1);
+    let newest: Vec<usize> = (0..8).map(|_| lists.take::<String>().capacity()).collect();
     assert_eq!(newest, [4000; 8], "the values of this cycle were not kept");
 
     // Nothing fits under a limit of 0.
@@ -521,21 +531,21 @@ fn max_spare_bytes_bounds_the_total() {
     let (cap, idle, builds, measured) = if cfg!(miri) {
         (1024, 5, 12, 10)
     } else {
-        (4096, DEFAULT_IDLE_CYCLES, 200, 500)
+        (4096, 100, 200, 500) // 100: the default, as `release_idle_after` states
     };
-    let arena = FreeLists::new()
+    let lists = FreeLists::new()
         .max_spare_bytes(16 * cap)
-        .release_idle_after(idle);
-    let mut r = Recycled::with_free_lists(Vec::<String>::new(), arena);
+        .release_idle_after(Some(idle));
+    let mut r = Recycled::with_free_lists(Vec::<String>::new(), lists);
     r.extend((0..64).map(|_| String::with_capacity(cap)));
     let words: Vec<String> = (0..8).map(|i| "x".repeat(cap / 4 + i)).collect();
     let rebuild = |r: &mut Recycled<Vec<String>>| {
         r.clear();
         let stats = Recycled::free_lists(r).stats();
         assert!(stats.spare_bytes <= 16 * cap, "{stats:?}");
-        let (list, arena) = Recycled::parts_mut(r);
+        let (list, lists) = Recycled::parts_mut(r);
         for w in &words {
-            list.push(arena.string_from(w));
+            list.push(lists.string_from(w));
         }
     };
     for _ in 0..builds {
@@ -556,16 +566,16 @@ fn max_spare_bytes_bounds_the_total() {
     );
 }
 
-/// Issue 20's long-run target: the owned bench's rebuild (routes of 3 backends parsed
-/// from text, alternating between two versions) over 24,000 rebuilds of one arena, so each
-/// free-list slot is reused 24,000 times, four budgets past the renewal onset (5,000 to
-/// 6,000 reuses): at most 0.05 allocations per rebuild. Under Miri the table and the run
+/// The long run: the owned bench's rebuild (routes of 3 backends parsed from text,
+/// alternating between two versions) over 24,000 rebuilds of one `Recycled`, so each
+/// position of each free list is taken 24,000 times, four budgets past the renewal onset
+/// (5,000 to 6,000 reuses): at most 0.05 allocations per rebuild. Under Miri the table and the run
 /// are small, and the budgets (5 to 8 reuses) are passed the same way.
 #[test]
 fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     let _serial = serial();
-    let (routes, rebuilds, arena) = if cfg!(miri) {
-        (4, 40, FreeLists::new().renew_after(5..=8))
+    let (routes, rebuilds, lists) = if cfg!(miri) {
+        (4, 40, FreeLists::new().renew_after(Some(5..=8)))
     } else {
         (50, 24_000, FreeLists::new())
     };
@@ -574,11 +584,11 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
             .map(|k| format!("route-{k}=backend-{k}-{v}-a,backend-{k}-{v}-b,backend-{k}-{v}-c\n"))
             .collect()
     });
-    let mut table = Recycled::with_free_lists(Table::new(), arena);
+    let mut table = Recycled::with_free_lists(Table::new(), lists);
     let rebuild = |table: &mut Recycled<Table>, v: usize| {
         table.clear();
-        let (map, arena) = Recycled::parts_mut(table);
-        refill(map, arena, &texts[v % 2]);
+        let (map, lists) = Recycled::parts_mut(table);
+        refill(map, lists, &texts[v % 2]);
     };
     let warm_up = if cfg!(miri) { 10 } else { 20 };
     for v in 0..warm_up {
@@ -592,7 +602,7 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     let stats = Recycled::free_lists(&table).stats();
     let per_rebuild = allocs as f64 / (rebuilds - warm_up) as f64;
     println!("{allocs} allocations in {rebuilds} rebuilds ({per_rebuild} each); {stats:?}");
-    // Every buffer was taken at every rebuild: past the onset of every slot.
+    // Every buffer was taken at every rebuild: past the onset of every budget.
     assert!(stats.reused >= (5 * routes * rebuilds) as u64 - (5 * routes * warm_up) as u64);
     assert!(
         per_rebuild <= 0.05,
@@ -601,25 +611,25 @@ fn long_run_rebuilds_stay_allocation_free_past_the_renewal_onset() {
     );
 }
 
-/// A short value takes the spare that fits it best among the last few, not the topmost
+/// A short string takes the spare that fits it best among the last few, not the topmost
 /// that fits: a recycled map entry's key (16 bytes) and its value's strings (32 each) come
 /// back together, and the new entry's key must not take a value string, which would leave
 /// the last value string a key's buffer to grow (an allocation per insert and version).
 #[test]
-fn take_fitting_prefers_the_closest_fit_among_the_last_spares() {
+fn string_from_prefers_the_closest_fit_among_the_last_spares() {
     let _serial = serial();
-    let mut arena = FreeLists::new();
-    arena.recycle(String::with_capacity(16)); // the key
+    let mut lists = FreeLists::new();
+    lists.recycle(String::with_capacity(16)); // the key
     for _ in 0..3 {
-        arena.recycle(String::with_capacity(32)); // the value's strings, on top
+        lists.recycle(String::with_capacity(32)); // the value's strings, on top
     }
-    let key: String = arena.take_fitting(11);
+    let key = lists.string_from(&"k".repeat(11));
     assert_eq!(key.capacity(), 16, "the key took a value's buffer");
-    let values: Vec<String> = (0..3).map(|_| arena.take_fitting(30)).collect();
+    let values: Vec<String> = (0..3).map(|_| lists.string_from(&"v".repeat(30))).collect();
     assert!(values.iter().all(|v| v.capacity() == 32), "{values:?}");
     // A fit within half as much again is taken at once, from the top down.
-    arena.recycle(String::with_capacity(64));
-    arena.recycle(String::with_capacity(20));
-    let s: String = arena.take_fitting(16);
+    lists.recycle(String::with_capacity(64));
+    lists.recycle(String::with_capacity(20));
+    let s = lists.string_from(&"s".repeat(16));
     assert_eq!(s.capacity(), 20);
 }

@@ -249,9 +249,9 @@ impl Drop for Editor<'_> {
 #[cfg(test)]
 pub(crate) fn parsed(text: &str) -> Version {
     let mut v = new_version();
-    let (table, arena) = poolswap::Recycled::parts_mut(&mut v);
+    let (table, lists) = poolswap::Recycled::parts_mut(&mut v);
     table.text.push_str(text);
-    super::parse(table, arena, &mut Floors::default());
+    super::parse(table, lists, &mut Floors::default());
     v
 }
 

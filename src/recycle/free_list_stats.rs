@@ -1,12 +1,12 @@
-//! [`FreeListStats`]: what an arena holds now, and what it reused, renewed and released.
+//! [`FreeListStats`]: what free lists hold now, and what they reused, renewed and released.
 
 #[cfg(doc)]
 use super::{FreeLists, Recycle};
 
 /// Counters of one [`FreeLists`]; see [`FreeLists::stats`].
 ///
-/// `spare` and `spare_bytes` are readings of the moment; the rest count since the arena
-/// was made. Bytes are [`Recycle::retained_bytes`]: capacities, as the types report them,
+/// `spare` and `spare_bytes` are readings of the moment; the rest count since the free
+/// lists were made. Bytes are [`Recycle::retained_bytes`]: capacities, as the types report them,
 /// not the allocator's own overhead.
 ///
 /// # Examples
@@ -14,11 +14,11 @@ use super::{FreeLists, Recycle};
 /// ```
 /// use poolswap::recycle::FreeLists;
 ///
-/// let mut arena = FreeLists::new();
-/// arena.recycle(String::with_capacity(10));
-/// let _: String = arena.take();
-/// let _: String = arena.take();
-/// let stats = arena.stats();
+/// let mut lists = FreeLists::new();
+/// lists.recycle(String::with_capacity(10));
+/// let _: String = lists.take();
+/// let _: String = lists.take();
+/// let stats = lists.stats();
 /// assert_eq!((stats.reused, stats.fresh, stats.spare), (1, 1, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,12 +30,12 @@ pub struct FreeListStats {
     pub spare_bytes: usize,
     /// Takes served with a spare value.
     pub reused: u64,
-    /// Takes that returned `T::default()` because the free list was empty.
+    /// Takes that returned `T::default()` because the list of `T` was empty.
     pub fresh: u64,
-    /// Spare values renewed: their slot's reuse budget was spent and they held more than
-    /// their last use needed, so they were dropped (a take from that slot then returns
-    /// `T::default()`, counted here, not in `fresh`); see
-    /// [renewal](crate::recycle#renewal-and-release-the-memory-safeguards).
+    /// Spare values renewed: the reuse budget of their position was spent and they held
+    /// far more than their last use needed, so a take dropped them and returned
+    /// `T::default()` (counted here, not in `fresh`); see
+    /// [bounding memory](crate::recycle#bounding-memory).
     pub renewed: u64,
     /// Bytes freed by those renewals.
     pub renewed_bytes: usize,
@@ -55,7 +55,4 @@ pub struct FreeListStats {
     pub over_limit: u64,
     /// Bytes freed by those drops.
     pub over_limit_bytes: usize,
-    /// The same count as [`renewed`](FreeListStats::renewed), under its old name.
-    #[deprecated(since = "0.1.0", note = "renamed to `renewed`")]
-    pub retired: u64,
 }

@@ -1,4 +1,4 @@
-//! [`Recycled<T>`]: a value plus its own arena, made to be a pooled container version.
+//! [`Recycled<T>`]: a value plus its own free lists, made to be a pooled container version.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -8,9 +8,9 @@ use super::{FreeLists, Recycle};
 /// A value plus its own [`FreeLists`]: a pooled [`Container`](crate::Container) version whose
 /// reset keeps the nested buffers.
 ///
-/// [`clear`](Recycled::clear) moves the value's nested buffers into the arena (and ends the
-/// arena's cycle, see [`FreeLists::renew_idle`]); the refill takes them back through
-/// [`Recycled::parts_mut`]. Readers see the value through `Deref`.
+/// [`clear`](Recycled::clear) moves the value's nested buffers into its free lists and ends
+/// their cycle (see [`FreeLists::release_idle_after`]); the refill takes the buffers back
+/// through [`Recycled::parts_mut`]. Readers see the value through `Deref`.
 ///
 /// `clear` is a method, on purpose: it shadows the value's own `clear` (a `HashMap`'s
 /// would drop the nested buffers), so a pool reset `|r| { r.clear(); true }` recycles.
@@ -28,16 +28,16 @@ use super::{FreeLists, Recycle};
 ///     true
 /// });
 /// for round in 0..3 {
-///     let mut v = pool.get(); // cleared by the reset, its buffers in its arena
-///     let (map, arena) = Recycled::parts_mut(&mut v);
-///     let mut list: Vec<String> = arena.take();
-///     list.push(arena.string_from("backend"));
-///     map.insert(arena.string_from("route"), list);
+///     let mut v = pool.get(); // cleared by the reset, its buffers in its free lists
+///     let (map, lists) = Recycled::parts_mut(&mut v);
+///     let mut list: Vec<String> = lists.take();
+///     list.push(lists.string_from("backend"));
+///     map.insert(lists.string_from("route"), list);
 ///     assert_eq!(Recycled::free_lists(&v).stats().reused, 3 * round); // key, list, backend
 /// }
 /// ```
 ///
-/// Renewal applies to the spare values in the arena, not to the value itself (a map's
+/// Renewal applies to the spare values in the free lists, not to the value itself (a map's
 /// table): the pool decides about that one, through its reset's return value.
 ///
 /// ```
@@ -53,20 +53,22 @@ use super::{FreeLists, Recycle};
 ///
 /// # Costs
 ///
-/// `clear` costs [`Recycle::recycle_into`] on the value plus [`FreeLists::renew_idle`]; at
-/// steady state it allocates nothing. `Deref` is free.
+/// `clear` costs [`Recycle::recycle_into`] on the value plus one step per spare value (the
+/// idle check); at steady state it allocates nothing. `Deref` is free.
 ///
 /// # Send and Sync
 ///
-/// `Send` and `Sync` exactly when `T` is: the arena is both.
+/// `Send` and `Sync` exactly when `T` is: [`FreeLists`] is both.
 #[derive(Default)]
 pub struct Recycled<T> {
+    /// What readers see.
     value: T,
-    arena: FreeLists,
+    /// The spare buffers the next refill takes.
+    lists: FreeLists,
 }
 
 impl<T> Recycled<T> {
-    /// Wraps `value` with a new, empty [`FreeLists`] (see [`FreeLists::new`]).
+    /// Wraps `value` with new, empty free lists (see [`FreeLists::new`]). Allocates nothing.
     ///
     /// # Examples
     ///
@@ -78,22 +80,23 @@ impl<T> Recycled<T> {
         Recycled::with_free_lists(value, FreeLists::new())
     }
 
-    /// Wraps `value` with `arena`, configured as you like.
+    /// Wraps `value` with `lists`, configured as you like.
     ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::{recycle::FreeLists, Recycled};
     ///
-    /// let r = Recycled::with_free_lists(Vec::<String>::new(), FreeLists::new().never_renew());
+    /// let lists = FreeLists::new().renew_after(None).max_spare_bytes(1 << 20);
+    /// let r = Recycled::with_free_lists(Vec::<String>::new(), lists);
     /// assert!(r.is_empty());
     /// ```
-    pub fn with_free_lists(value: T, arena: FreeLists) -> Recycled<T> {
-        Recycled { value, arena }
+    pub fn with_free_lists(value: T, lists: FreeLists) -> Recycled<T> {
+        Recycled { value, lists }
     }
 
-    /// The value and its arena, both mutable at once: fill the value with buffers taken
-    /// from the arena.
+    /// The value and its free lists, both mutable at once: fill the value with buffers
+    /// taken from the lists. Also the way to [`trim`](FreeLists::trim) the lists.
     ///
     /// # Examples
     ///
@@ -101,15 +104,18 @@ impl<T> Recycled<T> {
     /// use poolswap::Recycled;
     ///
     /// let mut r = Recycled::new(Vec::<String>::new());
-    /// let (list, arena) = Recycled::parts_mut(&mut r);
-    /// list.push(arena.string_from("x"));
+    /// let (list, lists) = Recycled::parts_mut(&mut r);
+    /// list.push(lists.string_from("x"));
     /// assert_eq!(r[0], "x");
+    /// r.clear();
+    /// Recycled::parts_mut(&mut r).1.trim(); // free the spare "x" buffer now
+    /// assert_eq!(Recycled::free_lists(&r).stats().spare, 0);
     /// ```
     pub fn parts_mut(this: &mut Recycled<T>) -> (&mut T, &mut FreeLists) {
-        (&mut this.value, &mut this.arena)
+        (&mut this.value, &mut this.lists)
     }
 
-    /// The arena, to read its [`stats`](FreeLists::stats).
+    /// The free lists, to read their [`stats`](FreeLists::stats).
     ///
     /// # Examples
     ///
@@ -121,45 +127,18 @@ impl<T> Recycled<T> {
     /// assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), 1);
     /// ```
     pub fn free_lists(this: &Recycled<T>) -> &FreeLists {
-        &this.arena
-    }
-
-    /// The arena, mutable: to [`trim`](FreeLists::trim) it or take from it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Recycled;
-    ///
-    /// let mut r = Recycled::new(vec![String::from("x")]);
-    /// r.clear();
-    /// Recycled::free_lists_mut(&mut r).trim();
-    /// assert_eq!(Recycled::free_lists(&r).stats().spare, 0);
-    /// ```
-    pub fn free_lists_mut(this: &mut Recycled<T>) -> &mut FreeLists {
-        &mut this.arena
-    }
-
-    /// Unwraps the value; the arena and its spare buffers are dropped.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = poolswap::Recycled::new(String::from("x"));
-    /// assert_eq!(poolswap::Recycled::into_inner(r), "x");
-    /// ```
-    pub fn into_inner(this: Recycled<T>) -> T {
-        this.value
+        &this.lists
     }
 }
 
 impl<T: Recycle> Recycled<T> {
-    /// Clears the value into its arena: the value keeps its own buffers (a map its table),
-    /// and what it owns goes to the arena's free lists for the next refill. First it ends
-    /// the arena's cycle ([`FreeLists::renew_idle`]): spare values that no refill took for
+    /// Clears the value into its free lists: the value keeps its own buffers (a map its
+    /// table), and what it owns goes to the lists for the next refill. First it ends a
+    /// cycle: spare values that no refill took for
     /// [`release_idle_after`](FreeLists::release_idle_after) cycles are released.
     ///
-    /// Allocates only while a free list grows: at steady state, never.
+    /// Costs [`Recycle::recycle_into`] plus one step per spare value; allocates only while
+    /// a list grows (see [`FreeLists::recycle`]): at steady state, never.
     ///
     /// # Examples
     ///
@@ -170,12 +149,12 @@ impl<T: Recycle> Recycled<T> {
     /// let mut r = Recycled::new(HashMap::from([(String::from("k"), vec![String::from("v")])]));
     /// r.clear();
     /// assert!(r.is_empty());
-    /// let arena = Recycled::free_lists(&r);
-    /// assert_eq!((arena.spare_len::<String>(), arena.spare_len::<Vec<String>>()), (2, 1));
+    /// let lists = Recycled::free_lists(&r);
+    /// assert_eq!((lists.spare_len::<String>(), lists.spare_len::<Vec<String>>()), (2, 1));
     /// ```
     pub fn clear(&mut self) {
-        self.arena.renew_idle();
-        self.value.recycle_into(&mut self.arena);
+        self.lists.end_cycle();
+        self.value.recycle_into(&mut self.lists);
     }
 }
 
@@ -200,16 +179,16 @@ impl<T> From<T> for Recycled<T> {
 }
 
 impl<T: fmt::Debug> fmt::Debug for Recycled<T> {
-    /// Prints the value and the arena's spare counts.
+    /// Prints the value and the spare counts of its free lists.
     ///
     /// ```
     /// let r = poolswap::Recycled::new(1u8);
-    /// assert!(format!("{r:?}").starts_with("Recycled { value: 1, arena: FreeLists {"));
+    /// assert!(format!("{r:?}").starts_with("Recycled { value: 1, free_lists: FreeLists {"));
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recycled")
             .field("value", &self.value)
-            .field("arena", &self.arena)
+            .field("free_lists", &self.lists)
             .finish()
     }
 }

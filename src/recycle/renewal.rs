@@ -1,31 +1,23 @@
-//! When a spare value is dropped: renewed (its slot's reuse budget spent while it holds
-//! more than its last use needed, a fresh one handed out in its place) or released (no
-//! take reached it for a number of cycles); the generator that draws the budgets.
+//! When a spare value is dropped: *renewed* (the reuse budget of its position in the list
+//! is spent and it holds far more than its last use needed; a fresh value is handed out
+//! instead) or *released* (no take reached it for a number of cycles); and the generator
+//! that draws the budgets.
 
 use std::ops::RangeInclusive;
 
-/// The default reuse budget of a free-list slot, in takes: protopool's README staggers the
-/// replacement of pooled values over 5,000 to 6,000 uses. See
+/// The default reuse budgets, in takes: protopool's README replaces a pooled value after a
+/// random 5,000 to 6,000 uses. Stated in the docs of
 /// [`FreeLists::renew_after`](super::FreeLists::renew_after).
-pub const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
+pub(crate) const DEFAULT_REUSES: RangeInclusive<u32> = 5_000..=6_000;
 
-/// The default number of whole cycles (builds) a spare value may go unused before it is
-/// released; see [`FreeLists::release_idle_after`](super::FreeLists::release_idle_after).
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::recycle::{FreeLists, DEFAULT_IDLE_CYCLES};
-///
-/// // A workload whose big build comes back every 500 builds keeps its buffers for it.
-/// let arena = FreeLists::new().release_idle_after(10 * DEFAULT_IDLE_CYCLES);
-/// assert!(format!("{arena:?}").contains("idle_cycles: Some(1000)"));
-/// ```
-pub const DEFAULT_IDLE_CYCLES: u32 = 100;
+/// The default number of whole cycles (builds) a spare value may go untaken before it is
+/// released. Stated in [`FreeLists::release_idle_after`](super::FreeLists::release_idle_after)'s
+/// docs.
+pub(crate) const DEFAULT_IDLE_CYCLES: u32 = 100;
 
-/// The most reuses one take spends (see [`Renewal::spend`]): a 64 KiB buffer grown by one
-/// giant build and then used for a few bytes spends 60 to 63, and is renewed after 80 to
-/// 100 takes of its slot under the default budgets.
+/// The most reuses one take spends (see [`Renewal::spend`]): a 64 KiB buffer used for a
+/// few bytes spends 60 to 63, so it is renewed after 80 to 100 takes under the default
+/// budgets.
 const MAX_SPEND: u32 = 64;
 /// A take spends `retained / (SPEND_FACTOR × used + SPEND_SLACK)` reuses (at least 1): only
 /// a value that holds more than 16 times its use and 1 KiB more spends its budget faster
@@ -40,7 +32,7 @@ const OVERSIZED_FACTOR: usize = 4;
 const OVERSIZED_SLACK: usize = 256;
 
 /// The renewal and release settings, the cycle count, and the generator that draws
-/// budgets.
+/// reuse budgets.
 pub(super) struct Renewal {
     /// splitmix64's state.
     state: u64,
@@ -49,13 +41,15 @@ pub(super) struct Renewal {
     /// Spare values unused for this many whole cycles are released (at least 1); `None`:
     /// never.
     pub(super) idle_cycles: Option<u32>,
-    /// The cycle under way: how many times [`FreeLists::renew_idle`](super::FreeLists::renew_idle)
+    /// The cycle under way: how many times [`FreeLists::end_cycle`](super::FreeLists::end_cycle)
     /// was called, wrapping (only differences of stamps are used, and a value is released
     /// long before 2^32 cycles).
     pub(super) cycle: u32,
 }
 
 impl Renewal {
+    /// Settings with budgets drawn from `reuses`, idle values released after
+    /// [`DEFAULT_IDLE_CYCLES`], at cycle 0; the generator seeded with `seed`.
     pub(super) fn new(seed: u64, reuses: Option<RangeInclusive<u32>>) -> Renewal {
         Renewal {
             state: seed,
@@ -77,7 +71,7 @@ impl Renewal {
     }
 
     /// Reuses a take of a value that holds `retained` bytes after its last use needed
-    /// `used` spends from its slot's budget: `retained / (16 × used + 1,024)`, at least 1
+    /// `used` spends from its position's budget: `retained / (16 × used + 1,024)`, at least 1
     /// and at most [`MAX_SPEND`]. The more a value wastes, the sooner it is renewed; one
     /// that fits its use, or wastes less than that, spends 1. So does one whose last use
     /// needed 0 bytes: an empty value, or one of a type that does not report its use (the
@@ -99,8 +93,8 @@ impl Renewal {
             .is_some_and(|limit| self.cycle.wrapping_sub(stamp) >= limit)
     }
 
-    /// One step of splitmix64 (Steele, Lea and Flood 2014; the constants of Vigna's
-    /// public-domain reference version).
+    /// One step of splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+    /// generators", OOPSLA 2014; the constants of Vigna's public-domain reference version).
     fn next(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;

@@ -6,17 +6,18 @@ use std::mem;
 use super::FreeLists;
 
 /// Addresses of values that live in one place for as long as the set is used (the keys of
-/// a map borrowed shared): an open-addressing table of `usize`s, 0 for an empty slot (a
+/// a map borrowed shared): an open-addressing table of `usize`s, 0 for an empty cell (a
 /// reference is never null), indexed by Fibonacci hashing (the address times 2^64/φ, top
 /// bits), probed linearly.
 ///
-/// Its table is a `Vec<usize>` taken from the arena and given back by
+/// Its table is a `Vec<usize>` taken from free lists and given back by
 /// [`give_back`](Seen::give_back), so at steady state it allocates nothing. It holds at
-/// least 1.5 slots per address it will hold, rounded up to a power of two: 8 to 16 bytes
-/// per address (2 MiB for 100,000), kept in the arena's free list between uses.
+/// least 1.5 cells per address it will hold, rounded up to a power of two: 8 to 16 bytes
+/// per address (2 MiB for 100,000), kept in a free list between uses.
 pub(super) struct Seen {
-    slots: Vec<usize>,
-    /// `usize::BITS - log2(slots.len())`: the shift that keeps the top bits of the product.
+    /// The cells: an address, or 0 when empty; a power of two long.
+    cells: Vec<usize>,
+    /// `usize::BITS - log2(cells.len())`: the shift that keeps the top bits of the product.
     shift: u32,
 }
 
@@ -24,14 +25,14 @@ pub(super) struct Seen {
 const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl Seen {
-    /// An empty set with room for `n` addresses, its table from `arena`.
-    pub(super) fn with_capacity_in(n: usize, arena: &mut FreeLists) -> Seen {
+    /// An empty set with room for `n` addresses, its table from `lists`.
+    pub(super) fn with_capacity_in(n: usize, lists: &mut FreeLists) -> Seen {
         let len = (n + n / 2 + 1).next_power_of_two().max(2);
-        let mut slots: Vec<usize> = arena.take();
-        slots.clear();
-        slots.resize(len, 0);
+        let mut cells: Vec<usize> = lists.take();
+        cells.clear();
+        cells.resize(len, 0);
         Seen {
-            slots,
+            cells,
             shift: usize::BITS - len.trailing_zeros(),
         }
     }
@@ -48,18 +49,18 @@ impl Seen {
     }
 
     /// Adds `addr` (not 0). Holding more addresses than the capacity it was made with is
-    /// a bug of the caller: the probe would never find an empty slot once it is full.
+    /// a bug of the caller: the probe would never find an empty cell once it is full.
     #[inline]
     pub(super) fn insert(&mut self, addr: usize) {
-        let mask = self.slots.len() - 1;
+        let mask = self.cells.len() - 1;
         let mut i = self.home(addr);
         loop {
-            let slot = &mut self.slots[i];
-            if *slot == 0 {
-                *slot = addr;
+            let cell = &mut self.cells[i];
+            if *cell == 0 {
+                *cell = addr;
                 return;
             }
-            if *slot == addr {
+            if *cell == addr {
                 return;
             }
             i = (i + 1) & mask;
@@ -69,10 +70,10 @@ impl Seen {
     /// Whether `addr` was added.
     #[inline]
     pub(super) fn contains(&self, addr: usize) -> bool {
-        let mask = self.slots.len() - 1;
+        let mask = self.cells.len() - 1;
         let mut i = self.home(addr);
         loop {
-            match self.slots[i] {
+            match self.cells[i] {
                 0 => return false,
                 s if s == addr => return true,
                 _ => i = (i + 1) & mask,
@@ -80,9 +81,9 @@ impl Seen {
         }
     }
 
-    /// Returns the table to `arena`'s free list.
-    pub(super) fn give_back(mut self, arena: &mut FreeLists) {
-        arena.recycle(mem::take(&mut self.slots));
+    /// Returns the table to `lists`.
+    pub(super) fn give_back(mut self, lists: &mut FreeLists) {
+        lists.recycle(mem::take(&mut self.cells));
     }
 }
 
@@ -92,20 +93,20 @@ mod tests {
 
     #[test]
     fn holds_exactly_what_was_added() {
-        let mut arena = FreeLists::new();
+        let mut lists = FreeLists::new();
         let values: Vec<u64> = (0..1000).collect();
-        let mut seen = Seen::with_capacity_in(500, &mut arena);
+        let mut seen = Seen::with_capacity_in(500, &mut lists);
         for v in values.iter().step_by(2) {
             seen.insert(Seen::addr(v));
         }
         for (i, v) in values.iter().enumerate() {
             assert_eq!(seen.contains(Seen::addr(v)), i % 2 == 0, "value {i}");
         }
-        seen.give_back(&mut arena);
-        assert_eq!(arena.spare_len::<Vec<usize>>(), 1);
+        seen.give_back(&mut lists);
+        assert_eq!(lists.spare_len::<Vec<usize>>(), 1);
         // Taken again: the same table, emptied.
-        let seen = Seen::with_capacity_in(500, &mut arena);
+        let seen = Seen::with_capacity_in(500, &mut lists);
         assert!(!seen.contains(Seen::addr(&values[0])));
-        assert_eq!(arena.stats().reused, 1);
+        assert_eq!(lists.stats().reused, 1);
     }
 }

@@ -1,4 +1,4 @@
-//! [`Recycle`]: clearing a value into an arena, for std's types and, through
+//! [`Recycle`]: clearing a value into free lists, for std's types and, through
 //! [`impl_recycle!`](crate::impl_recycle), for structs.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -7,16 +7,16 @@ use std::mem;
 
 use super::FreeLists;
 
-/// A type whose values can be cleared into an [`FreeLists`], giving their nested buffers to the
-/// arena's free lists instead of dropping them.
+/// A type whose values can be cleared into [`FreeLists`], giving their nested buffers to the
+/// free lists instead of dropping them.
 ///
 /// [`recycle_into`](Recycle::recycle_into) must leave `*self` equal in value to a fresh,
 /// empty one (what `Default` would make) while it *keeps its own buffers* in place (a
 /// `String` keeps its capacity) and *moves* the values it owns that an empty value cannot
-/// keep (a `Vec`'s elements, an `Option`'s content) into the arena with
+/// keep (a `Vec`'s elements, an `Option`'s content) into the free lists with
 /// [`FreeLists::recycle`]. [`retained_bytes`](Recycle::retained_bytes) says how much heap
-/// memory a cleared value still holds: a value that holds none is not worth a free-list
-/// slot and is dropped.
+/// memory a cleared value still holds: a value that holds none is not worth keeping and is
+/// dropped.
 ///
 /// Implemented for `String`, `Vec<T>`, `VecDeque<T>`, `HashMap<K, V, S>`, `HashSet<T, S>`,
 /// `Option<T>`, `Box<T>`, tuples of up to six, arrays, `&'static str` and the scalars
@@ -24,8 +24,9 @@ use super::FreeLists;
 /// recycles each field in place.
 ///
 /// The supertraits come from the free lists: they are found by
-/// [`TypeId`](std::any::TypeId) (`'static`), and an arena crosses threads with the value
-/// it serves and is shared by its readers (`Send + Sync`).
+/// [`TypeId`](std::any::TypeId) (`'static`), and they cross threads with the value they
+/// serve, which its readers share (`Send + Sync`). Implementing it is safe: a wrong
+/// implementation wastes or leaks buffers, never memory safety.
 ///
 /// # Examples
 ///
@@ -41,22 +42,22 @@ use super::FreeLists;
 /// struct Entry { kind: Kind, tags: Vec<String> }
 ///
 /// impl Recycle for Entry {
-///     fn recycle_into(&mut self, arena: &mut FreeLists) {
+///     fn recycle_into(&mut self, lists: &mut FreeLists) {
 ///         if let Kind::Tagged(label) = std::mem::take(&mut self.kind) {
-///             arena.recycle(label); // the label's buffer goes to the String free list
+///             lists.recycle(label); // the label's buffer goes to the String free list
 ///         }
-///         self.tags.recycle_into(arena); // the tags go too; `tags` keeps its own capacity
+///         self.tags.recycle_into(lists); // the tags go too; `tags` keeps its own capacity
 ///     }
 ///     fn retained_bytes(&self) -> usize {
 ///         self.tags.retained_bytes()
 ///     }
 /// }
 ///
-/// let mut arena = FreeLists::new();
+/// let mut lists = FreeLists::new();
 /// let mut e = Entry { kind: Kind::Tagged("x".repeat(100)), tags: vec!["a".into(), "b".into()] };
-/// e.recycle_into(&mut arena);
+/// e.recycle_into(&mut lists);
 /// assert!(e.tags.is_empty() && e.tags.capacity() >= 2);
-/// assert_eq!(arena.spare_len::<String>(), 3);
+/// assert_eq!(lists.spare_len::<String>(), 3);
 /// ```
 pub trait Recycle: Send + Sync + 'static {
     /// True when a value of this type owns no heap memory, directly or nested (scalars,
@@ -65,22 +66,23 @@ pub trait Recycle: Send + Sync + 'static {
     const PLAIN: bool = false;
 
     /// Empties `self` in place, keeping its own buffers, and moves the values it owns into
-    /// `arena`'s free lists (see the trait's contract).
+    /// `lists` (see the trait's contract).
     ///
-    /// Allocates only while a free list grows; see [`FreeLists::recycle`].
+    /// For std's collections: one [`FreeLists::recycle`] per element (none for plain
+    /// elements, which are cleared); allocates only while a list grows.
     ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::recycle::{FreeLists, Recycle};
     ///
-    /// let mut arena = FreeLists::new();
+    /// let mut lists = FreeLists::new();
     /// let mut names = vec![String::from("ada"), String::from("grace")];
-    /// names.recycle_into(&mut arena);
+    /// names.recycle_into(&mut lists);
     /// assert!(names.is_empty()); // the Vec keeps its capacity...
-    /// assert_eq!(arena.spare_len::<String>(), 2); // ...and the Strings are spare
+    /// assert_eq!(lists.spare_len::<String>(), 2); // ...and the Strings are spare
     /// ```
-    fn recycle_into(&mut self, arena: &mut FreeLists);
+    fn recycle_into(&mut self, lists: &mut FreeLists);
 
     /// Bytes of heap memory a cleared value of this type still holds (its own buffers and
     /// those of values it keeps in place), approximately; 0 (the default) means nothing
@@ -100,17 +102,17 @@ pub trait Recycle: Send + Sync + 'static {
     }
 
     /// Bytes of the value's own buffers that its content uses now (a `String`'s length, a
-    /// `Vec`'s length × element size), measured the same way as
-    /// [`retained_bytes`](Recycle::retained_bytes); [`FreeLists::recycle`] reads it just before
-    /// it clears the value. Renewal compares the two: a spare value that holds more than
-    /// 4 × what its last use needed + 256 bytes is *oversized* and is renewed once its
-    /// slot's reuse budget is spent; one that holds more than 16 × its use + 1 KiB spends
-    /// that budget faster, up to 64 reuses a take (see
-    /// [renewal](crate::recycle#renewal-and-release-the-memory-safeguards)).
+    /// `Vec`'s length × element size), counted the same way as
+    /// [`retained_bytes`](Recycle::retained_bytes); [`FreeLists::recycle`] reads it just
+    /// before it clears the value. Renewal compares the two: a spare value that holds more
+    /// than 4 × what its last use needed + 256 bytes is *oversized* and is renewed once the
+    /// reuse budget of its position is spent; one that holds more than 16 × its use + 1 KiB
+    /// spends that budget faster, up to 64 reuses a take (see
+    /// [bounding memory](crate::recycle#bounding-memory)).
     ///
     /// The default, 0, says nothing about the use: such a value counts as oversized when it
-    /// retains more than 256 bytes, and is renewed once per budget, as every value was
-    /// before this method existed. Override it to have buffers that fit their use kept.
+    /// retains more than 256 bytes, and is renewed once per budget. Override it to have
+    /// buffers that fit their use kept.
     ///
     /// # Examples
     ///
@@ -131,7 +133,9 @@ pub trait Recycle: Send + Sync + 'static {
 /// field in place; its retained and used bytes are the fields' sums.
 ///
 /// List every field: one left out keeps its value when the struct is recycled, and a
-/// struct taken from an arena would not come back cleared.
+/// struct taken from free lists would not come back cleared. The expansion names
+/// `$crate::recycle::Recycle` and `$crate::recycle::FreeLists`, so the caller needs no
+/// import.
 ///
 /// # Examples
 ///
@@ -142,23 +146,23 @@ pub trait Recycle: Send + Sync + 'static {
 /// struct Peer { id: String, restarts: u32, tags: Vec<String> }
 /// poolswap::impl_recycle!(Peer { id, restarts, tags });
 ///
-/// let mut arena = FreeLists::new();
+/// let mut lists = FreeLists::new();
 /// let peers = vec![Peer { id: "p1".into(), restarts: 3, tags: vec!["a".into()] }];
-/// arena.recycle(peers); // the Vec, the Peer (with its `id` and `tags` buffers), the tag
+/// lists.recycle(peers); // the Vec, the Peer (with its `id` and `tags` buffers), the tag
 ///
-/// let p: Peer = arena.take();
+/// let p: Peer = lists.take();
 /// assert!(p.id.is_empty() && p.id.capacity() >= 2);
 /// assert_eq!(p.restarts, 0);
 /// assert!(p.tags.is_empty() && p.tags.capacity() >= 1);
-/// assert_eq!(arena.spare_len::<String>(), 1); // the tag
+/// assert_eq!(lists.spare_len::<String>(), 1); // the tag
 /// ```
 #[macro_export]
 macro_rules! impl_recycle {
     ($ty:ty { $($field:ident),* $(,)? }) => {
         impl $crate::recycle::Recycle for $ty {
-            fn recycle_into(&mut self, arena: &mut $crate::recycle::FreeLists) {
-                $( $crate::recycle::Recycle::recycle_into(&mut self.$field, arena); )*
-                let _ = arena;
+            fn recycle_into(&mut self, lists: &mut $crate::recycle::FreeLists) {
+                $( $crate::recycle::Recycle::recycle_into(&mut self.$field, lists); )*
+                let _ = lists;
             }
             fn retained_bytes(&self) -> usize {
                 0 $( + $crate::recycle::Recycle::retained_bytes(&self.$field) )*
@@ -232,12 +236,12 @@ impl Recycle for String {
 /// cleared when they are [plain](Recycle::PLAIN)).
 impl<T: Recycle> Recycle for Vec<T> {
     #[inline]
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
             for v in self.drain(..) {
-                arena.recycle(v);
+                lists.recycle(v);
             }
         }
     }
@@ -251,12 +255,12 @@ impl<T: Recycle> Recycle for Vec<T> {
 
 /// Like `Vec<T>`.
 impl<T: Recycle> Recycle for VecDeque<T> {
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
             for v in self.drain(..) {
-                arena.recycle(v);
+                lists.recycle(v);
             }
         }
     }
@@ -276,13 +280,13 @@ where
     V: Recycle,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         if K::PLAIN && V::PLAIN {
             self.clear();
         } else {
             for (k, v) in self.drain() {
-                arena.recycle(k);
-                arena.recycle(v);
+                lists.recycle(k);
+                lists.recycle(v);
             }
         }
     }
@@ -301,12 +305,12 @@ where
     T: Recycle + Eq + Hash,
     S: BuildHasher + Send + Sync + 'static,
 {
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         if T::PLAIN {
             self.clear();
         } else {
             for v in self.drain() {
-                arena.recycle(v);
+                lists.recycle(v);
             }
         }
     }
@@ -321,17 +325,17 @@ where
 /// Becomes `None`; the content is [recycled](FreeLists::recycle) into its own free list.
 impl<T: Recycle> Recycle for Option<T> {
     const PLAIN: bool = T::PLAIN;
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         if let Some(v) = self.take() {
-            arena.recycle(v);
+            lists.recycle(v);
         }
     }
 }
 
 /// Keeps its allocation; the boxed value is recycled in place.
 impl<T: Recycle> Recycle for Box<T> {
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
-        (**self).recycle_into(arena);
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
+        (**self).recycle_into(lists);
     }
     fn retained_bytes(&self) -> usize {
         mem::size_of::<T>() + (**self).retained_bytes()
@@ -344,9 +348,9 @@ impl<T: Recycle> Recycle for Box<T> {
 /// Each element recycled in place.
 impl<T: Recycle, const N: usize> Recycle for [T; N] {
     const PLAIN: bool = T::PLAIN;
-    fn recycle_into(&mut self, arena: &mut FreeLists) {
+    fn recycle_into(&mut self, lists: &mut FreeLists) {
         for v in self {
-            v.recycle_into(arena);
+            v.recycle_into(lists);
         }
     }
     fn retained_bytes(&self) -> usize {
@@ -362,8 +366,8 @@ macro_rules! tuple {
         /// Each element recycled in place.
         impl<$($name: Recycle),+> Recycle for ($($name,)+) {
             const PLAIN: bool = $($name::PLAIN)&&+;
-            fn recycle_into(&mut self, arena: &mut FreeLists) {
-                $( self.$i.recycle_into(arena); )+
+            fn recycle_into(&mut self, lists: &mut FreeLists) {
+                $( self.$i.recycle_into(lists); )+
             }
             fn retained_bytes(&self) -> usize {
                 0 $( + self.$i.retained_bytes() )+

@@ -1,4 +1,4 @@
-//! When a version is reset, recycled and dropped: Go's lifecycle test, guards that hold a
+//! When a version is reset, returned to its pool and dropped: Go's lifecycle test, guards that hold a
 //! version across updates, the thread reset runs on, and handles, guards and `Pooled`s that
 //! outlive one another or cross threads.
 
@@ -9,8 +9,8 @@ use poolswap::{Container, Guard, Pooled};
 use crate::{logged_container, logged_pool, publish, serial};
 
 /// Go's `TestLifecycle`, extended: get -> count 1; the container holds it; acquire adds;
-/// update hands the container's reference to the retired list; the old version is recycled
-/// only at a reclamation after its last guard goes (the guard's drop itself recycles
+/// update hands the container's reference to the retired list; the old version returns to
+/// the pool only at a reclamation after its last guard goes (the guard's drop itself returns
 /// nothing), and reset runs when the pool hands it out again.
 #[test]
 fn lifecycle() {
@@ -67,7 +67,7 @@ fn lifecycle() {
     assert_eq!(pool.stats().idle, 0, "still held by g2");
     assert_eq!(poolswap::reclaim(), 0, "reclaimed while g2 reads it");
     drop(g2);
-    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(pool.stats().idle, 0, "a guard's drop returned a version");
     assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(
         pool.stats().idle,
@@ -78,11 +78,11 @@ fn lifecycle() {
     assert_eq!(log.dropped(), 0);
 
     let third = c.get_new();
-    assert_eq!(third.id, first_id, "the only idle object is recycled");
+    assert_eq!(third.id, first_id, "the only idle object is reused");
     assert_eq!(
         log.resets(),
         vec![first_id],
-        "reset ran once, on the recycled object"
+        "reset ran once, on the reused object"
     );
     assert!(third.recycled);
     assert_eq!(third.value, 0);
@@ -126,13 +126,13 @@ fn guard_held_across_updates_is_never_reset() {
     assert_eq!(
         resets_while_held,
         38 - 2,
-        "every update after the first two recycled"
+        "every update after the first two reused a version"
     );
 
     drop(held);
     assert!(!log.resets().contains(&held_id));
     drop(extra);
-    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(pool.stats().idle, 0, "a guard's drop returned a version");
     assert_eq!(poolswap::reclaim(), 2);
     assert_eq!(
         pool.stats().idle,
@@ -176,7 +176,7 @@ fn reset_runs_on_the_getting_thread() {
         log.resets().is_empty(),
         "dropping the last guard must not reset"
     );
-    assert_eq!(pool.stats().idle, 0, "the reader's drop recycled");
+    assert_eq!(pool.stats().idle, 0, "the reader's drop returned a version");
     assert_eq!(poolswap::reclaim(), 1);
     assert_eq!(pool.stats().idle, 1);
 
@@ -200,7 +200,7 @@ fn dropping_last_handles_frees_idle_objects() {
         })
         .collect();
     drop(guards);
-    assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+    assert_eq!(pool.stats().idle, 0, "a guard's drop returned a version");
     assert_eq!(poolswap::reclaim(), 5);
     assert_eq!(pool.stats().idle, 5);
     assert_eq!(log.dropped(), 0);
