@@ -38,7 +38,7 @@ pub(crate) type Op = MapOp<String, Vec<String>>;
 /// list in place, a new buffer in every version (the free lists' spare lists are not used for
 /// it); a restored key goes into the version that applies it last by value, with the
 /// operation's buffers, so that version's free lists only grow; and recycled strings of one
-/// size are handed longer ones (the `change_log` example, "Allocations", measures the
+/// size are handed longer ones (the `oplog` example example, "Allocations", measures the
 /// last two alone). The bound is 2.6 times the measurement, below copying every inserted
 /// key and list (at least 2 per application).
 const MAX_PUBLISH_ALLOCS_PER_APPLY: f64 = 1.0;

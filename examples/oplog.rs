@@ -84,7 +84,7 @@
 //! Run it with
 //!
 //! ```text
-//! cargo run --release --example change_log [-- [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up] [--check]]
+//! cargo run --release --example oplog [-- [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up] [--check]]
 //! ```
 //!
 //! `--check` turns it into a smoke test: the exit status is non-zero if a reader saw a torn
@@ -138,7 +138,7 @@ const PLAN_SEED: u64 = 0x00c0_ffee;
 const ABSENT: u64 = 0;
 
 const USAGE: &str = "\
-usage: change_log [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up]
+usage: oplog [PATH] [--batches N] [--batch-size K] [--readers N] [--pause-us N] [--catch-up]
                   [--check]
 
   PATH            a word list, one word per line (default: examples/data/american-english)
@@ -666,7 +666,7 @@ fn main() -> ExitCode {
                 eprintln!(
                     "the default word list ships with the source repository only (not the \
                      crates.io package); pass any word list, one word per line: \
-                     `cargo run --release --example change_log -- /usr/share/dict/words`"
+                     `cargo run --release --example oplog -- /usr/share/dict/words`"
                 );
             }
             return ExitCode::from(2);
@@ -748,7 +748,7 @@ fn report(
     let free_lists = Recycled::free_lists(index).stats();
 
     println!(
-        "poolswap change_log: {} words from {}, {} anagram groups ({} words held back), planned in {:.2} s",
+        "poolswap oplog example: {} words from {}, {} anagram groups ({} words held back), planned in {:.2} s",
         plan.words.len(),
         args.path,
         initial_groups,
