@@ -50,14 +50,13 @@
 //! [`PoolBuilder::max_live`]: crate::PoolBuilder::max_live
 
 use std::ptr::NonNull;
-use std::time::Duration;
 
-use super::budget::{IdleBudget, SlotOnUnwind};
+use super::budget::{IdleBudget, PermitOnUnwind, DEFAULT_MAX_IDLE};
 use super::decay::{Decay, Tick};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::wait::Wait;
+use super::wait_blocking::{Wait, IDLE_POLL, RECLAIM_POLL};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::{hazard, registry};
 
@@ -182,7 +181,7 @@ impl<T> Shared<T> {
     ) -> Shared<T> {
         let budget = match settings.max_idle {
             Some(max) => IdleBudget::new(max),
-            None => IdleBudget::adaptive(super::DEFAULT_MAX_IDLE),
+            None => IdleBudget::adaptive(DEFAULT_MAX_IDLE),
         };
         Shared {
             id: registry::next_id(),
@@ -388,7 +387,7 @@ impl<T> Shared<T> {
     }
 
     /// Donates an idle node to `local`'s depot (or, if `None`, the newest `Local`'s), with
-    /// a budget slot; drops its object if the pool is full or closed. Wakes a getter waiting
+    /// a idle permit; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
         self.return_to_list(local, node, Generation::Primary);
@@ -401,7 +400,7 @@ impl<T> Shared<T> {
         node: NodePtr<PoolNode<T>>,
         generation: Generation,
     ) {
-        // The node takes a slot parked in the depot, or one reserved from the budget.
+        // The node takes a permit parked in the depot, or one reserved from the budget.
         let refused = match local.or_else(|| self.locals.first()) {
             Some(local) => match local.donate_reserving_to(node, &self.budget, generation) {
                 Ok(()) => None,
@@ -419,7 +418,7 @@ impl<T> Shared<T> {
     }
 
     /// Returns an idle node to the calling thread's depot (not its magazine), to the list
-    /// of `generation`, with a slot parked there or reserved; drops it if the idle bound is
+    /// of `generation`, with a permit parked there or reserved; drops it if the idle bound is
     /// reached.
     pub(super) fn put_in_depot(
         this: &Arc<Shared<T>>,
@@ -465,7 +464,7 @@ impl<T> Shared<T> {
         Shared::put_slow(this, node);
     }
 
-    /// `put` when the magazine is full or has no spare slot, or the thread has no `Local`
+    /// `put` when the magazine is full or has no spare permit, or the thread has no `Local`
     /// at hand.
     #[cold]
     #[inline(never)]
@@ -513,7 +512,7 @@ impl<T> Shared<T> {
         // idle thread's magazine".
         this.locals.steal_magazines(&this.budget);
         for local in this.locals.iter() {
-            // Parked slots hold no object: back to the budget, which then bounds the idle
+            // Parked permits hold no object: back to the budget, which then bounds the idle
             // objects alone.
             local.unpark_all(&this.budget);
             // Counted once per thread's share, not once per object: a walk of every
@@ -567,19 +566,19 @@ impl<T> Shared<T> {
         usize::try_from(self.live()).unwrap_or(usize::MAX)
     }
 
-    /// Builds one object with the factory for `prefill`, holding a budget slot and a permit
+    /// Builds one object with the factory for `prefill`, holding a idle permit and a permit
     /// for it; `None` if the idle bound or the live bound is reached. A factory that panics
-    /// leaves the slot, the permit and the counters as they were.
+    /// leaves the idle permit, the live permit and the counters as they were.
     pub(super) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
         if self.budget.reserve(1) == 0 {
             return None;
         }
-        let slot = SlotOnUnwind(&self.budget);
-        if !self.try_acquire_permit() {
-            return None; // `slot` gives the budget slot back
+        let idle_permit = PermitOnUnwind(&self.budget);
+        if !self.try_acquire_live_permit() {
+            return None; // `idle_permit` gives the idle permit back
         }
         let object = self.make();
-        slot.disarm();
+        idle_permit.disarm();
         Some(self.node_for(object))
     }
 
@@ -596,7 +595,7 @@ impl<T> Shared<T> {
 
     /// Takes a permit for a new object: always granted without a live bound; with one,
     /// `false` at the bound.
-    pub(super) fn try_acquire_permit(&self) -> bool {
+    pub(super) fn try_acquire_live_permit(&self) -> bool {
         let Some(max) = self.max_live else {
             return true;
         };
@@ -623,9 +622,9 @@ impl<T> Shared<T> {
 
     /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
     /// it, even over it.
-    pub(super) fn acquire_permit_over_bound(&self) {
+    pub(super) fn acquire_live_permit_over_bound(&self) {
         if self.max_live.is_some() {
-            // Relaxed: as in `try_acquire_permit`.
+            // Relaxed: as in `try_acquire_live_permit`.
             self.live.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -653,11 +652,11 @@ impl<T> Shared<T> {
 
     /// Gives back a permit (its object is gone, or was never made) and wakes a waiter;
     /// nothing without a bound.
-    fn release_permit(&self) {
+    fn release_live_permit(&self) {
         if self.max_live.is_none() {
             return;
         }
-        // Relaxed: as in `try_acquire_permit`; `wake` orders it before a waiter's next reading.
+        // Relaxed: as in `try_acquire_live_permit`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
         debug_assert!(before > 0, "a permit given back twice");
         self.wake();
@@ -680,8 +679,8 @@ impl<T> Shared<T> {
     }
 
     /// Takes one idle node from `local`'s depot list of `generation`, under its lock, and
-    /// gives back the node's budget slot (it leaves the idle objects). The depot part of
-    /// every take that bypasses the magazine: `take_or_acquire_permit` and the change log's
+    /// gives back the node's idle permit (it leaves the idle objects). The depot part of
+    /// every take that bypasses the magazine: `take_or_acquire_live_permit` and
     /// `Pool::get_returned`. Costs the depot's lock (uncontended: two atomic
     /// read-modify-writes) and one budget read-modify-write when a node is there.
     pub(super) fn take_from_depot(
@@ -701,7 +700,7 @@ impl<T> Shared<T> {
     /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
     /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
     /// look. Runs no user code under the lock (a reclamation's returns run outside it).
-    pub(super) fn take_or_acquire_permit(
+    pub(super) fn take_or_acquire_live_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: Wait,
@@ -723,7 +722,7 @@ impl<T> Shared<T> {
                     }
                 }
             }
-            if self.try_acquire_permit() {
+            if self.try_acquire_live_permit() {
                 return Ok(None);
             }
             if reclaim && self.retired.has_pending() {
@@ -756,21 +755,13 @@ impl<T> Shared<T> {
     }
 }
 
-/// How often a getter waiting at the live bound looks for retired versions to reclaim
-/// while some are retired: a guard's drop does not wake it.
-pub(super) const RECLAIM_POLL: Duration = Duration::from_micros(500);
-
-/// How often a getter waiting at the live bound looks again when no version is retired:
-/// a backstop for a version retired after its last look.
-pub(super) const IDLE_POLL: Duration = Duration::from_millis(20);
-
 /// Gives back a permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
 struct LivePermit<'a, T>(&'a Shared<T>);
 
 impl<T> Drop for LivePermit<'_, T> {
     fn drop(&mut self) {
-        self.0.release_permit();
+        self.0.release_live_permit();
     }
 }
 
@@ -826,7 +817,8 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
 /// the depot of the thread that published it.
 ///
 /// `pool` is the pool to return it to when the caller knows it (a container reader that took
-/// a reference on a node that had been recycled: the node may then have no keepalive).
+/// a reference on a node that went back to its pool meanwhile: the node may then have no
+/// keepalive).
 ///
 /// # Safety
 ///
@@ -839,7 +831,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
         return;
     }
     // SAFETY: count 0, read with Acquire: this thread owns the node.
-    unsafe { recycle(node, pool) }
+    unsafe { give_back_version(node, pool) }
 }
 
 /// Returns a published node that the caller owns (its count reached zero in the caller's
@@ -849,7 +841,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
 ///
 /// The caller owns `node` exclusively (count zero, read or set with `Acquire` after every
 /// other holder's `Release`). `pool` as for [`release`].
-pub(super) unsafe fn recycle<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
+pub(super) unsafe fn give_back_version<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
     // Take the keepalive out before the node is visible in a depot, where another thread
     // could check it out and publish it again.
     // SAFETY: exclusive ownership (per the caller).

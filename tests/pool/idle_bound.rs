@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Barrier;
 use std::thread;
 
-use poolswap::{Container, OptionContainer, Pool, DEFAULT_MAX_IDLE};
+use poolswap::{Container, OptionContainer, Pool};
 
-use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
+use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, DEFAULT_MAX_IDLE, SPARE_SLOTS};
 use crate::{assert_accounted, past_slow_start, serial, with_parked_threads};
 
 /// A burst returned on one thread into a fresh pool: exactly `min(n, max_idle)` stay idle
@@ -212,15 +212,19 @@ fn max_idle_zero_keeps_nothing() {
     assert_eq!((p.stats().idle, log.dropped()), (0, 31));
 }
 
-/// A pool built without a bound uses `DEFAULT_MAX_IDLE`, and no `min_idle`.
+/// A pool built without a bound starts at the adaptive bound's floor, `DEFAULT_MAX_IDLE`,
+/// and has no `min_idle`: `clear` leaves nothing.
 #[test]
 fn default_bounds() {
     let _serial = serial();
     let p = Pool::new(|| 0u8, |_| true);
-    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+    assert_eq!(p.stats().max_idle, DEFAULT_MAX_IDLE as u64);
     let log = Log::new();
     let p = tracked_builder(&log).build();
-    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+    assert_eq!(p.stats().max_idle, DEFAULT_MAX_IDLE as u64);
+    drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
+    p.clear();
+    assert_eq!(p.stats().idle, 0, "no min_idle");
 }
 
 /// With a small `max_idle`, a container updated on one thread recycles its two versions

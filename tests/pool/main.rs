@@ -51,7 +51,7 @@ fn assert_accounted(p: &Pool<Tracked>, log: &Log, out: u64) {
 /// it puts back from now on: `MAGAZINE_SIZE` gets and drops, as many slow-path operations
 /// as the slow start lasts (`2 × MAGAZINE_SIZE`), with one object.
 fn past_slow_start<T: Send + 'static>(p: &Pool<T>) {
-    for _ in 0..poolswap::MAGAZINE_SIZE {
+    for _ in 0..tracked::MAGAZINE_SIZE {
         drop(p.get());
     }
 }

@@ -4,9 +4,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::thread;
 
-use poolswap::{Container, Pool, PoolStats, MAGAZINE_SIZE};
+use poolswap::{Container, Pool, PoolStats};
 
-use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, Tracked};
+use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, Tracked, MAGAZINE_SIZE};
 use crate::{assert_accounted, serial, with_parked_threads};
 
 // ---------------------------------------------------------------------------------------
