@@ -121,9 +121,9 @@
 //! - A thread's first wait on a contended depot lock makes `parking_lot` allocate its
 //!   per-thread parking data (and, the first time in the process, its global table): a
 //!   one-time cost per thread, not per update, that can fall late in a run.
-//! - A pool keeps at most [`DEFAULT_MAX_IDLE`] idle objects unless told otherwise; for
-//!   objects of megabytes, size the bound to the working set and call [`Pool::trim`] from a
-//!   timer.
+//! - A pool's idle bound adapts to demand unless set ([`PoolBuilder::max_idle`]): it keeps
+//!   at least 256 idle objects and whole working sets, until a trim; for objects of
+//!   megabytes, set the bound to the working set and call [`Pool::trim`] from a timer.
 //! - A [`Pooled`] borrows its pool (no atomic operation to make or drop); an
 //!   [`OwnedPooled`] ([`Pool::get_owned`]) holds a handle instead, for `spawn` and struct
 //!   fields. A [`Guard`] borrows nothing.
@@ -182,7 +182,7 @@
 //! | (none) | [`Container::rcu`] (read-copy-update; loses no concurrent update), [`Container::compare_and_swap`] |
 //! | `Container.WithAcquire(fn)` | [`Container::with_acquire`] |
 //! | `Ref` / `RefNoPadding` | the count lives in the pool's node, always padded |
-//! | `DebugPeekRef()` | [`Guard::ref_count`], [`Pooled::ref_count`] |
+//! | `DebugPeekRef()` | [`Guard::ref_count`] |
 //!
 //! # Sharing a container
 //!

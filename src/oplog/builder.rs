@@ -87,9 +87,8 @@ where
         self
     }
 
-    /// The most idle versions the container's pool keeps (default: the pool's
-    /// [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE)); see
-    /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
+    /// The most idle versions the container's pool keeps (default: the pool's adaptive
+    /// bound); see [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
     /// is simply not recycled.
     ///
     /// # Examples
@@ -99,7 +98,7 @@ where
     /// use poolswap::oplog::{OpLog, MapOp};
     ///
     /// let w = OpLog::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
-    /// assert_eq!(w.container().pool().max_idle(), 4);
+    /// assert_eq!(w.container().pool().stats().max_idle, 4);
     /// ```
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = Some(n);

@@ -9,7 +9,8 @@ use super::shared::{self, Factory, Reset, Settings, Shared, Weigh};
 use super::Pool;
 use crate::sync::Arc;
 
-/// Configures a [`Pool`] before it is built; made by [`Pool::builder`].
+/// Configures a [`Pool`] before it is built; made by [`Pool::builder`]. Its methods only
+/// store settings; `Send + Sync`, as the closures it holds are.
 ///
 /// # Examples
 ///
@@ -292,6 +293,10 @@ impl<T: Send + 'static> PoolBuilder<T> {
     }
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
+    ///
+    /// Costs one allocation (the shared state) and a lock to claim the pool's retired list;
+    /// the first pool or container of the process also chooses the barrier mode
+    /// ([`barrier_mode`](crate::barrier_mode)), which may register with `membarrier`.
     ///
     /// # Examples
     ///

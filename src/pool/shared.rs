@@ -22,7 +22,7 @@
 //!
 //! With [`PoolBuilder::max_live`] set, `live` counts the objects that exist (idle, checked
 //! out, published, held by readers) and never exceeds the bound: each object holds a
-//! *permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
+//! *live permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
 //! panics) and given back after the object is dropped. Such a pool never uses its
 //! magazines: a returned object goes to a depot, where every thread can take it, so a
 //! thread waiting at the bound sees every object that comes back, whichever thread returns
@@ -31,9 +31,9 @@
 //! ## Synchronization
 //!
 //! A getter at the bound looks for an idle object in every depot (locking each) and tries
-//! to take a permit, all while holding `waiters`; then waits on `returned`, which
+//! to take a live permit, all while holding `waiters`; then waits on `returned`, which
 //! unlocks `waiters`. Whoever makes an object available (a donation to a depot) or frees a
-//! permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
+//! live permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
 //! So either the getter's search comes after that lock, and sees the change (the lock
 //! orders it after the change), or the getter was already waiting when the notifier got the
 //! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
@@ -123,7 +123,7 @@ pub(crate) struct Shared<T> {
     live: AtomicUsize,
     /// Held by a getter waiting at the live bound while it searches; see the module docs.
     waiters: Mutex<()>,
-    /// Notified when an object comes back to a depot or a permit is freed.
+    /// Notified when an object comes back to a depot or a live permit is freed.
     returned: Condvar,
     /// The awaitable getters waiting at the live bound (`wait_async.rs`), notified with
     /// `returned`.
@@ -352,7 +352,7 @@ impl<T> Shared<T> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
-        // Gives the object's permit back once it is dropped (declared first, so dropped
+        // Gives the object's live permit back once it is dropped (declared first, so dropped
         // last: after the object, even if its destructor panics).
         let _permit = LivePermit(self);
         // SAFETY: the caller owns the node exclusively.
@@ -387,7 +387,7 @@ impl<T> Shared<T> {
     }
 
     /// Donates an idle node to `local`'s depot (or, if `None`, the newest `Local`'s), with
-    /// a idle permit; drops its object if the pool is full or closed. Wakes a getter waiting
+    /// an idle permit; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
         self.return_to_list(local, node, Generation::Primary);
@@ -410,7 +410,7 @@ impl<T> Shared<T> {
             None => Some((node, Discard::OverCap)),
         };
         match refused {
-            // Frees a permit, and so wakes a waiter.
+            // Frees a live permit, and so wakes a waiter.
             Some((node, why)) => self.discard(node, why),
             // After the donation, whose depot lock is released (see the module docs).
             None => self.wake(),
@@ -566,7 +566,7 @@ impl<T> Shared<T> {
         usize::try_from(self.live()).unwrap_or(usize::MAX)
     }
 
-    /// Builds one object with the factory for `prefill`, holding a idle permit and a permit
+    /// Builds one object with the factory for `prefill`, holding an idle permit and a permit
     /// for it; `None` if the idle bound or the live bound is reached. A factory that panics
     /// leaves the idle permit, the live permit and the counters as they were.
     pub(super) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
@@ -582,8 +582,8 @@ impl<T> Shared<T> {
         Some(self.node_for(object))
     }
 
-    /// Runs the factory for an object whose permit the caller acquired, and counts it
-    /// created; if the factory panics, gives the permit back.
+    /// Runs the factory for an object whose live permit the caller acquired, and counts it
+    /// created; if the factory panics, gives the live permit back.
     pub(super) fn make(&self) -> T {
         let permit = LivePermit(self);
         let object = (self.factory)();
@@ -593,14 +593,14 @@ impl<T> Shared<T> {
         object
     }
 
-    /// Takes a permit for a new object: always granted without a live bound; with one,
+    /// Takes a live permit for a new object: always granted without a live bound; with one,
     /// `false` at the bound.
     pub(super) fn try_acquire_live_permit(&self) -> bool {
         let Some(max) = self.max_live else {
             return true;
         };
         // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
-        // reading that says "full" is safe: every release of a permit is followed by a lock
+        // reading that says "full" is safe: every release of a live permit is followed by a lock
         // of `waiters`, so a getter that waits on it reads again (module docs).
         let mut live = self.live.load(Ordering::Relaxed);
         loop {
@@ -650,7 +650,7 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Gives back a permit (its object is gone, or was never made) and wakes a waiter;
+    /// Gives back a live permit (its object is gone, or was never made) and wakes a waiter;
     /// nothing without a bound.
     fn release_live_permit(&self) {
         if self.max_live.is_none() {
@@ -658,7 +658,7 @@ impl<T> Shared<T> {
         }
         // Relaxed: as in `try_acquire_live_permit`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
-        debug_assert!(before > 0, "a permit given back twice");
+        debug_assert!(before > 0, "a live permit given back twice");
         self.wake();
     }
 
@@ -694,7 +694,7 @@ impl<T> Shared<T> {
     }
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
-    /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
+    /// thread's `Local`'s first, primary lists before victim lists), else a live permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
     /// may bring one back) and looks again, then waits for one as `wait` allows, else
     /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
@@ -755,7 +755,7 @@ impl<T> Shared<T> {
     }
 }
 
-/// Gives back a permit when dropped: after an object's drop (even one that panics), or
+/// Gives back a live permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
 struct LivePermit<'a, T>(&'a Shared<T>);
 

@@ -93,7 +93,11 @@ fn a_checked_out_object_holds_one_reference() {
     // this consumes; the version holds its pool. Its node goes back to this thread's depot.
     unsafe { published.release() };
     let back = pool.get();
-    assert_eq!(pooled_node(&back).as_ptr(), published.as_ptr(), "the same node");
+    assert_eq!(
+        pooled_node(&back).as_ptr(),
+        published.as_ptr(),
+        "the same node"
+    );
     assert_eq!(count(&back), 1, "a released version, checked out again");
 }
 

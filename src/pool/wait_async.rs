@@ -9,7 +9,7 @@
 //! itself in `count`, inserts a listener in `event` (an event-listener `Event`, whose list is
 //! intrusive: the listener lives in the future), then looks as [`Pool::try_get`] does, under
 //! `waiters` (reclaiming once if versions are retired), and, if that finds nothing, awaits
-//! the listener. [`Shared::wake`] (after every return to a depot and every freed permit)
+//! the listener. [`Shared::wake`](super::shared::Shared::wake) (after every return to a depot and every freed permit)
 //! locks and unlocks `waiters`, then, if `count` is not zero, notifies one more listener.
 //!
 //! No wake-up is lost: if the getter's look locked `waiters` after the notifier did, it sees
