@@ -23,7 +23,7 @@
 //!
 //! event-listener wakes a waiter while it holds its list's lock, and a woken waiter takes
 //! that lock once (to take its notification and leave the list): poolswap defers the task's
-//! wake-up until the notifier has released it (`WakeSlot` in src/pool/wait_async.rs), as
+//! wake-up until the notifier has released it (`WakerCell` in src/pool/wait_async.rs), as
 //! tokio's semaphore (deadpool's) does. Without that, a waiter on another worker blocked on
 //! the lock for the notifier's futex wake: p50 9-12 µs here, against 3-4 µs.
 //!

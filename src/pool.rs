@@ -190,9 +190,8 @@ pub struct PoolStats {
 /// What a pool's reset function returns: whether to keep the object it just reset.
 ///
 /// Implemented for `()` (always keep: `Pool::new(Vec::new, Vec::clear)`) and for `bool`
-/// (`true` keeps the object, `false` drops it, as Go's `Reset` returning false does). The
-/// pool stores the reset function as one closure returning `bool` either way, so the choice
-/// costs nothing at run time.
+/// (`true` keeps the object, `false` drops it). The pool stores the reset function as one
+/// closure returning `bool` either way, so the choice costs nothing at run time.
 ///
 /// The trait is sealed: it is implemented for these two types only, so that it may grow
 /// without breaking anyone.
@@ -631,8 +630,13 @@ impl<T> Pool<T> {
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
     ///
-    /// The object will be reset and reused like any other. Costs one allocation (its node)
-    /// unless a discarded object left an empty node behind.
+    /// The object will be reset and reused like any other; it counts as created, not as a
+    /// miss. With a [`max_live`](PoolBuilder::max_live) bound it counts toward the bound,
+    /// even over it, and never waits. For an [`OwnedPooled`], write
+    /// `Pooled::into_owned(pool.adopt(value))`.
+    ///
+    /// Costs one allocation (its node) unless a discarded object left an empty node behind
+    /// (then a lock), and one relaxed atomic increment (two with a live bound).
     ///
     /// # Examples
     ///
@@ -654,7 +658,10 @@ impl<T> Pool<T> {
 
     /// [`get`](Pool::get), returning a guard that owns a handle on the pool instead of
     /// borrowing it, for `thread::spawn`, `tokio::spawn` or a struct field. Costs what
-    /// `get` does, plus one atomic increment (and a decrement when the guard goes).
+    /// `get` does, plus a handle clone (two atomic increments; two decrements when the
+    /// guard goes). The
+    /// other getters' guards convert the same way: `pool.get_timeout(t).map(Pooled::into_owned)`,
+    /// `Pooled::into_owned(pool.get_async().await)`.
     ///
     /// # Panics
     ///

@@ -24,7 +24,8 @@ use super::Pool;
 ///
 /// # Send and Sync
 ///
-/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `&mut T`.
+/// `Send` when `T: Send` and `Sync` when `T: Send + Sync`, like `&mut T` (the pool needs
+/// `T: Send` to take the object back on any thread).
 ///
 /// # Examples
 ///
@@ -72,8 +73,8 @@ impl<'a, T> Pooled<'a, T> {
         Pooled { node: node.0, pool }
     }
 
-    /// Turns this guard into one that owns a handle on the pool (one atomic increment),
-    /// for a `'static` guard.
+    /// Turns this guard into one that owns a handle on the pool, for a `'static` guard:
+    /// costs a handle clone (two atomic increments).
     ///
     /// # Examples
     ///
@@ -192,8 +193,8 @@ unsafe fn last_reference<T>(node: NonNull<PoolNode<T>>) -> bool {
 /// `thread::spawn`, `tokio::spawn` or a struct field. [`Container::update`](crate::Container::update)
 /// and the other publishing methods take either kind.
 ///
-/// Costs over a [`Pooled`]: one atomic increment of the pool's handle count when made, one
-/// decrement when dropped or published (two `Arc`-style read-modify-writes in all).
+/// Costs over a [`Pooled`]: a handle clone when made (two atomic increments: the handle
+/// count and the `Arc`) and its drop when dropped or published (two decrements).
 ///
 /// # Send and Sync
 ///

@@ -46,7 +46,7 @@ fn builder_max_idle_bounds_returned_versions() {
         assert_eq!(log.made(), 10);
         assert_eq!(log.dropped(), 0);
         drop(guards);
-        assert_eq!(pool.stats().idle, 0, "a guard's drop recycled");
+        assert_eq!(pool.stats().idle, 0, "a guard's drop returned a version");
         assert_eq!(log.dropped(), 0, "a guard's drop dropped a version");
         assert_eq!(poolswap::reclaim(), 10, "bound {bound}");
         let stats = pool.stats();
@@ -177,7 +177,7 @@ fn hits_count_gets_served_from_the_pool() {
 }
 
 #[test]
-fn adopt_takes_an_object_in_and_recycles_it() {
+fn adopt_takes_an_object_in_and_reuses_it() {
     let _serial = serial();
     let (log, pool) = logged_pool();
     let mut outside = Tracked::foreign(&log, 1000);
@@ -197,7 +197,7 @@ fn adopt_takes_an_object_in_and_recycles_it() {
     let again = c.get_new();
     assert_eq!(
         again.id, 1000,
-        "the adopted object is recycled like any other"
+        "the adopted object is reused like any other"
     );
     assert_eq!(log.resets(), vec![1000]);
     assert!(again.recycled);

@@ -54,14 +54,14 @@ fn prefill_fills_to_n_and_serves_hits_on_any_thread() {
 }
 
 /// `prefill(n)` counts the objects in the caller's own cache and reaches `n` (within
-/// `max_idle`) whatever spare slots that cache holds.
+/// `max_idle`) whatever spare permits that cache holds.
 #[test]
 fn prefill_reaches_n_with_objects_in_the_callers_cache() {
     let _serial = serial();
     for max_idle in [4usize, 8] {
         let log = Log::new();
         let p = tracked_pool(&log, max_idle, 0);
-        drop(p.get()); // one object in this thread's cache, and 3 spare budget slots
+        drop(p.get()); // one object in this thread's cache, and 3 spare idle permits
         p.prefill(max_idle);
         assert_eq!(p.stats().idle, max_idle as u64, "max_idle {max_idle}");
     }

@@ -313,7 +313,7 @@ fn panicking_drop_in_trim_or_clear_leaves_the_pool_usable() {
                     })
                     .collect();
                 drop(c);
-                drop(guards); // six versions, retired: a guard's drop recycles nothing
+                drop(guards); // six versions, retired: a guard's drop returns nothing
                 assert_eq!(p.stats().idle, 0);
                 assert_eq!(poolswap::reclaim(), 6); // all idle now
             } else {
