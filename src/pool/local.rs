@@ -143,6 +143,7 @@ struct OwnerSide<N> {
     hits: AtomicU64,
 }
 
+/// A thread's cache of idle nodes and the idle permits it holds; see [`OwnerSide`].
 struct Magazine<N> {
     /// The first `OwnerSide::len` entries hold idle nodes this magazine owns; the rest are
     /// stale or dangling, never dereferenced. A fixed array: a push is one store, never an

@@ -65,8 +65,11 @@ pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
 /// A thread's share of a pool of `T`.
 pub(super) type PoolLocal<T> = Local<PoolNode<T>>;
 
+/// The factory: builds a new object.
 pub(super) type Factory<T> = dyn Fn() -> T + Send + Sync;
+/// The reset, as the builder stores it: readies an object for reuse; `false` drops it.
 pub(super) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+/// The size function (`PoolBuilder::weigh`): an object's size in bytes.
 pub(super) type Weigh<T> = dyn Fn(&T) -> usize + Send + Sync;
 
 /// A pool's settings, gathered by the builder.
@@ -765,6 +768,7 @@ impl<T> Drop for LivePermit<'_, T> {
     }
 }
 
+/// Whether `a` and `b` are the same `Local`.
 fn ptr_eq<N>(a: &Local<N>, b: &Local<N>) -> bool {
     std::ptr::eq(a, b)
 }

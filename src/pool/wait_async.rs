@@ -9,8 +9,9 @@
 //! itself in `count`, inserts a listener in `event` (an event-listener `Event`, whose list is
 //! intrusive: the listener lives in the future), then looks as [`Pool::try_get`] does, under
 //! `waiters` (reclaiming once if versions are retired), and, if that finds nothing, awaits
-//! the listener. [`Shared::wake`](super::shared::Shared::wake) (after every return to a depot and every freed permit)
-//! locks and unlocks `waiters`, then, if `count` is not zero, notifies one more listener.
+//! the listener. [`Shared::wake`](super::shared::Shared::wake) (after every return to a
+//! depot and every freed live permit) locks and unlocks `waiters`, then, if `count` is not
+//! zero, notifies one more listener.
 //!
 //! No wake-up is lost: if the getter's look locked `waiters` after the notifier did, it sees
 //! the change; otherwise its count and its listener came before its unlock of `waiters`,
@@ -19,7 +20,7 @@
 //! and the notification are ordered after the change by that lock, so both are `Relaxed`
 //! (the notification without event-listener's `SeqCst` fence). Each notification is
 //! *additional* (one more listener, not "at least one"): each stands for one object or
-//! permit, and two returns must wake two getters.
+//! live permit, and two returns must wake two getters.
 //!
 //! event-listener wakes a listener while it holds its list's lock, which a woken getter
 //! needs to take its notification: a getter woken on another thread at once would block
@@ -29,16 +30,16 @@
 //!
 //! A woken getter looks first and takes its notification after (`Listener::discard` when the
 //! look found an object, a poll of the listener when it did not): the look needs only the
-//! pool's locks, and one lock of the list per wake-up is left, not three (poll, listen
-//! again, drop). A getter that takes an object discards the notification
-//! rather than pass it on: each notification stands for one object or permit, and if the
+//! pool's locks, and it leaves one lock of the list per wake-up, not three (poll, listen
+//! again, drop). A getter that takes an object discards the notification rather than pass
+//! it on: each notification stands for one object or live permit, and if the
 //! one it received stood for another object than the one it took, the getter that
 //! object's own notification reached finds this one. A look that finds nothing after a
 //! notification registers a new listener and looks again before it waits.
 //!
 //! # Cancellation
 //!
-//! A getter holds nothing between polls but its listener and its count: no permit, no
+//! A getter holds nothing between polls but its listener and its count: no live permit, no
 //! object (a look that finds one returns it at once). Dropping the future drops the
 //! listener, and event-listener hands a notification it had received but not yet taken to
 //! the next listener; the count goes down with it.
@@ -83,6 +84,7 @@ pub(crate) struct AsyncWaiters {
 }
 
 impl AsyncWaiters {
+    /// No waiter; allocates nothing until the first wait.
     pub(super) fn new() -> AsyncWaiters {
         AsyncWaiters {
             event: Event::new(),
@@ -138,6 +140,7 @@ struct WakerCell {
 }
 
 impl WakerCell {
+    /// A cell with no waker.
     fn new() -> WakerCell {
         WakerCell {
             waker: Mutex::new(None),
@@ -221,6 +224,7 @@ fn wake_deferred() {
 struct Waiting<'a>(&'a AsyncWaiters);
 
 impl<'a> Waiting<'a> {
+    /// Registers a getter: counts it, and wakes (or starts) the reclaiming thread if needed.
     fn new(waiters: &'a AsyncWaiters) -> Waiting<'a> {
         // Relaxed: the getter's next look locks `waiters`, which orders this before any
         // notifier that the look misses (module docs).
@@ -408,6 +412,7 @@ mod reclaimer {
         WAITING.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// Spawns the thread; `None` if it cannot be spawned.
     fn start() -> Option<Thread> {
         thread::Builder::new()
             .name("poolswap-reclaim".into())
@@ -416,6 +421,8 @@ mod reclaimer {
             .map(|handle| handle.thread().clone())
     }
 
+    /// The thread's loop: reclaims on the blocking getter's schedule while getters wait,
+    /// and parks for good `LINGER` after the last one left.
     fn run() {
         // Relaxed: as after a park below.
         PARKED.store(false, Ordering::Relaxed);

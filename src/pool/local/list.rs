@@ -17,6 +17,7 @@ pub(crate) struct LocalList<N> {
 }
 
 impl<N> LocalList<N> {
+    /// An empty list (no allocation).
     pub(crate) fn new() -> LocalList<N> {
         LocalList {
             head: AtomicPtr::new(ptr::null_mut()),
