@@ -38,8 +38,8 @@
 //! | file | holds |
 //! |---|---|
 //! | `builder.rs` | [`PoolBuilder`] |
-//! | `pooled.rs` | [`Pooled`], [`OwnedPooled`], [`Publishable`]: the checked-out objects |
 //! | `version.rs` | `Version`: a container's handle on a node, its one door into the pool |
+//! | `pooled.rs` | [`Pooled`], [`OwnedPooled`], [`Publishable`]: the checked-out objects |
 //! | `get_idle.rs` | crate-private getters that hand out idle objects only |
 //! | `shared.rs` | `Shared`, the state every handle shares: put, return of retired versions, the live bound, close |
 //! | `wait_async.rs` | `get_async` and the `poolswap-reclaim` thread (feature `async`) |
