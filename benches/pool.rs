@@ -17,7 +17,7 @@
 //! - `pool-pipeline`: a long-lived producer thread gets buffers in batches of 64 (a `Vec`
 //!   per batch) and sends each batch through a channel bounded at 4 batches to a long-lived
 //!   consumer thread that drops them: a reader thread that fills buffers and a worker that
-//!   consumes them. Up to ~400 buffers are out at once, more than `DEFAULT_MAX_IDLE`, so a
+//!   consumes them. Up to ~400 buffers are out at once, more than the default idle bound's floor (256), so a
 //!   pool must keep what its working set needs (opool is given room for it: its capacity
 //!   is fixed at construction). The batch's own `Vec` is 1/64 = 0.0156 allocations per op.
 //! - `pool-pipeline-spin`: the same pipeline with a spinning queue
@@ -163,7 +163,7 @@ fn handoff<G: Send>(
 
 /// Batches the pipeline's producer sends at most ahead of its consumer (the channel's
 /// bound): with the batch being filled and the one being dropped, up to
-/// `(PIPELINE_DEPTH + 2) * BATCH` buffers are out at once, more than `DEFAULT_MAX_IDLE`.
+/// `(PIPELINE_DEPTH + 2) * BATCH` buffers are out at once, more than the default idle bound's floor (256).
 const PIPELINE_DEPTH: usize = 4;
 /// Buffers per batch in the pipeline.
 const BATCH: usize = 64;

@@ -9,7 +9,7 @@
 //!
 //! | system | the wait | the return |
 //! |---|---|---|
-//! | poolswap `get_owned_async` | `Pool::get_owned_async` at `max_live(1)` | the `OwnedPooled`'s drop |
+//! | poolswap `get_async` | `Pool::get_async` at `max_live(1)`, into an `OwnedPooled` | the `OwnedPooled`'s drop |
 //! | deadpool unmanaged | `deadpool::unmanaged::Pool::get` at `max_size` 1 | the `Object`'s drop |
 //! | poolswap blocking `get` | `Pool::get_owned` on a plain thread (condition variable) | the `OwnedPooled`'s drop, on another thread |
 //!
@@ -23,7 +23,7 @@
 //!
 //! event-listener wakes a waiter while it holds its list's lock, and a woken waiter takes
 //! that lock once (to take its notification and leave the list): poolswap defers the task's
-//! wake-up until the notifier has released it (`WakeSlot` in src/pool/wait_async.rs), as
+//! wake-up until the notifier has released it (`WakerCell` in src/pool/wait_async.rs), as
 //! tokio's semaphore (deadpool's) does. Without that, a waiter on another worker blocked on
 //! the lock for the notifier's futex wake: p50 9-12 µs here, against 3-4 µs.
 //!
@@ -55,7 +55,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::Pool;
+use poolswap::{Pool, Pooled};
 use tokio::sync::mpsc;
 
 #[global_allocator]
@@ -149,7 +149,8 @@ fn poolswap_async(rt: &tokio::runtime::Runtime, in_task: bool, n: usize) -> Samp
             async move {
                 let mut out = Samples::default();
                 while go_rx.recv().await.is_some() {
-                    let (obj, polls) = count_polls(pool.get_owned_async()).await;
+                    let (obj, polls) =
+                        count_polls(async { Pooled::into_owned(pool.get_async().await) }).await;
                     let ns = obj.returned_at.elapsed().as_nanos() as u64;
                     if polls > 1 {
                         out.ns.push(ns);
@@ -161,7 +162,7 @@ fn poolswap_async(rt: &tokio::runtime::Runtime, in_task: bool, n: usize) -> Samp
                 out
             }
         });
-        let mut obj = pool.get_owned_async().await;
+        let mut obj = Pooled::into_owned(pool.get_async().await);
         let start = Snapshot::now();
         for _ in 0..n {
             go_tx.send(()).await.unwrap();
@@ -272,9 +273,9 @@ fn main() {
     let rounds = if smoke { 1 } else { 10 };
     let rt = runtime();
     let names = [
-        "poolswap get_owned_async, returner in a task",
+        "poolswap get_async, returner in a task",
         "deadpool unmanaged get, returner in a task",
-        "poolswap get_owned_async, returner in block_on",
+        "poolswap get_async, returner in block_on",
         "deadpool unmanaged get, returner in block_on",
         "poolswap blocking get (threads)",
     ];

@@ -121,7 +121,4 @@ pub fn reclaim() -> usize {
 /// `n` times as many retired, held versions aside.
 pub const RECLAIM_THRESHOLD: usize = hazard::RECLAIM_THRESHOLD;
 
-pub use pool::{
-    OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome, DEFAULT_MAX_IDLE,
-    MAGAZINE_SIZE, SLOT_BATCH,
-};
+pub use pool::{OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome};

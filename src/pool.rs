@@ -1,73 +1,77 @@
-//! The object pool: a stand-in for Go's `sync.Pool`, with reference-counted nodes.
+//! The object pool: Go's `sync.Pool` with a reset function and bounds, whose objects a
+//! [`Container`](crate::Container) publishes as versions.
 //!
-//! This file is the public front (`Pool`, `PoolStats`, `ResetOutcome`, and the re-exports
-//! of the children's public items); the rest lives in private children, each importing
-//! only the ones below it, and the first three the `Pool` handle they serve:
+//! # How it works
 //!
-//! | module | what | knows of `T` |
-//! |---|---|---|
-//! | `builder` | `PoolBuilder` and the default idle bound | yes |
-//! | `pooled` | the checked-out objects (`Pooled`, `OwnedPooled`) and `Publishable` | yes |
-//! | `version` | the container's handle on a version, and the retired list's release | yes |
-//! | `shared` | the state all handles share; reset, discard, put, return of retired versions, the live bound, close | yes |
-//! | `wait` | waits at the live bound with a deadline (`get_timeout`) | yes |
-//! | `wait_async` | awaitable waits at the live bound (`get_async`, feature `async`), the `poolswap-reclaim` thread | yes |
-//! | `node` | the type-stable node and its lifecycle | yes |
-//! | `local` | a thread's magazine and depot handle, the list of them; `local/steal.rs`: how a trim takes idle threads' magazines | no: generic over the node |
-//! | `depot` | the lock-backed lists other threads take from | no |
-//! | `decay` | decay by itself: the period, the clock, the ticks; `spawn_trimmer` | no (but `spawn_trimmer`) |
-//! | `budget` | the idle bound's shared budget, fixed or adapting to demand | no |
+//! Idle objects wait in per-thread *magazines* and *depots*, Bonwick's magazine layer
+//! ("Magazines and Vmem", USENIX 2001) in the shape of Go's per-P `poolLocal`
+//! (`sync/pool.go`). A thread gets and puts back through its own magazine (up to 16
+//! objects) with plain loads and stores: no lock, no atomic read-modify-write. A full
+//! magazine spills into the thread's depot (a locked list), an empty one refills from it,
+//! and a thread whose depot is empty steals a batch from another thread's before it runs
+//! the factory. Stealing is what the hot-swap pattern needs: the last reader of an old
+//! version releases it on *its* thread while the writer gets on *another*. A container
+//! version's last release goes to the depot of the thread that published it (the writer),
+//! where that thread's next `get` looks first.
 //!
-//! Idle nodes wait in per-thread magazines and depots: a hit takes no lock and makes no
-//! atomic read-modify-write; threads whose magazine and depot are empty steal from other
-//! threads' depots in batches before they call the factory. Stealing matters: in the
-//! hot-swap pattern the last reader releases the old version on *its* thread while the
-//! writer asks for a fresh one on *another*; free lists that other threads cannot take from
-//! starve the writer. A container version's last release goes straight to the depot of the
-//! thread that published it (the writer), which is where that thread's next `get` looks.
-//!
-//! With `membarrier`, a trim takes the magazine of every live thread not in the middle of
-//! a `get` or a return (a handshake costing the hit path a store, a load and a branch;
-//! `local/steal.rs`); in `Fence` mode each live thread may hide up to [`MAGAZINE_SIZE`].
-//! A thread's magazine starts to cache only after its first 32 slow-path operations on the
-//! pool (a *slow start*, as tcmalloc's per-thread caches grow with use): until then its
-//! gets take one object from a depot and its puts go to its own depot, under that depot's
-//! lock. A thread that touched a pool a few times and went idle so hides nothing in either
-//! mode.
-//!
-//! With a live bound ([`PoolBuilder::max_live`]) the magazines stay empty: a returned object
-//! goes to a depot, where a `get` waiting at the bound on another thread can take it (see
-//! `shared.rs`, "The live bound"). Without one, nothing of it is on the paths above.
+//! The idle bound counts magazines too, through a budget of *idle permits* handed to
+//! threads in batches, as Linux's per-CPU counters hand out counts (`budget.rs`); without a
+//! set `max_idle` it adapts to demand. Depots keep Go's two generations (`sync.Pool`'s
+//! `local` and `victim`): `trim` and decay drop what stayed idle across two of them. A trim
+//! takes other live threads' magazines through a `membarrier` handshake (`local/steal.rs`),
+//! and a thread's first 32 slow-path operations bypass its magazine (a *slow start*, as
+//! tcmalloc's per-thread caches grow with use), so a thread that used a pool a few times
+//! and went idle hides nothing from a trim. With a live bound (`max_live`) the magazines
+//! stay empty: every return goes to a depot, where a getter waiting at the bound on any
+//! thread finds it (`shared.rs`, "The live bound").
 //!
 //! The reset function runs in [`Pool::get`], on the thread that asks for an object (in a
 //! container, the writer), not when the last reference drops, which may be on a reader's
-//! thread: clearing a large map can take a millisecond, and the reader that happens to be
-//! last should not pay it. The price: an idle object keeps its old contents (and their
-//! memory, which `clear` keeps anyway) until it is handed out again or dropped.
+//! thread: the reader that happens to be last should not pay for clearing a large map. An
+//! idle object so keeps its old contents until it is handed out again or dropped.
+//!
+//! # Map
+//!
+//! This file is the front: [`Pool`], [`PoolStats`], [`ResetOutcome`] and the re-exports.
+//! Each child imports only the children listed below it (and this file's `Pool`):
+//!
+//! | file | holds |
+//! |---|---|
+//! | `builder.rs` | [`PoolBuilder`] |
+//! | `version.rs` | `Version`: a container's handle on a node, its one door into the pool |
+//! | `pooled.rs` | [`Pooled`], [`OwnedPooled`], [`Publishable`]: the checked-out objects |
+//! | `get_idle.rs` | crate-private getters that hand out idle objects only |
+//! | `shared.rs` | `Shared`, the state every handle shares: put, return of retired versions, the live bound, close |
+//! | `wait_async.rs` | `get_async` and the `poolswap-reclaim` thread (feature `async`) |
+//! | `node.rs` | `Node`: one object, its count, its type-stable memory |
+//! | `local.rs` | `Local`, a thread's magazine and depot; `local/list.rs` the list of them, `local/depot_ops.rs` what any thread does to a depot, `local/steal.rs` a trim's handshake |
+//! | `depot.rs` | `Depot`: two generations of idle nodes behind a lock |
+//! | `budget.rs` | `IdleBudget`: the idle bound's permits |
+//! | `decay.rs` | `Decay`: the period grid and the clock |
+//! | `wait_blocking.rs` | `Wait`: how long a getter at the live bound waits |
 
 use std::fmt;
+use std::time::Duration;
 
 mod budget;
 mod builder;
 mod decay;
 mod depot;
+mod get_idle;
 mod local;
 mod node;
 mod pooled;
-mod returned;
 mod shared;
 pub(crate) mod version;
-mod wait;
 #[cfg(all(feature = "async", not(loom)))]
 mod wait_async;
+mod wait_blocking;
 
-pub use self::budget::SLOT_BATCH;
-pub use self::builder::{PoolBuilder, DEFAULT_MAX_IDLE};
+pub use self::builder::PoolBuilder;
 use self::depot::NodePtr;
-pub use self::local::MAGAZINE_SIZE;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{Discard, PoolLocal, PoolNode, Shared};
-use self::wait::Wait;
+use self::wait_blocking::Wait;
 use crate::recycle::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
@@ -99,25 +103,21 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// # Costs
 ///
 /// - [`get`](Pool::get) that finds an object in the calling thread's magazine: a
-///   thread-local lookup, the reset closure, and plain loads and stores: no lock, no atomic
-///   read-modify-write (and no fence: the busy mark that lets `trim` take an idle thread's
-///   magazine is one plain store, a compiler fence, a load and a branch). Otherwise one
-///   lock per depot that seems to hold objects (its own first, then other threads'),
-///   moving up to [`MAGAZINE_SIZE`] objects at once (the budget slots this thread's gets
-///   freed are parked in that depot under the same lock, for its owner's next puts); on a
-///   miss, the factory and one allocation (the node), none if a discarded object left its
-///   node behind.
+///   thread-local lookup, the reset, and plain loads and stores (no lock, no atomic
+///   read-modify-write, no fence: the busy mark that lets `trim` take an idle thread's
+///   magazine is a store, a compiler fence, a load and a branch). Otherwise one lock per
+///   depot that seems to hold objects (its own first, then other threads'), moving up to
+///   16 objects at once; on a miss, the factory and one allocation (the node), none if a
+///   discarded object left its node behind.
 /// - Dropping a [`Pooled`]: the same, the other way. A full magazine spills half of itself
-///   (all of it if the thread got nothing since its last spill: it only puts back what
-///   another thread gets) to the thread's depot under one lock, and takes the slots parked
-///   there; with no slot spare and none parked, one atomic read-modify-write on the idle
-///   budget for [`SLOT_BATCH`] slots.
-/// - The first use of a pool on a thread allocates that thread's magazine and depot
-///   (once), and an entry in the thread's registry (one allocation).
-/// - With [`decay`](PoolBuilder::decay): one clock read per slow path above and per 256
-///   hits on a thread (the hit path itself only tests its hit count); a due tick drops
-///   objects on the thread that finds it due.
-/// - Cloning a handle: one atomic increment of the handle count and one of the `Arc`.
+///   (all of it if the thread got nothing since its last spill) to the thread's depot under
+///   one lock; a put with no spare idle permit and none parked in its depot takes 4 from the
+///   budget in one atomic read-modify-write.
+/// - A thread's first use of a pool: two allocations (its magazine and depot, and its
+///   registry entry), once.
+/// - With [`decay`](PoolBuilder::decay): one clock read per slow path and per 256 hits on a
+///   thread; a due tick drops objects on the thread that finds it due.
+/// - Cloning a handle: two atomic increments (the handle count and the `Arc`).
 /// - With a [`max_live`](PoolBuilder::max_live) bound, `get` and the return of an object
 ///   take locks instead (see there), and `get` may wait.
 ///
@@ -142,12 +142,12 @@ pub struct Pool<T> {
 
 /// Counters of one pool; see [`Pool::stats`].
 ///
-/// Counts are objects, cumulative since the pool was built, except `idle` and `live`,
-/// which are readings of the moment. Each field is exact when no other thread uses the pool. Under
-/// traffic the per-thread counters are read one after another, not at one instant, so
-/// `idle` may miss an object, or count one twice, while it moves between a thread's magazine
-/// and a depot; it never reads more than [`max_idle`](PoolBuilder::max_idle) (it is capped
-/// by the idle budget in use, which is at every instant at least the idle count).
+/// Counts are objects, cumulative since the pool was built, except `idle`, `live` and
+/// `max_idle`, which are readings of the moment. Each field is exact when no other thread
+/// uses the pool. Under traffic the per-thread counters are read one after another, not at
+/// one instant, so `idle` may miss an object, or count one twice, while it moves between a
+/// thread's magazine and a depot; it never reads more than `max_idle` (it is capped by the
+/// idle permits in use, which at every instant are at least the idle count).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
@@ -169,13 +169,17 @@ pub struct PoolStats {
     /// Objects dropped by decay ticks (see [`PoolBuilder::decay`]).
     pub decayed: u64,
     /// Bytes of the objects counted in `dropped_over_cap`, as the size function given to
-    /// [`PoolBuilder::weigh`] measured them when they were dropped; `None` if the pool has
+    /// [`PoolBuilder::weigh`] reported them when they were dropped; `None` if the pool has
     /// no size function (it does not know its objects' sizes).
     pub dropped_over_cap_bytes: Option<u64>,
     /// Bytes of the objects counted in `trimmed`; `None` without a size function.
     pub trimmed_bytes: Option<u64>,
     /// Bytes of the objects counted in `decayed`; `None` without a size function.
     pub decayed_bytes: Option<u64>,
+    /// The idle bound in effect now: the one set with [`PoolBuilder::max_idle`], or else the
+    /// adaptive bound's value (at least 256; it rises with the objects live at a miss and
+    /// falls at `trim` and decay ticks).
+    pub max_idle: u64,
     /// Objects of this pool that exist now: idle, checked out, published in containers,
     /// held by readers (and leaked ones). With a [`max_live`](PoolBuilder::max_live) bound,
     /// the bound's own count: at most `max_live`, except for objects taken in by
@@ -186,9 +190,8 @@ pub struct PoolStats {
 /// What a pool's reset function returns: whether to keep the object it just reset.
 ///
 /// Implemented for `()` (always keep: `Pool::new(Vec::new, Vec::clear)`) and for `bool`
-/// (`true` keeps the object, `false` drops it, as Go's `Reset` returning false does). The
-/// pool stores the reset function as one closure returning `bool` either way, so the choice
-/// costs nothing at run time.
+/// (`true` keeps the object, `false` drops it). The pool stores the reset function as one
+/// closure returning `bool` either way, so the choice costs nothing at run time.
 ///
 /// The trait is sealed: it is implemented for these two types only, so that it may grow
 /// without breaking anyone.
@@ -249,9 +252,10 @@ mod sealed {
 
 impl<T: Send + 'static> Pool<T> {
     /// Makes a pool that builds objects with `factory` and readies them for reuse with
-    /// `reset`, keeping at most [`DEFAULT_MAX_IDLE`] idle objects.
+    /// `reset`, with the default bounds: an idle bound that adapts to demand (at least 256;
+    /// see [`PoolBuilder::max_idle`]), no `min_idle`, no live bound, no decay.
     ///
-    /// `reset` runs on each recycled object just before [`get`](Pool::get) hands it out
+    /// `reset` runs on each returned object just before [`get`](Pool::get) hands it out
     /// again. It returns `()` to keep every object, or a `bool` (see [`ResetOutcome`]): if
     /// it returns `false`, the object is dropped and never handed out again (Go's `Reset`
     /// returning false), and `get` tries the next idle object or the factory.
@@ -301,7 +305,7 @@ impl<T: Send + 'static> Pool<T> {
     /// use poolswap::Pool;
     ///
     /// let pool = Pool::builder(String::new, String::clear).max_idle(2).build();
-    /// assert_eq!(pool.max_idle(), 2);
+    /// assert_eq!(pool.stats().max_idle, 2);
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder<F, R, O>(factory: F, reset: R) -> PoolBuilder<T>
@@ -312,8 +316,8 @@ impl<T: Send + 'static> Pool<T> {
     {
         PoolBuilder::new(
             Box::new(factory),
-            // One closure returning `bool`, whatever `O` is: `keep` inlines into it, so the
-            // pool makes the same single indirect call per reset as before.
+            // One closure returning `bool`, whatever `O` is: `keep` inlines into it, so a
+            // reset is one indirect call either way.
             Box::new(move |object: &mut T| reset(object).keep()),
         )
     }
@@ -344,8 +348,8 @@ impl<T> Pool<T> {
         Some(Pooled::check_out(node, self))
     }
 
-    /// Reads the pool's counters. Walks every thread's share with plain atomic loads: it
-    /// takes no lock and never blocks.
+    /// Reads the pool's counters. Walks every thread's share with relaxed atomic loads
+    /// (O(threads that used the pool)): it takes no lock and never blocks.
     ///
     /// # Examples
     ///
@@ -371,7 +375,7 @@ impl<T> Pool<T> {
         // Under traffic the sum above may count an object twice, as it moves between a
         // magazine and a depot between two reads. The budget in use is at every instant at
         // least the number of idle objects, and at most `max_idle`: capping by it keeps the
-        // reading within the bound. (Without traffic it holds the spare slots too, so the
+        // reading within the bound. (Without traffic it holds the spare permits too, so the
         // cap changes nothing.)
         stats.idle = stats.idle.min(shared.budget.in_use() as u64);
         stats.created = read(&shared.created);
@@ -386,60 +390,11 @@ impl<T> Pool<T> {
             stats.decayed_bytes = Some(read(&shared.decayed_bytes));
         }
         stats.live = shared.live();
+        stats.max_idle = shared.budget.max() as u64;
         stats
     }
 
-    /// The bound on objects that exist at once, if set; see
-    /// [`PoolBuilder::max_live`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).max_live(3).build();
-    /// assert_eq!(pool.max_live(), Some(3));
-    /// assert_eq!(Pool::new(|| 0u8, |n| *n = 0).max_live(), None);
-    /// ```
-    #[must_use]
-    pub fn max_live(&self) -> Option<usize> {
-        self.shared.max_live
-    }
-
-    /// The most idle objects this pool keeps now: the bound set with
-    /// [`PoolBuilder::max_idle`], or else the adaptive bound's value at this moment (at
-    /// least [`DEFAULT_MAX_IDLE`]; it rises with the objects live at a miss and falls at
-    /// `trim` and decay ticks).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// assert_eq!(pool.max_idle(), poolswap::DEFAULT_MAX_IDLE);
-    /// ```
-    #[must_use]
-    pub fn max_idle(&self) -> usize {
-        self.shared.budget.max()
-    }
-
-    /// The fewest idle objects [`trim`](Pool::trim) and [`clear`](Pool::clear) leave.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).min_idle(1).build();
-    /// assert_eq!(pool.min_idle(), 1);
-    /// ```
-    #[must_use]
-    pub fn min_idle(&self) -> usize {
-        self.shared.min_idle
-    }
-
-    /// Whether two handles are on the same pool.
+    /// Whether two handles are on the same pool: a pointer comparison.
     ///
     /// # Examples
     ///
@@ -492,9 +447,9 @@ impl<T> Pool<T> {
     /// *n += 1;
     /// assert_eq!(*n, 1);
     /// ```
-    // `always`: the hit path is a few loads and stores, and the occasional decay look (a
-    // test and a cold call) tipped LLVM's heuristics out of inlining it into a caller's
-    // loop, which then paid a call per `get`.
+    // `always`: the hit path is a few loads and stores; with the decay look (a test and a
+    // cold call) LLVM's heuristics may decline to inline it into a caller's loop, which
+    // then pays a call per `get`.
     #[inline(always)]
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get(&self) -> Pooled<'_, T> {
@@ -557,7 +512,7 @@ impl<T> Pool<T> {
             }
         }
         // No live bound: the permit is always granted (and counted, for `stats`).
-        let granted = shared.try_acquire_permit();
+        let granted = shared.try_acquire_live_permit();
         debug_assert!(granted);
         self.make_new()
     }
@@ -585,7 +540,7 @@ impl<T> Pool<T> {
             debug_assert!(unsafe { local.magazine_unused() });
         }
         loop {
-            match shared.take_or_acquire_permit(local, wait) {
+            match shared.take_or_acquire_live_permit(local, wait) {
                 Ok(Some(node)) => {
                     // Outside the lock: the reset is user code. If it discards the object,
                     // the permit it frees is ours to take on the next turn (or a
@@ -630,10 +585,58 @@ impl<T> Pool<T> {
         self.get_bounded(local, Wait::No)
     }
 
+    /// [`get`](Pool::get) that waits at most `timeout` at the
+    /// [`max_live`](PoolBuilder::max_live) bound: `None` if no object could be had by then.
+    /// Without a bound, or below it, the same as `get` (in `Some`): it never waits.
+    ///
+    /// While it waits it reclaims retired container versions (which guards' drops do not
+    /// announce) before it sleeps and at each wake-up, as `get` does, waking at least every
+    /// 0.5 ms while versions are retired. The deadline bounds the sleep, not the work: the
+    /// last look, a reclamation and the object's reset may run past it.
+    ///
+    /// # Costs
+    ///
+    /// As `get` when an object is at hand. At the bound: one clock read per look, the
+    /// search under the pool's waiter lock (a lock per depot), and a condition variable
+    /// wait until a return, a drop, a poll or the deadline. No allocation.
+    ///
+    /// # Panics
+    ///
+    /// As [`get`](Pool::get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::builder(|| vec![0u8; 1024], |v: &mut Vec<u8>| v.fill(0))
+    ///     .max_live(1)
+    ///     .build();
+    /// let only = pool.get();
+    /// // The one object the bound allows is out, and nobody gives it back.
+    /// assert!(pool.get_timeout(Duration::from_millis(5)).is_none());
+    /// drop(only);
+    /// assert!(pool.get_timeout(Duration::from_millis(5)).is_some());
+    /// ```
+    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
+    pub fn get_timeout(&self, timeout: Duration) -> Option<Pooled<'_, T>> {
+        if self.shared.max_live.is_none() {
+            return Some(self.get());
+        }
+        let local = Shared::local(&self.shared);
+        self.get_bounded(local, Wait::within(timeout))
+    }
+
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
     ///
-    /// The object will be reset and reused like any other. Costs one allocation (its node)
-    /// unless a discarded object left an empty node behind.
+    /// The object will be reset and reused like any other; it counts as created, not as a
+    /// miss. With a [`max_live`](PoolBuilder::max_live) bound it counts toward the bound,
+    /// even over it, and never waits. For an [`OwnedPooled`], write
+    /// `Pooled::into_owned(pool.adopt(value))`.
+    ///
+    /// Costs one allocation (its node) unless a discarded object left an empty node behind
+    /// (then a lock), and one relaxed atomic increment (two with a live bound).
     ///
     /// # Examples
     ///
@@ -646,7 +649,7 @@ impl<T> Pool<T> {
     /// ```
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn adopt(&self, value: T) -> Pooled<'_, T> {
-        self.shared.acquire_permit_over_bound();
+        self.shared.acquire_live_permit_over_bound();
         // Relaxed: a statistic.
         self.shared.created.fetch_add(1, Ordering::Relaxed);
         let node = self.shared.node_for(value);
@@ -655,7 +658,10 @@ impl<T> Pool<T> {
 
     /// [`get`](Pool::get), returning a guard that owns a handle on the pool instead of
     /// borrowing it, for `thread::spawn`, `tokio::spawn` or a struct field. Costs what
-    /// `get` does, plus one atomic increment (and a decrement when the guard goes).
+    /// `get` does, plus a handle clone (two atomic increments; two decrements when the
+    /// guard goes). The
+    /// other getters' guards convert the same way: `pool.get_timeout(t).map(Pooled::into_owned)`,
+    /// `Pooled::into_owned(pool.get_async().await)`.
     ///
     /// # Panics
     ///
@@ -679,22 +685,6 @@ impl<T> Pool<T> {
         Pooled::into_owned(self.get())
     }
 
-    /// [`adopt`](Pool::adopt), returning an [`OwnedPooled`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::new(String::new, String::clear);
-    /// let s = pool.adopt_owned(String::from("built elsewhere"));
-    /// assert_eq!(s.len(), 15);
-    /// ```
-    #[must_use = "the object goes straight back to the pool if the guard is dropped"]
-    pub fn adopt_owned(&self, value: T) -> OwnedPooled<T> {
-        Pooled::into_owned(self.adopt(value))
-    }
-
     /// Go's two-generation victim decay, driven by the caller instead of a garbage
     /// collector: drops the objects that were idle at the previous `trim` and are still
     /// idle (down to [`min_idle`](PoolBuilder::min_idle) in all), and marks the rest as
@@ -711,10 +701,9 @@ impl<T> Pool<T> {
     /// The calling thread's magazine is moved to its depot first. With `membarrier`
     /// ([`barrier_mode`](crate::barrier_mode) `Membarrier`), so are the magazines of other
     /// live threads that are not in the middle of a `get` or a return: one `membarrier`
-    /// per call if some magazine holds an object (~0.5-9 us on a 2-core VM), one lock per
-    /// such magazine, and one lock on each such thread's next operation; so idle threads
-    /// hide nothing. In `Fence` mode, objects in the magazines of *other* live threads (at
-    /// most [`MAGAZINE_SIZE`] per thread, and none for a thread in its first 32 slow-path
+    /// per call if some magazine holds an object, one lock per such magazine, and one lock
+    /// on each such thread's next operation; so idle threads hide nothing. In `Fence` mode,
+    /// objects in the magazines of *other* live threads (at most 16 per thread, and none for a thread in its first 32 slow-path
     /// operations on the pool, its slow start) are not reached: they move to their depots,
     /// where `trim` reaches them, when the magazine overflows or the thread exits. Runs the
     /// objects' destructors on the calling thread; takes each depot's lock once per object
@@ -770,6 +759,9 @@ impl<T> Pool<T> {
     /// reclaims about once per [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) updates, at
     /// the price of `n` more objects in memory.
     ///
+    /// Costs, per object built: the factory, one allocation (its node), one atomic
+    /// read-modify-write on the idle budget, and the calling thread's depot lock.
+    ///
     /// # Panics
     ///
     /// If the factory panics; the pool stays usable.
@@ -790,17 +782,17 @@ impl<T> Pool<T> {
         let Some(local) = Shared::local(&self.shared) else {
             return;
         };
-        // Budget slots held spare in this thread's magazine would stop the loop short.
+        // Idle permits held spare in this thread's magazine would stop the loop short.
         // SAFETY: the calling thread's own `Local`.
         unsafe { local.flush(&shared.budget) };
         let missing = n.min(shared.budget.max()).saturating_sub(shared.idle_now());
         for _ in 0..missing {
-            // One slot at a time, reserved before the factory runs and given back if it
+            // One permit at a time, reserved before the factory runs and given back if it
             // panics, so the idle bound holds and a panic leaves every count as it was.
             let Some(node) = shared.make_idle() else {
                 return;
             };
-            // The slot goes with the object into the depot; this thread holds a handle, so
+            // The permit goes with the object into the depot; this thread holds a handle, so
             // the pool is open and the depot takes it.
             match local.donate(node) {
                 // A getter may wait at the live bound while the factory ran.
@@ -811,6 +803,57 @@ impl<T> Pool<T> {
                 }
             }
         }
+    }
+}
+
+#[cfg(not(loom))]
+impl<T: Send + 'static> Pool<T> {
+    /// Starts a thread, named `poolswap-trim`, that calls [`trim`](Pool::trim) on this pool
+    /// every `period`, so that a pool that nobody uses still shrinks: an object left idle is
+    /// dropped within two periods (down to [`min_idle`](crate::PoolBuilder::min_idle)).
+    ///
+    /// The thread holds no handle: it does not keep the pool open, and it exits within a
+    /// period of the pool's last handle being dropped (it sleeps, then finds the pool
+    /// gone). It reaches the magazines of live threads as `trim` does. Trims are counted
+    /// in [`PoolStats::trimmed`](crate::PoolStats::trimmed). Join the handle to wait for it
+    /// after dropping the pool, or drop the handle to let it go.
+    ///
+    /// # Costs
+    ///
+    /// One thread with a small stack (64 KiB), asleep but for one `trim` per period (each
+    /// depot's lock, the dropped objects' destructors).
+    ///
+    /// # Errors
+    ///
+    /// If the thread cannot be spawned (see `std::thread::Builder::spawn`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use poolswap::Pool;
+    ///
+    /// let pool = Pool::new(|| vec![0u8; 4096], |v| v.fill(0));
+    /// let trimmer = pool.spawn_trimmer(Duration::from_millis(10)).unwrap();
+    /// drop(pool);
+    /// trimmer.join().unwrap(); // exits at its next wake-up: the pool is gone
+    /// ```
+    pub fn spawn_trimmer(&self, period: Duration) -> std::io::Result<std::thread::JoinHandle<()>> {
+        let pool = Arc::downgrade(&self.shared);
+        std::thread::Builder::new()
+            .name("poolswap-trim".into())
+            .stack_size(64 * 1024)
+            .spawn(move || loop {
+                std::thread::sleep(period);
+                let Some(shared) = pool.upgrade() else {
+                    return;
+                };
+                if shared.is_closed() {
+                    return;
+                }
+                // Not `own`: this thread has no share of the pool, and takes none.
+                Shared::trim(&shared, false, Discard::Trim);
+            })
     }
 }
 
@@ -844,8 +887,8 @@ impl<T> fmt::Debug for Pool<T> {
 }
 
 /// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
-/// object's arena), with the default bounds: what a pool of recycled values almost always
-/// is. Other types have no `Default` pool: only their user knows how to reset them.
+/// object's free lists), with the default bounds: what a pool of `Recycled` values almost
+/// always is. Other types have no `Default` pool: only their user knows how to reset them.
 ///
 /// # Examples
 ///

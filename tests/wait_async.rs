@@ -80,7 +80,6 @@ fn the_futures_are_send_and_sync() {
     let c = Container::from_value(&pool, Vec::new());
     let option = poolswap::OptionContainer::empty(&pool);
     send_sync(&pool.get_async());
-    send_sync(&pool.get_owned_async());
     send_sync(&c.get_new_async());
     send_sync(&option.get_new_async());
 }
@@ -93,7 +92,7 @@ fn without_a_bound_or_below_it_the_future_is_ready_at_once() {
     let mut f = Manual::new(unbounded.get_async());
     assert!(f.poll().is_ready());
     let pool = bounded(&log, 1);
-    let mut f = Manual::new(pool.get_owned_async());
+    let mut f = Manual::new(pool.get_async());
     let Poll::Ready(first) = f.poll() else {
         panic!("below the bound");
     };
@@ -112,7 +111,7 @@ fn tokio_a_waiting_task_gets_the_object_another_task_returns() {
             let held = pool.get_owned();
             let waiter = tokio::spawn({
                 let pool = pool.clone();
-                async move { pool.get_owned_async().await.id }
+                async move { pool.get_async().await.id }
             });
             tokio::spawn(async move { drop(held) });
             let id = tokio::time::timeout(NEVER, waiter).await.expect("woken");

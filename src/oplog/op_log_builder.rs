@@ -52,7 +52,7 @@ where
         self
     }
 
-    /// The most idle versions the container's pool keeps (default: the pool's, 256); see
+    /// The most idle versions the container's pool keeps (default: the pool's adaptive idle bound); see
     /// [`PoolBuilder::max_idle`](crate::PoolBuilder::max_idle). A version dropped for it
     /// is simply not reused.
     ///
@@ -63,7 +63,7 @@ where
     /// use poolswap::oplog::{OpLog, MapOp};
     ///
     /// let w = OpLog::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
-    /// assert_eq!(w.container().pool().max_idle(), 4);
+    /// assert_eq!(w.container().pool().stats().max_idle, 4);
     /// ```
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = Some(n);

@@ -1,60 +1,53 @@
-//! The idle bound: a shared budget of idle slots, handed to threads in batches.
+//! The idle bound: a shared budget of *idle permits*, one per idle object, handed to
+//! threads in batches.
 //!
-//! `max_idle` counts every idle object, magazines included, yet the hit path must not touch
-//! a shared counter. So the pool keeps a budget of idle slots and hands it out in batches,
-//! as Linux's per-CPU counters do. A magazine holds one slot per object in it and the rest
-//! spare, at most `MAGAZINE_SIZE + SLOT_BATCH` slots in all: a get turns an object's slot
-//! into a spare one and a put the other way, so neither hit path reaches that bound or
-//! touches the budget. Objects moving between a magazine and a depot carry their slots with
-//! them, and so do the spare slots, the other way:
+//! `max_idle` counts every idle object, magazines included, yet the hit paths must not
+//! touch a shared counter. So the pool keeps a budget of permits and hands it out in
+//! batches of [`PERMIT_BATCH`], as Linux's per-CPU counters (`percpu_counter`) batch their
+//! updates to a shared count. A magazine holds one permit per object in it and up to
+//! `PERMIT_BATCH` more spare ([`MAGAZINE_PERMITS`](super::local::MAGAZINE_PERMITS) in
+//! all): a get turns its object's permit into a spare one and a put the other way, so
+//! neither hit path touches the budget. Objects moving between a magazine and a depot carry
+//! their permits, and spare permits travel back the way objects came:
 //!
-//! - a thread that refills its magazine from a depot *parks* its spare slots there (with
-//!   the slot of the object it hands out), under the depot's lock it holds anyway, up to
+//! - a thread that refills its magazine from a depot *parks* its spare permits there (with
+//!   the permit of the object it hands out), under the depot's lock it holds anyway, up to
 //!   `PARKED_MAX` per depot;
-//! - a thread that spills into its own depot takes the slots parked there, under the same
-//!   lock, up to its magazine's room; a donation to a depot (a retired version coming
-//!   back) takes a parked slot first.
+//! - a thread that spills into its own depot takes the permits parked there, under the
+//!   same lock; a donation to a depot (a retired version coming back) takes a parked
+//!   permit first.
 //!
-//! Near the ceiling (fewer than `SLOTS_MAX` slots left when a magazine last reached a slow
-//! path), a magazine keeps at most [`SLOT_BATCH`] spare, giving the rest back to the budget
-//! in batches, and a refill gives its freed slots back instead of parking them: parked
-//! slots are out of reach of other threads' puts. So a tight bound behaves as before.
-//!
-//! So in a handoff (one thread gets, another puts back) the slots go back the way the
-//! objects came, and neither thread touches the shared counter per batch: in the
-//! producer/consumer pipeline of `benches/pool.rs` (`examples/pipeline_loop.rs`, with a
-//! temporary counter in each budget operation), 0.26-0.43 budget read-modify-writes per 16
-//! objects (when a parked count runs dry or fills up), against 8 before (one per
-//! `SLOT_BATCH` objects on each side). The budget is reached only by a put that finds no spare slot and none
-//! parked in its depot ([`SLOT_BATCH`] at once), a refill that parks past `PARKED_MAX`,
-//! donations to a depot with nothing parked, and flushes, trims and closes (which give
-//! back what they find). So at every instant:
+//! So in a handoff (one thread gets, another puts back) neither thread touches the shared
+//! count per batch. The budget is reached only by a put that finds no spare permit and none
+//! parked ([`PERMIT_BATCH`] at once, one atomic read-modify-write), a refill that parks past
+//! `PARKED_MAX`, a donation to a depot with nothing parked, and flushes, trims and closes
+//! (which give back what they find). Near the ceiling (fewer than `MAGAZINE_PERMITS` left
+//! at a magazine's last slow path), a magazine keeps at most `PERMIT_BATCH` spare and a
+//! refill gives its freed permits back instead of parking them, so a tight bound is not
+//! eaten by permits that other threads' puts cannot reach. At every instant:
 //!
 //! ```text
-//! idle objects <= slots in use
-//!               = objects in magazines + spare slots + objects in depots + parked slots
+//! idle objects <= permits in use
+//!               = objects in magazines + spare permits + objects in depots + parked permits
 //!              <= max
 //! ```
 //!
-//! Spare and parked slots of threads that went quiet can make the pool drop an object while
-//! fewer than `max` are idle: [`SLOT_BATCH`] per such thread's magazine near the ceiling;
-//! further from it, at most `MAGAZINE_SIZE + SLOT_BATCH` per magazine (objects and spare
-//! slots together, the same as before slots travelled back) and `PARKED_MAX` per depot.
-//! `trim` and decay give the parked slots back.
+//! Spare and parked permits of threads that went quiet can make the pool drop an object
+//! while fewer than `max` are idle: per thread, up to `PERMIT_BATCH` near the ceiling, and
+//! further from it up to `MAGAZINE_PERMITS` in its magazine and `PARKED_MAX` in its depot.
+//! `trim` and decay give the parked permits back.
 //!
 //! # The adaptive bound
 //!
-//! A pool built without [`max_idle`](crate::PoolBuilder::max_idle) has an *adaptive*
-//! ceiling: `max = max(floor, demand + demand / 4)`, where `floor` is
-//! [`DEFAULT_MAX_IDLE`](crate::DEFAULT_MAX_IDLE) and `demand` the most objects that were
-//! live at once at a miss since the last `trim` or decay tick. A miss means that the caller
-//! found nothing idle anywhere, so the objects live then are (nearly) all out: demand is
-//! the working set the pool has just seen, and a pool that keeps fewer idle objects than
-//! that drops returns that its next gets must rebuild (a producer thread that sends
-//! batches of buffers to a consumer thread does exactly that). The quarter on top absorbs
-//! the spare slots threads hold. `trim` and decay set `demand` to the objects live after
-//! they drop theirs, so the ceiling follows demand down. A set `max_idle` is a fixed
-//! ceiling: `demand` stays 0.
+//! A pool built without `max_idle` has an *adaptive* ceiling:
+//! `max = max(DEFAULT_MAX_IDLE, demand + demand / 4)`, where `demand` is the most objects
+//! that were live at once at a miss since the last `trim` or decay tick. A miss means the
+//! caller found nothing idle anywhere, so the objects live then are (nearly) all out: demand
+//! is the working set just seen, and a bound below it would drop returns that the next gets
+//! must rebuild (a producer thread sending batches of buffers to a consumer thread does
+//! exactly that). The quarter on top absorbs the spare permits threads hold. `trim` and
+//! decay set `demand` to the objects live after they drop theirs, so the ceiling follows
+//! demand down. A set `max_idle` is a fixed ceiling.
 //!
 //! This module knows nothing of objects or threads: it is a counter with a ceiling.
 
@@ -62,19 +55,20 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicUsize, Ordering};
 
-/// How many slots of the idle budget ([`PoolBuilder::max_idle`]) a thread takes at once
-/// when it puts an object back and has no spare slot, and how many slots a thread's
-/// magazine holds beyond [`MAGAZINE_SIZE`]: each thread that uses a pool holds at most
-/// `MAGAZINE_SIZE + SLOT_BATCH` slots, one per object in its magazine, the rest spare.
-///
-/// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
-/// [`PoolBuilder::max_idle`]: crate::PoolBuilder::max_idle
-pub const SLOT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
+/// The floor of the adaptive idle bound, and so the most a pool built without
+/// `PoolBuilder::max_idle` keeps idle until demand raises the bound (see the module docs).
+/// Sized for small objects shared by many threads (each thread's magazine may hold 16).
+pub(crate) const DEFAULT_MAX_IDLE: usize = 256;
 
-/// The pool's idle-slot budget.
+/// How many idle permits a thread takes from the budget at once when it puts an object back
+/// and has no spare permit, and how many spare permits a magazine may hold beyond one per
+/// object in it.
+pub(crate) const PERMIT_BATCH: usize = if cfg!(loom) { 1 } else { 4 };
+
+/// A pool's budget of idle permits. `Sync`: every field is atomic or immutable.
 pub(crate) struct IdleBudget {
-    /// Slots in use. On cache lines of its own: the threads of a handoff write it once per
-    /// batch, and every slow path reads the fields around it.
+    /// Permits in use. On cache lines of its own: the threads of a handoff write it once
+    /// per batch, and every slow path reads the fields around it.
     in_use: CachePadded<AtomicUsize>,
     /// The fixed ceiling (`max_idle` set), or the floor of the adaptive one.
     floor: usize,
@@ -105,7 +99,7 @@ impl IdleBudget {
         }
     }
 
-    /// The most slots that may be in use now.
+    /// The most permits that may be in use now.
     pub(crate) fn max(&self) -> usize {
         if !self.adaptive {
             return self.floor;
@@ -138,20 +132,21 @@ impl IdleBudget {
         }
     }
 
-    /// Slots in use now: a reading for statistics (and tests), possibly stale.
+    /// Permits in use now: a reading for statistics (and tests), possibly stale.
     pub(crate) fn in_use(&self) -> usize {
         // Relaxed: a reading, used for no synchronization.
         self.in_use.load(Ordering::Relaxed)
     }
 
-    /// Whether fewer than `margin` slots are left under the ceiling: threads then hand
-    /// slots back to the budget rather than keep them (see the module docs). A load of
+    /// Whether fewer than `margin` permits are left under the ceiling: threads then hand
+    /// permits back to the budget rather than keep them (see the module docs). A load of
     /// `in_use` and of the ceiling.
     pub(crate) fn near_ceiling(&self, margin: usize) -> bool {
         self.in_use().saturating_add(margin) > self.max()
     }
 
-    /// Takes up to `n` slots; returns how many it got (0 when the budget is spent).
+    /// Takes up to `n` permits; returns how many it got (0 when the budget is spent). A
+    /// load and a compare-exchange loop: one atomic read-modify-write unless contended.
     pub(crate) fn reserve(&self, n: usize) -> usize {
         // Relaxed: a budget, not a synchronization point; nodes travel under locks or
         // through the refcount's last decrement.
@@ -175,28 +170,28 @@ impl IdleBudget {
         }
     }
 
-    /// Gives back `n` slots.
+    /// Gives back `n` permits: one atomic read-modify-write (none for 0).
     pub(crate) fn unreserve(&self, n: usize) {
         if n > 0 {
             // Relaxed: as in `reserve`.
             let before = self.in_use.fetch_sub(n, Ordering::Relaxed);
-            debug_assert!(before >= n, "gave back {n} slots of {before} in use");
+            debug_assert!(before >= n, "gave back {n} permits of {before} in use");
         }
     }
 }
 
-/// Gives back one reserved slot if dropped: armed around user code (the factory) that runs
+/// Gives back one reserved permit if dropped: armed around user code (the factory) that runs
 /// between a reservation and the object that will use it.
-pub(crate) struct SlotOnUnwind<'a>(pub(crate) &'a IdleBudget);
+pub(crate) struct PermitOnUnwind<'a>(pub(crate) &'a IdleBudget);
 
-impl SlotOnUnwind<'_> {
-    /// The slot found its object: keep it reserved.
+impl PermitOnUnwind<'_> {
+    /// The permit found its object: keep it reserved.
     pub(crate) fn disarm(self) {
         std::mem::forget(self);
     }
 }
 
-impl Drop for SlotOnUnwind<'_> {
+impl Drop for PermitOnUnwind<'_> {
     fn drop(&mut self) {
         self.0.unreserve(1);
     }
@@ -210,7 +205,7 @@ mod tests {
     fn reserve_never_exceeds_the_ceiling() {
         let budget = IdleBudget::new(5);
         assert_eq!(budget.reserve(4), 4);
-        assert_eq!(budget.reserve(4), 1, "only one slot was left");
+        assert_eq!(budget.reserve(4), 1, "only one permit was left");
         assert_eq!(budget.reserve(1), 0);
         budget.unreserve(2);
         assert_eq!(budget.in_use(), 3);

@@ -1,5 +1,5 @@
 //! [`PoolBuilder`]: a pool's settings, gathered before [`build`](PoolBuilder::build) makes
-//! the pool's shared state from them.
+//! the pool's shared state from them. Nothing here runs on a pool's paths.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,22 +9,8 @@ use super::shared::{self, Factory, Reset, Settings, Shared, Weigh};
 use super::Pool;
 use crate::sync::Arc;
 
-/// The least a pool built without [`PoolBuilder::max_idle`] may keep idle: the floor of its
-/// adaptive idle bound.
-///
-/// Such a pool keeps up to `max(DEFAULT_MAX_IDLE, demand + demand / 4)` idle objects, where
-/// `demand` is the most objects that were live at once when a `get` found nothing idle,
-/// since the last [`Pool::trim`] or decay tick (see [`PoolBuilder::max_idle`]). The floor is
-/// sized for small objects shared by many threads (each thread's magazine alone may hold
-/// [`MAGAZINE_SIZE`]). For objects of megabytes, set [`max_idle`](PoolBuilder::max_idle)
-/// to the working set you expect — a container needs its current version, the one being
-/// filled, and one per reader that holds a guard across an update — and let the pool decay
-/// ([`PoolBuilder::decay`]) or call [`Pool::trim`] from a timer.
-///
-/// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
-pub const DEFAULT_MAX_IDLE: usize = 256;
-
-/// Configures a [`Pool`] before it is built; made by [`Pool::builder`].
+/// Configures a [`Pool`] before it is built; made by [`Pool::builder`]. Its methods only
+/// store settings; `Send + Sync`, as the closures it holds are.
 ///
 /// # Examples
 ///
@@ -70,34 +56,33 @@ impl<T: Send + 'static> PoolBuilder<T> {
         }
     }
 
-    /// The most idle objects the pool keeps, per-thread magazines included: a fixed bound.
-    /// An object that comes back to a full pool is dropped, on the thread that gave it
-    /// back. A bound of 0 makes a pool that never keeps anything.
+    /// Sets a fixed bound on idle objects, per-thread magazines included. An object that
+    /// comes back to a full pool is dropped, on the thread that gave it back. A bound of 0
+    /// makes a pool that never keeps anything.
     ///
-    /// Without it, the bound **adapts to demand**: the pool keeps up to
-    /// `max(DEFAULT_MAX_IDLE, demand + demand / 4)` idle objects, where `demand` is the most
-    /// objects that were live at once when a `get` found nothing idle (so the working set
-    /// just seen), since the last [`Pool::trim`] or decay tick; those lower it to the
-    /// objects live after they drop theirs. So a working set larger than
-    /// [`DEFAULT_MAX_IDLE`] (a producer thread sending batches of buffers to a consumer
-    /// thread) is kept whole instead of being dropped and rebuilt, and the pool never keeps
-    /// more idle objects than a quarter over the most it once had live. A burst is kept
-    /// until a `trim` or decay drops it: build with [`decay`](Self::decay), or set this
-    /// bound, if a burst must not pin memory. [`Pool::max_idle`] reads the bound now.
+    /// **Default: a bound that adapts to demand.** The pool keeps up to
+    /// `max(256, demand + demand / 4)` idle objects, where `demand` is the most objects that
+    /// were live at once when a `get` found nothing idle (the working set just seen), since
+    /// the last [`Pool::trim`] or decay tick; those lower `demand` to the objects live after
+    /// they drop theirs. So a working set of any size (a producer thread sending batches of
+    /// buffers to a consumer thread) is kept whole instead of being dropped and rebuilt, and
+    /// a burst is kept until a `trim` or decay drops it: build with [`decay`](Self::decay),
+    /// or set this bound, if a burst must not pin memory. For objects of megabytes, set it
+    /// to the working set you expect (a container needs its current version, the one being
+    /// filled, and one per reader that holds a guard across an update).
+    /// [`PoolStats::max_idle`](crate::PoolStats::max_idle) reads the bound in effect.
     ///
-    /// The bound is enforced through a shared budget handed to threads [`SLOT_BATCH`] slots
-    /// at a time, whose slots then travel with the objects from thread to thread, so that
-    /// neither the hit path nor a handoff between threads touches a shared counter per
-    /// object. It is never exceeded, but each thread that uses the pool may hold slots it
-    /// is not using: up to `SLOT_BATCH` once the pool is within `MAGAZINE_SIZE +
-    /// SLOT_BATCH` slots of the bound; further from it, up to `MAGAZINE_SIZE + SLOT_BATCH`
-    /// (spare and in use in its magazine together), plus up to `2 * MAGAZINE_SIZE` parked
-    /// in its depot by threads that took objects from it, for its next puts
-    /// ([`Pool::trim`] gives those back). So the pool may drop a returned object while
-    /// that many per thread fewer than `max_idle` are idle. With many threads and a tight
-    /// bound, leave room for that.
+    /// # Slack
     ///
-    /// [`SLOT_BATCH`]: crate::SLOT_BATCH
+    /// The bound is kept through a budget of idle permits that threads take 4 at a time and
+    /// that travel with the objects, so that neither the hit path nor a handoff between
+    /// threads touches a shared counter per object. It is never exceeded, but each thread
+    /// that uses the pool may hold permits it is not using: up to 4 once the pool is within
+    /// 20 permits of the bound; further from it, up to 20 in its magazine (16 objects and 4
+    /// spare) and 32 parked in its depot by threads that took objects from it
+    /// ([`Pool::trim`] gives those back). So the pool may drop a returned object while that
+    /// many per thread fewer than the bound are idle. With many threads and a tight bound,
+    /// leave room for that.
     ///
     /// # Examples
     ///
@@ -216,8 +201,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     ///
     /// A tick reaches every depot, the calling thread's magazine, and other live threads'
     /// magazines as [`Pool::trim`] does (with `membarrier`, those of threads not in the
-    /// middle of an operation; in `Fence` mode none, at most [`MAGAZINE_SIZE`] objects
-    /// each).
+    /// middle of an operation; in `Fence` mode none, at most 16 objects each).
     ///
     /// **A pool nobody touches does not decay**: no operation, no tick. For a pool that may
     /// go quiet after a burst, start [`Pool::spawn_trimmer`] (a thread that calls `trim`
@@ -225,12 +209,10 @@ impl<T: Send + 'static> PoolBuilder<T> {
     ///
     /// # Costs
     ///
-    /// One clock read (`Instant::now`, tens of nanoseconds) per slow path and per 256
-    /// hits on a thread, and a compare-exchange per tick; a tick takes each depot's lock
+    /// One clock read (`Instant::elapsed`) per slow path and per 256 hits on a thread, and a
+    /// compare-exchange per tick; a tick takes each depot's lock
     /// and runs the dropped objects' destructors, on the thread that runs it. Nothing on
     /// the hit path but the test of the hit count it already keeps.
-    ///
-    /// [`MAGAZINE_SIZE`]: crate::MAGAZINE_SIZE
     ///
     /// # Examples
     ///
@@ -241,8 +223,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// let pool = Pool::builder(|| vec![0u8; 4096], |v: &mut Vec<u8>| v.fill(0))
     ///     .decay(Duration::from_secs(10))
     ///     .build();
-    /// drop(pool.get());
-    /// assert_eq!(pool.decay_period(), Some(Duration::from_secs(10)));
+    /// drop(pool.get()); // idle: dropped by the first slow path 20 s or more from now
     /// ```
     #[must_use = "a builder method returns the changed builder"]
     pub fn decay(mut self, period: Duration) -> Self {
@@ -252,32 +233,19 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// The clock [`decay`](Self::decay) reads, as the time since some fixed start; default:
     /// monotonic time (`Instant`) since the pool was built. For tests that advance time by
-    /// hand, and for a coarse clock of your own. It should never go backwards (if it does,
-    /// ticks stop until it passes its highest reading again).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use poolswap::Pool;
-    ///
-    /// let secs = Arc::new(AtomicU64::new(0));
-    /// let now = Arc::clone(&secs);
-    /// let pool = Pool::builder(|| vec![0u8; 64], |v: &mut Vec<u8>| v.clear())
-    ///     .decay(Duration::from_secs(1))
-    ///     .clock(move || Duration::from_secs(now.load(Relaxed)))
-    ///     .build();
-    /// let burst: Vec<_> = (0..100).map(|_| pool.get()).collect();
-    /// drop(burst);
-    /// secs.store(2, Relaxed); // two periods later
-    /// // Any slow path runs the tick; here, a new thread's first `get`:
-    /// std::thread::scope(|s| s.spawn(|| drop(pool.get())).join().unwrap());
-    /// // At most this thread's magazine was out of reach (in `Fence` mode; none with membarrier).
-    /// assert!(pool.stats().idle <= poolswap::MAGAZINE_SIZE as u64 + 1);
-    /// assert!(pool.stats().decayed >= 100 - poolswap::MAGAZINE_SIZE as u64);
-    /// ```
+    /// hand (`pool/tests/decay.rs`). It should never go backwards (if it does, ticks stop
+    /// until it passes its highest reading again). Crate-private, but for the loom models.
+    #[cfg(not(loom))]
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn clock(mut self, now: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
+        self.clock = Some(Box::new(now));
+        self
+    }
+
+    /// [`clock`](Self::clock) for the loom models (`tests/loom_pool.rs`), which are
+    /// integration tests: loom builds only.
+    #[cfg(loom)]
+    #[doc(hidden)]
     #[must_use = "a builder method returns the changed builder"]
     pub fn clock(mut self, now: impl Fn() -> Duration + Send + Sync + 'static) -> Self {
         self.clock = Some(Box::new(now));
@@ -326,13 +294,17 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// Builds the pool. It starts empty; see [`Pool::prefill`].
     ///
+    /// Costs one allocation (the shared state) and a lock to claim the pool's retired list;
+    /// the first pool or container of the process also chooses the barrier mode
+    /// ([`barrier_mode`](crate::barrier_mode)), which may register with `membarrier`.
+    ///
     /// # Examples
     ///
     /// ```
     /// use poolswap::Pool;
     ///
     /// let pool = Pool::builder(Vec::<u8>::new, Vec::clear).max_idle(8).build();
-    /// assert_eq!((pool.max_idle(), pool.stats().created), (8, 0));
+    /// assert_eq!((pool.stats().max_idle, pool.stats().created), (8, 0));
     /// ```
     #[must_use = "a pool that is dropped at once drops every object it made"]
     pub fn build(self) -> Pool<T> {

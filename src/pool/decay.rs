@@ -1,65 +1,38 @@
-//! Decay without a caller: a pool built with [`PoolBuilder::decay`] runs Go's two-generation
-//! victim decay (what [`Pool::trim`] does) by itself, once per period, from its own slow
-//! paths.
-//!
-//! # When a tick runs
+//! Decay by itself: the period grid, the clock, and which thread runs each tick. What a
+//! tick drops is `Shared::tick` (`shared.rs`): Go's two-generation victim cache
+//! (`sync/pool.go`'s `poolCleanup`), run from the pool's own slow paths instead of the
+//! garbage collector.
 //!
 //! Time is cut into periods on a fixed grid: period `k` is `[k * period, (k + 1) * period)`
 //! on the pool's clock. A *tick* runs when an operation reaches one of the pool's slow paths
-//! in a period later than the last tick's:
-//!
-//! - a `get` that finds the calling thread's magazine empty (it refills from a depot, steals,
-//!   or runs the factory);
-//! - a return that finds the magazine full (it spills half of it to the depot) or that has
-//!   no spare budget slot;
-//! - one `get` in [`POLL_EVERY`] hits on each thread, so that a thread that only ever hits
-//!   its magazine still drives decay.
-//!
-//! The hit path itself reads no clock: it counts its hits (as it did before) and tests the
-//! count's low bits. A tick one period after the last drops the victims (objects idle since
-//! the tick before) and demotes the rest, as `trim` does; a tick two or more periods after
-//! the last (the pool was quiet for a whole period) drops every idle object it reaches, down
-//! to `min_idle`: none of them was taken during the last full period. So objects put back
-//! at time `t` are gone after the first slow-path operation at or after `t + 2 * period`.
-//!
-//! A tick reaches the calling thread's magazine and every depot, and the magazines of other
-//! live threads as `trim` does: with `membarrier`, those not in the middle of an operation;
-//! in `Fence` mode, none (at most [`MAGAZINE_SIZE`](crate::MAGAZINE_SIZE) objects each).
-//!
-//! # A pool nobody touches
-//!
-//! No operation, no tick: a pool that nobody uses keeps what it holds. For that case
-//! [`Pool::spawn_trimmer`] starts a thread that calls `trim` every period, or call
-//! `trim` from a timer of your own.
+//! in a later period than the last tick's: a `get` that finds its thread's magazine empty,
+//! a return that finds it full or without a spare idle permit, and one `get` in
+//! [`POLL_EVERY`] hits on each thread (the hit path reads no clock; it tests its hit count's
+//! low bits), so that a thread that only hits its magazine still drives decay. A tick one
+//! period after the last drops the victims and demotes the rest ([`Tick::Age`], what `trim`
+//! does); two or more periods after it (the pool saw no slow path for a whole period), it
+//! drops every idle object it reaches, down to `min_idle` ([`Tick::Drop`]). So objects put
+//! back at time `t` are gone after the first slow-path operation at or after
+//! `t + 2 * period`. A pool nobody touches runs no tick: `Pool::spawn_trimmer` is for that.
 //!
 //! # Synchronization
 //!
 //! `last` (the index of the last tick's period) is claimed with a compare-exchange, so one
-//! thread runs each tick; it is Relaxed: the tick's work moves nodes under depot locks, and
-//! a stale reading only makes a thread skip a tick another thread runs, or lose the race
+//! thread runs each tick. Relaxed: the tick's work moves nodes under depot locks, and a
+//! stale reading only makes a thread skip a tick that another thread runs, or lose the race
 //! for it.
-//!
-//! [`PoolBuilder::decay`]: crate::PoolBuilder::decay
-//! [`Pool::trim`]: crate::Pool::trim
-//! [`Pool::spawn_trimmer`]: crate::Pool::spawn_trimmer
 
 use std::fmt;
-#[cfg(not(loom))]
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-#[cfg(not(loom))]
-use super::shared::{Discard, Shared};
-use super::Pool;
-#[cfg(not(loom))]
-use crate::sync::Arc;
 use crate::sync::{AtomicU64, Ordering};
 
 /// One `get` in this many hits on a thread looks at the clock (see the module docs): a
 /// power of two, tested with a mask on the thread's hit count.
 pub(crate) const POLL_EVERY: u64 = 256;
 
-/// The clock a pool's decay reads: nanoseconds since some fixed start.
+/// The clock a pool's decay reads: the time since some fixed start, never going backwards
+/// (if it does, ticks stop until it passes its highest reading again).
 pub(super) type ClockFn = dyn Fn() -> Duration + Send + Sync;
 
 /// A pool's decay: its period, its clock, and the last tick.
@@ -115,7 +88,8 @@ impl Decay {
     }
 
     /// Reads the clock; if a period began since the last tick and this thread wins the
-    /// race to run the tick, says which tick to run.
+    /// race to run the tick, says which tick to run. Costs a clock read (`Instant::elapsed`,
+    /// or the pool's clock) and a load; a compare-exchange when a period began.
     pub(super) fn due(&self) -> Option<Tick> {
         let now = self.period_now();
         // Relaxed: see the module's synchronization section.
@@ -141,79 +115,6 @@ impl fmt::Debug for Decay {
             .field("period", &self.period())
             .field("custom_clock", &self.clock.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-impl<T> Pool<T> {
-    /// The period of decay, if the pool decays by itself; see [`PoolBuilder::decay`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// assert_eq!(pool.decay_period(), None);
-    /// let pool = Pool::builder(|| 0u8, |n| *n = 0).decay(Duration::from_secs(5)).build();
-    /// assert_eq!(pool.decay_period(), Some(Duration::from_secs(5)));
-    /// ```
-    ///
-    /// [`PoolBuilder::decay`]: crate::PoolBuilder::decay
-    #[must_use]
-    pub fn decay_period(&self) -> Option<Duration> {
-        self.shared.decay.as_ref().map(Decay::period)
-    }
-}
-
-#[cfg(not(loom))]
-impl<T: Send + 'static> Pool<T> {
-    /// Starts a thread, named `poolswap-trim`, that calls [`trim`](Pool::trim) on this pool
-    /// every `period`, so that a pool that nobody uses still shrinks: an object left idle is
-    /// dropped within two periods (down to [`min_idle`](crate::PoolBuilder::min_idle)).
-    ///
-    /// The thread holds no handle: it does not keep the pool open, and it exits within a
-    /// period of the pool's last handle being dropped (it sleeps, then finds the pool
-    /// gone). It reaches the magazines of live threads as `trim` does. Trims are counted
-    /// in [`PoolStats::trimmed`](crate::PoolStats::trimmed). Join the handle to wait for it
-    /// after dropping the pool, or drop the handle to let it go.
-    ///
-    /// # Costs
-    ///
-    /// One thread with a small stack (64 KiB), asleep but for one `trim` per period (each
-    /// depot's lock, the dropped objects' destructors).
-    ///
-    /// # Errors
-    ///
-    /// If the thread cannot be spawned (see `std::thread::Builder::spawn`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::new(|| vec![0u8; 4096], |v| v.fill(0));
-    /// let trimmer = pool.spawn_trimmer(Duration::from_millis(10)).unwrap();
-    /// drop(pool);
-    /// trimmer.join().unwrap(); // exits at its next wake-up: the pool is gone
-    /// ```
-    pub fn spawn_trimmer(&self, period: Duration) -> std::io::Result<JoinHandle<()>> {
-        let pool = Arc::downgrade(&self.shared);
-        std::thread::Builder::new()
-            .name("poolswap-trim".into())
-            .stack_size(64 * 1024)
-            .spawn(move || loop {
-                std::thread::sleep(period);
-                let Some(shared) = pool.upgrade() else {
-                    return;
-                };
-                if shared.is_closed() {
-                    return;
-                }
-                // Not `own`: this thread has no share of the pool, and takes none.
-                Shared::trim(&shared, false, Discard::Trim);
-            })
     }
 }
 

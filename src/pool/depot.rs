@@ -1,13 +1,13 @@
-//! A thread's depot: idle nodes behind a lock, in Go's two generations, that any thread
-//! may take from or give to.
+//! A depot: idle nodes behind a lock, in Go's two generations, that any thread may take
+//! from or give to (the depot layer of Bonwick's magazine allocator; one per thread's
+//! `Local`). Also [`NodePtr`], the owned pointer every free list moves.
 //!
-//! The depot never looks inside a node: it is generic over the node type `N` and stores
-//! owned pointers ([`NodePtr`]).
+//! The depot never looks inside a node: it is generic over the node type `N`. It imports
+//! nothing of the pool's.
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use super::local::MAGAZINE_SIZE;
 use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// The only handle on an idle node while it sits in a magazine or depot or moves between
@@ -22,11 +22,13 @@ unsafe impl<N: Send> Send for NodePtr<N> {}
 /// the victims and demotes the primaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Generation {
+    /// Put here since the last `trim` or decay tick.
     Primary,
+    /// Idle since the tick before: the next one drops them.
     Victim,
 }
 
-/// A depot: two lists and the budget slots parked with them behind a lock, and their
+/// A depot: two lists and the idle permits parked with them behind a lock, and their
 /// counts readable without it.
 pub(crate) struct Depot<N> {
     lists: Mutex<Lists<N>>,
@@ -44,9 +46,9 @@ pub(crate) struct Lists<N> {
     /// Set, under the lock, when the pool's last handle is dropped: from then on the depot
     /// takes nothing in (see `Local::donate`).
     pub(crate) closed: bool,
-    /// Idle-budget slots parked here with no node: left by a thread that refilled its
+    /// Idle-idle permits parked here with no node: left by a thread that refilled its
     /// magazine from this depot, for whoever puts nodes in next (the owner's spill, a
-    /// donation), so that slots go back the way nodes came without touching the shared
+    /// donation), so that permits go back the way nodes came without touching the shared
     /// budget (see `budget.rs`). At most `local::PARKED_MAX`.
     pub(crate) parked: usize,
 }
@@ -77,6 +79,8 @@ impl<N> Depot<N> {
         }
     }
 
+    /// Locks the depot (uncontended: one atomic read-modify-write to take the lock, one to
+    /// release it). The guard stores the mirrors on unlock if they changed.
     pub(crate) fn lock(&self) -> DepotGuard<'_, N> {
         let lists = self.lists.lock();
         let locked_len = lists.len();
@@ -90,7 +94,7 @@ impl<N> Depot<N> {
         }
     }
 
-    /// The parked slots at the last unlock: a hint, possibly stale.
+    /// The parked permits at the last unlock: a hint, possibly stale.
     pub(crate) fn parked_hint(&self) -> usize {
         // Relaxed: a hint, as `len_hint`.
         self.parked.load(Ordering::Relaxed)
@@ -103,29 +107,28 @@ impl<N> Depot<N> {
     }
 }
 
-/// The most budget slots a depot keeps parked; more go back to the shared budget.
-pub(crate) const PARKED_MAX: usize = 2 * MAGAZINE_SIZE;
-
 impl<N> Lists<N> {
+    /// Nodes in both lists.
     pub(crate) fn len(&self) -> usize {
         self.primary.len() + self.victim.len()
     }
 
-    /// Parks `n` budget slots here, up to [`PARKED_MAX`]; returns those that did not fit,
-    /// for the caller to give back to the budget.
-    pub(crate) fn park(&mut self, n: usize) -> usize {
-        let kept = n.min(PARKED_MAX - self.parked);
+    /// Parks `n` idle permits here, keeping at most `max` parked; returns those that did
+    /// not fit, for the caller to give back to the budget.
+    pub(crate) fn park(&mut self, n: usize, max: usize) -> usize {
+        let kept = n.min(max.saturating_sub(self.parked));
         self.parked += kept;
         n - kept
     }
 
-    /// Takes up to `most` parked slots; returns how many.
+    /// Takes up to `most` parked permits; returns how many.
     pub(crate) fn unpark(&mut self, most: usize) -> usize {
         let n = most.min(self.parked);
         self.parked -= n;
         n
     }
 
+    /// The list of `generation`.
     pub(crate) fn list(&mut self, generation: Generation) -> &mut Vec<NodePtr<N>> {
         match generation {
             Generation::Primary => &mut self.primary,

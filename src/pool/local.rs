@@ -1,42 +1,28 @@
-//! One thread's share of a pool: its magazine and its depot (Bonwick's magazine layer, and
-//! Go's per-P `poolLocal`), and the list of every thread's share.
-//!
-//! # Layout
+//! One thread's share of a pool, its `Local`: a magazine and a depot (Bonwick's magazine
+//! layer, in the shape of Go's per-P `poolLocal`).
 //!
 //! - A **magazine** of at most [`MAGAZINE_SIZE`] idle nodes that only the owning thread
-//!   touches: no lock, no atomic read-modify-write (Go's `private` slot, widened).
+//!   touches: no lock, no atomic read-modify-write (Go's `poolLocal.private`, widened).
+//! - A **depot** behind it (`depot.rs`), which any thread may lock. A full magazine spills
+//!   its older half there ([`SPILL`] nodes), or all of it if the thread got nothing since its
+//!   last spill (it only puts, as a pipeline's consumer does): one lock per batch on each
+//!   side of a handoff. An empty magazine refills with up to [`REFILL`] nodes at once from
+//!   the thread's own depot, or else steals them from another thread's.
 //! - A **slow start** ([`SLOW_START_OPS`]): a thread's first slow-path operations leave its
-//!   magazine empty, taking from and putting to depots directly, so that a thread that
-//!   touches a pool a few times hides nothing where a trim cannot reach.
-//! - A **depot** behind it (see `depot.rs`). When the magazine is full the owner spills its
-//!   older half there ([`SPILL`] nodes); an empty magazine refills with up to [`REFILL`]
-//!   nodes at once from the thread's own depot, or else steals them from another thread's.
-//!   The last reference to a container version is donated to the depot of the thread that
-//!   published it (the writer), which is where its next `get` looks first.
+//!   magazine empty and go to depots directly, so that a thread that touches a pool a few
+//!   times hides nothing where a trim cannot reach.
 //!
-//! Batches are what a handoff (one thread gets, another puts back) pays for: each spill and
-//! each steal takes a contended lock, so their size sets how often (measured with
-//! `cargo bench --bench pool -- pool-handoff`). A thread that got nothing since its last
-//! spill only puts (the consumer of a pipeline) and spills its whole magazine: one lock per
-//! `MAGAZINE_SIZE` objects on each side of the handoff, not two on the putter's (counted
-//! with `examples/pipeline_loop.rs`: 3 depot locks per 16 objects before, 2 after). The owner's half of a [`Local`] and the
-//! depot's half sit on separate cache lines, so a thief locking the depot does not evict
-//! the owner's magazine from the owner's CPU.
-//!
-//! The idle budget ([`IdleBudget`]) travels with the nodes, and spare slots travel back
-//! through the depots (`Lists::parked`): see `budget.rs`.
-//!
-//! # Reaching an idle thread's magazine
-//!
-//! A trim takes the magazines of other live threads that are not in the middle of an
-//! operation, through an asymmetric handshake with the owner's hit path: the owner marks
-//! its magazine busy (a plain store and a compiler fence) and checks a request flag; the
-//! trimmer sets the flag, issues one `membarrier` and takes only unmarked magazines. In
-//! `Fence` mode it takes none. See `local/steal.rs`.
+//! The owner's half of a `Local` and the depot's sit on separate cache lines, so a thief
+//! locking the depot does not evict the owner's magazine. Idle permits travel with the
+//! nodes, and spare ones back through the depots (`Lists::parked`; see `budget.rs`). A trim
+//! takes the magazines of other live threads that are not in the middle of an operation
+//! through a handshake with the owner's hit path (`local/steal.rs`); in `Fence` mode it
+//! takes none.
 //!
 //! This layer never looks inside a node: it is generic over the node type `N` and moves
 //! [`NodePtr`]s. Freeing nodes is the pool's business (`shared.rs`), which drains a `Local`
-//! before it drops it.
+//! before it drops it. Children: `local/list.rs` (the list of a pool's `Local`s),
+//! `local/depot_ops.rs` (what any thread does to a depot alone), `local/steal.rs`.
 //!
 //! # Synchronization
 //!
@@ -48,9 +34,10 @@
 //!    CAS to claim.
 //! 2. Nodes change hands only under a depot's lock, or through the refcount's last
 //!    decrement (see `refcount.rs`).
-//! 3. The depot's length and parked-slot mirrors, `hits` and the budget are Relaxed:
-//!    hints and counts that never publish a node. Parked slots themselves change only
-//!    under their depot's lock. So are `OwnerSide::len`'s loads and stores but for rule 5's.
+//! 3. The depot's length and parked-permit mirrors, `hits` and the budget are Relaxed:
+//!    hints and counts that never publish a node; parked permits themselves change only
+//!    under their depot's lock. `OwnerSide::len`'s loads and stores are Relaxed too, but
+//!    for rule 5's.
 //! 4. The list of `Local`s is pushed at the front with a Release CAS and read with Acquire
 //!    loads; a `Local`'s `next` is written only before it is published, and a `Local` is
 //!    freed only with the pool.
@@ -65,7 +52,7 @@ use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use super::budget::{IdleBudget, SLOT_BATCH};
+use super::budget::{IdleBudget, PERMIT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
 use crate::barrier;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
@@ -76,23 +63,20 @@ mod steal;
 
 pub(crate) use list::LocalList;
 
-/// The most idle objects one thread's magazine holds, per pool: its share that it gets and
-/// puts without a lock or an atomic read-modify-write.
-///
-/// A full magazine spills half of itself to the thread's depot, where other threads can
-/// take them; [`Pool::trim`] reaches the magazines of other live threads only in
-/// `Membarrier` mode (see its docs). A thread's magazine holds nothing during its first
-/// `2 × MAGAZINE_SIZE` slow-path operations on a pool (its slow start).
-///
-/// [`Pool::trim`]: crate::Pool::trim
-pub const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
+/// The most idle objects one thread's magazine holds, per pool (16; 2 under loom): the
+/// share it gets and puts without a lock or an atomic read-modify-write. `Pool::trim`
+/// reaches other live threads' magazines only in `Membarrier` mode.
+pub(crate) const MAGAZINE_SIZE: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// How many nodes a full magazine spills to its depot at once.
 const SPILL: usize = MAGAZINE_SIZE / 2;
-/// The most budget slots a magazine holds, one per node in it and the rest spare: a `get`
-/// turns a node's slot into a spare one, a put the other way, so the hit paths never
+/// The most idle permits a magazine holds, one per node in it and the rest spare: a `get`
+/// turns a node's permit into a spare one, a put the other way, so the hit paths never
 /// reach this bound and never touch the shared budget (see `budget.rs`).
-pub(crate) const SLOTS_MAX: usize = MAGAZINE_SIZE + SLOT_BATCH;
+pub(crate) const MAGAZINE_PERMITS: usize = MAGAZINE_SIZE + PERMIT_BATCH;
+/// The most idle permits a depot keeps parked (see `budget.rs`); more go back to the
+/// budget.
+pub(crate) const PARKED_MAX: usize = 2 * MAGAZINE_SIZE;
 /// The most nodes an empty magazine takes at once from a depot's primary list.
 const REFILL: usize = MAGAZINE_SIZE;
 /// Depot room reserved up front per list (beyond it a list grows, once).
@@ -105,7 +89,7 @@ const DEPOT_PRESIZE: usize = 64;
 /// then idles so hides nothing from `trim` and decay, even in `Fence` mode, where they
 /// cannot reach another live thread's magazine; a thread that keeps using the pool pays
 /// these locked operations once (about 16 gets and 16 puts), then runs on its magazine.
-/// The hit paths do not look at it: an empty magazine with no spare slot already sends
+/// The hit paths do not look at it: an empty magazine with no spare permit already sends
 /// both to their slow paths. 0 under loom, where most models check the magazine's paths;
 /// the models of the slow start itself set a length per pool (`PoolBuilder::slow_start_ops`,
 /// loom builds only), which the pool passes to [`LocalList::claim`] and
@@ -117,7 +101,7 @@ pub(super) const SLOW_START_OPS: u32 = if cfg!(loom) {
 };
 
 /// `OwnerSide::len` while the owner touches its magazine without a lock: the busy mark of
-/// the handshake (module docs, "Reaching an idle thread's magazine"). A constant rather
+/// the handshake (`local/steal.rs`). A constant rather
 /// than a bit beside the length: the owner keeps the length in a register meanwhile, and
 /// storing an immediate is one instruction.
 const BUSY: usize = usize::MAX;
@@ -146,7 +130,7 @@ pub(crate) struct Local<N> {
 struct OwnerSide<N> {
     /// See the module's synchronization rule 1.
     magazine: UnsafeCell<Magazine<N>>,
-    /// How many of the magazine's slots hold a node (the first `len`), or [`BUSY`] while
+    /// How many of the magazine's entries hold a node (the first `len`), or [`BUSY`] while
     /// the owner is in the middle of an unlocked operation; stale while `request` is
     /// [`STOLEN`] (the magazine is then empty). Written only by whoever may touch the
     /// magazine as its owner (rule 1); an atomic so that `stats` and trimmers may read it.
@@ -159,18 +143,19 @@ struct OwnerSide<N> {
     hits: AtomicU64,
 }
 
+/// A thread's cache of idle nodes and the idle permits it holds; see [`OwnerSide`].
 struct Magazine<N> {
     /// The first `OwnerSide::len` entries hold idle nodes this magazine owns; the rest are
     /// stale or dangling, never dereferenced. A fixed array: a push is one store, never an
     /// allocation, and `get(i)` both bounds-checks and tests for empty/full in one compare.
     nodes: [NonNull<N>; MAGAZINE_SIZE],
-    /// Budget slots held beyond the nodes in the magazine: it holds `len + spare` slots,
-    /// at most [`SLOTS_MAX`].
+    /// Idle permits held beyond the nodes in the magazine: it holds `len + spare` permits,
+    /// at most [`MAGAZINE_PERMITS`].
     spare: usize,
-    /// Whether the budget was at least [`SLOTS_MAX`] slots under its ceiling at this
-    /// magazine's last refill or put slow path. If so, a get keeps the slots it frees
-    /// spare (up to `SLOTS_MAX` in all), for the next refill to park in the depot it takes
-    /// from; if not, it gives them back to the budget once `SLOT_BATCH` are spare.
+    /// Whether the budget was at least [`MAGAZINE_PERMITS`] permits under its ceiling at this
+    /// magazine's last refill or put slow path. If so, a get keeps the permits it frees
+    /// spare (up to `MAGAZINE_PERMITS` in all), for the next refill to park in the depot it takes
+    /// from; if not, it gives them back to the budget once `PERMIT_BATCH` are spare.
     roomy: bool,
     /// `OwnerSide::hits` at the last spill: unchanged at the next one, the thread only
     /// puts (a consumer of objects another thread gets), and spills its whole magazine.
@@ -240,9 +225,8 @@ impl<N> Local<N> {
 
     /// [`with_magazine`](Self::with_magazine) for the hit paths (`pop`, `push`): the same
     /// handshake, but a request seen makes it give up (`None`, the magazine untouched), so
-    /// that the caller's slow path answers it. No call on the hit path: the registers the
-    /// caller keeps live across it stay put (8 instructions less per get + drop than with
-    /// the call, under callgrind).
+    /// that the caller's slow path answers it. Inlined whole, with no call on the hit path,
+    /// so the registers the caller keeps live across it stay put.
     ///
     /// # Safety
     ///
@@ -301,7 +285,7 @@ impl<N> Local<N> {
             let m = unsafe { &mut *m };
             let r = f(m, &mut len);
             debug_assert!(
-                len <= MAGAZINE_SIZE && len + m.spare <= SLOTS_MAX,
+                len <= MAGAZINE_SIZE && len + m.spare <= MAGAZINE_PERMITS,
                 "magazine over bounds"
             );
             r
@@ -378,7 +362,7 @@ impl<N> Local<N> {
     }
 
     /// The hit path of `get`: pops the most recently stored node, if any. Plain loads and
-    /// stores: the node's budget slot stays in the magazine, spare; past [`SLOT_BATCH`]
+    /// stores: the node's idle permit stays in the magazine, spare; past [`PERMIT_BATCH`]
     /// spare, an out-of-line look at the budget (see `pop_top`). Gives up (`None`) when a
     /// trimmer's request is pending: `take` answers it.
     ///
@@ -450,19 +434,19 @@ impl<N> Local<N> {
         None
     }
 
-    /// Moves nodes from `target`'s depot into this thread's magazine, with their slots: up
+    /// Moves nodes from `target`'s depot into this thread's magazine, with their permits: up
     /// to [`REFILL`] from its primary list, or one from its victim list; pops the newest
     /// and returns it, if it moved any.
     ///
-    /// Then it parks the magazine's spare slots in `target`'s depot under the same lock,
-    /// with the slot of the node it returns: the slots a getting thread frees are the ones
+    /// Then it parks the magazine's spare permits in `target`'s depot under the same lock,
+    /// with the permit of the node it returns: the permits a getting thread frees are the ones
     /// that the thread putting nodes in that depot needs, and it takes them back there on
     /// its next spill; a donation to the depot uses them too (with `max_idle(1)`, a
     /// writer's retired versions would otherwise be dropped while its magazine held the
-    /// one slot). What `PARKED_MAX` leaves over goes back to `budget`. The pop is in the
+    /// one permit). What `PARKED_MAX` leaves over goes back to `budget`. The pop is in the
     /// same magazine operation as the park: a trimmer that took the magazine in between
-    /// would move the node back to the depot with its slot, parked already (a slot counted
-    /// twice; `decay_tick_vs_get` in `tests/loom_pool.rs` found that).
+    /// would move the node back to the depot with its permit, parked already (a permit counted
+    /// twice; the loom model `decay_tick_vs_get` covers it).
     ///
     /// # Safety
     ///
@@ -487,10 +471,10 @@ impl<N> Local<N> {
         };
         // SAFETY: the caller owns this magazine and holds no depot lock (the target's is
         // taken inside, after the busy mark); moving nodes runs no user code. Exactly `n`
-        // nodes are drained into exactly `n` free slots.
+        // nodes are drained into exactly `n` free entries.
         let (node, excess) = unsafe {
             self.with_magazine(|m, len| {
-                // In its slow start, one object, handed out (its slot parked or given
+                // In its slow start, one object, handed out (its permit parked or given
                 // back like the spare ones): the magazine stays empty.
                 let most = if m.slow_start > 0 { 1 } else { most };
                 let mut depot = target.depot.lock();
@@ -501,15 +485,15 @@ impl<N> Local<N> {
                 }
                 m.slow_start = m.slow_start.saturating_sub(1);
                 let from = list.len() - n;
-                for (slot, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
-                    *slot = node.0;
+                for (entry, node) in m.nodes[*len..*len + n].iter_mut().zip(list.drain(from..)) {
+                    *entry = node.0;
                 }
                 *len += n - 1;
                 let node = NodePtr(m.nodes[*len]);
                 let freed = std::mem::take(&mut m.spare) + 1;
-                m.roomy = !budget.near_ceiling(SLOTS_MAX);
+                m.roomy = !budget.near_ceiling(MAGAZINE_PERMITS);
                 let excess = if m.roomy {
-                    depot.park(freed)
+                    depot.park(freed, PARKED_MAX)
                 } else {
                     freed // parked, they would be out of reach of other threads' puts
                 };
@@ -521,7 +505,7 @@ impl<N> Local<N> {
     }
 
     /// The hit path of dropping a `Pooled`: stores `node` if the magazine has room and a
-    /// spare budget slot, with plain loads and stores. Hands the node back otherwise, for
+    /// spare idle permit, with plain loads and stores. Hands the node back otherwise, for
     /// [`put_slow`](Self::put_slow).
     ///
     /// # Safety
@@ -536,10 +520,10 @@ impl<N> Local<N> {
                 if m.spare == 0 {
                     return false;
                 }
-                let Some(slot) = m.nodes.get_mut(*len) else {
+                let Some(entry) = m.nodes.get_mut(*len) else {
                     return false;
                 };
-                *slot = node;
+                *entry = node;
                 m.spare -= 1;
                 *len += 1;
                 true
@@ -551,9 +535,9 @@ impl<N> Local<N> {
     }
 
     /// `push`'s slow path: spills half of a full magazine to the depot (all of it if the
-    /// thread got nothing since its last spill), taking the slots parked there (see
-    /// `refill_from`) under the same lock; if no slot is spare, takes the depot's parked
-    /// slots if its hint shows any, else reserves [`SLOT_BATCH`] from the budget. Notes
+    /// thread got nothing since its last spill), taking the permits parked there (see
+    /// `refill_from`) under the same lock; if no permit is spare, takes the depot's parked
+    /// permits if its hint shows any, else reserves [`PERMIT_BATCH`] from the budget. Notes
     /// whether the budget is near its ceiling (`Magazine::roomy`). Returns the node if the
     /// idle bound is reached, for the caller to drop.
     ///
@@ -570,9 +554,9 @@ impl<N> Local<N> {
         unsafe {
             self.with_magazine(|m, len| {
                 if m.slow_start > 0 {
-                    // To this thread's depot, with a slot parked there or reserved: trim
+                    // To this thread's depot, with a permit parked there or reserved: trim
                     // and decay reach it (see `SLOW_START_OPS`). The magazine is empty
-                    // and holds no spare slot: every slot it got went back at its get.
+                    // and holds no spare permit: every permit it got went back at its get.
                     m.slow_start -= 1;
                     debug_assert!(*len == 0 && m.spare == 0, "a slow start with a magazine");
                     return self
@@ -580,7 +564,7 @@ impl<N> Local<N> {
                         .err()
                         .map(|(node, _)| node);
                 }
-                m.roomy = !budget.near_ceiling(SLOTS_MAX);
+                m.roomy = !budget.near_ceiling(MAGAZINE_PERMITS);
                 if *len == MAGAZINE_SIZE {
                     // The oldest half goes (the newest is likeliest still in the CPU cache),
                     // or all of it if this thread got nothing since its last spill: it
@@ -604,7 +588,7 @@ impl<N> Local<N> {
                     m.spare = self.depot.lock().unpark(unpark_most(m, *len));
                 }
                 if m.spare == 0 {
-                    m.spare = budget.reserve(SLOT_BATCH);
+                    m.spare = budget.reserve(PERMIT_BATCH);
                     if m.spare == 0 {
                         return Some(node);
                     }
@@ -617,7 +601,7 @@ impl<N> Local<N> {
         }
     }
 
-    /// Moves the whole magazine to the depot and gives back its spare slots and those
+    /// Moves the whole magazine to the depot and gives back its spare permits and those
     /// parked in the depot.
     ///
     /// # Safety
@@ -657,7 +641,7 @@ impl<N> Local<N> {
     }
 
     /// What a thread's exit does to its `Local`: moves its magazine to the depot, where other
-    /// threads steal it, gives back spare slots, and gives the `Local` up to be claimed,
+    /// threads steal it, gives back spare permits, and gives the `Local` up to be claimed,
     /// with a slow start of `slow_start` operations for the thread that claims it.
     ///
     /// # Safety
@@ -672,7 +656,7 @@ impl<N> Local<N> {
 
     /// Empties this `Local` for the pool's close: moves every node (magazine and depot) to
     /// `out`, frees the depot's lists, and marks the depot closed so that it takes nothing
-    /// in again. Returns the budget slots it held (nodes and spare slots), for the caller to
+    /// in again. Returns the idle permits it held (nodes and spare permits), for the caller to
     /// give back.
     ///
     /// # Safety
@@ -682,27 +666,27 @@ impl<N> Local<N> {
     unsafe fn close(&self, out: &mut Vec<NodePtr<N>>) -> usize {
         let mut depot = self.depot.lock();
         depot.closed = true;
-        let mut slots = 0;
+        let mut permits = 0;
         // SAFETY: per the caller, the lock held here excludes every other user of the
         // magazine; no user code runs.
         unsafe {
             self.with_magazine_locked(|m, len| {
                 out.extend(m.nodes[..*len].iter().map(|&n| NodePtr(n)));
-                slots += *len + std::mem::take(&mut m.spare);
+                permits += *len + std::mem::take(&mut m.spare);
                 *len = 0;
             })
         };
         let lists = &mut *depot;
-        slots += lists.unpark(usize::MAX);
+        permits += lists.unpark(usize::MAX);
         for list in [&mut lists.primary, &mut lists.victim] {
-            slots += list.len();
+            permits += list.len();
             out.append(list);
             *list = Vec::new(); // frees the capacity too: nothing comes in any more
         }
-        slots
+        permits
     }
 
-    /// Whether the magazine holds no node and no spare budget slot, as it always does in a
+    /// Whether the magazine holds no node and no spare idle permit, as it always does in a
     /// pool with a live bound. For debug assertions, by the owner.
     ///
     /// # Safety
@@ -745,57 +729,57 @@ impl<N> Local<N> {
         self.owned.store(false, Ordering::Release);
     }
 
-    /// The budget slots this `Local` holds: nodes in its magazine and depot plus spare
-    /// slots. For tests, when no thread uses the pool.
+    /// The idle permits this `Local` holds: nodes in its magazine and depot plus spare
+    /// permits. For tests, when no thread uses the pool.
     #[cfg(all(test, not(loom)))]
-    pub(crate) fn slots_held(&self) -> usize {
+    pub(crate) fn permits_held(&self) -> usize {
         let depot = self.depot.lock();
         // SAFETY: per the caller's contract (no thread uses the pool); no user code runs.
         let (len, spare) = unsafe { self.with_magazine_locked(|m, len| (*len, m.spare)) };
         assert!(
-            len + spare <= SLOTS_MAX,
-            "a magazine holds {len} + {spare} slots"
+            len + spare <= MAGAZINE_PERMITS,
+            "a magazine holds {len} + {spare} permits"
         );
         assert!(
-            depot.parked <= super::depot::PARKED_MAX,
-            "a depot parks {} slots",
+            depot.parked <= PARKED_MAX,
+            "a depot parks {} permits",
             depot.parked
         );
         len + spare + depot.len() + depot.parked
     }
 }
 
-/// Pops the top of a magazine of length `len`, keeping its budget slot spare (see `pop`).
+/// Pops the top of a magazine of length `len`, keeping its idle permit spare (see `pop`).
 #[inline(always)]
 fn pop_top<N>(m: &mut Magazine<N>, len: &mut usize, budget: &IdleBudget) -> Option<NodePtr<N>> {
     // `len - 1`, or `usize::MAX` (out of bounds) when the magazine is empty.
     let node = *m.nodes.get(len.wrapping_sub(1))?;
     *len -= 1;
-    // The popped node's slot stays here, spare: `len + spare` does not change, so it stays
-    // within `SLOTS_MAX`. Spare slots are budget other threads cannot use; in a handoff the
-    // thread that gets frees the slots the thread that puts needs: its next refill parks
+    // The popped node's permit stays here, spare: `len + spare` does not change, so it stays
+    // within `MAGAZINE_PERMITS`. Spare permits are budget other threads cannot use; in a handoff the
+    // thread that gets frees the permits the thread that puts needs: its next refill parks
     // them in the depot it refills from (`refill_from`).
     m.spare += 1;
-    // Near the budget's ceiling (as the last slow path found it), slots go back in batches,
+    // Near the budget's ceiling (as the last slow path found it), permits go back in batches,
     // so that a put or a donation on another thread is not refused while this thread holds
-    // them. Inline, as the plain `spare > SLOT_BATCH` test is all a thread that gets and
+    // them. Inline, as the plain `spare > PERMIT_BATCH` test is all a thread that gets and
     // puts in turn ever runs: a call here would cost the hit path its registers.
-    if m.spare > SLOT_BATCH && !m.roomy {
-        budget.unreserve(SLOT_BATCH);
-        m.spare -= SLOT_BATCH;
+    if m.spare > PERMIT_BATCH && !m.roomy {
+        budget.unreserve(PERMIT_BATCH);
+        m.spare -= PERMIT_BATCH;
     }
     Some(NodePtr(node))
 }
 
-/// How many parked slots a put may take into magazine `m` of `len` nodes: as many as fit,
+/// How many parked permits a put may take into magazine `m` of `len` nodes: as many as fit,
 /// but near the budget's ceiling (`roomy` false) only what a reservation would take (up to
-/// [`SLOT_BATCH`] spare): the rest are better left parked for a donation.
+/// [`PERMIT_BATCH`] spare): the rest are better left parked for a donation.
 fn unpark_most<N>(m: &Magazine<N>, len: usize) -> usize {
-    let room = SLOTS_MAX - len - m.spare;
+    let room = MAGAZINE_PERMITS - len - m.spare;
     if m.roomy {
         room
     } else {
-        room.min(SLOT_BATCH.saturating_sub(m.spare))
+        room.min(PERMIT_BATCH.saturating_sub(m.spare))
     }
 }
 

@@ -2,7 +2,7 @@
 //! stays valid (type-stable) while stale readers may still reach it.
 //!
 //! A node is made once, when the factory builds its object (or [`Pool::adopt`] takes one
-//! in), and moves between owners by pointer: recycling moves the node, never the object, so
+//! in), and moves between owners by pointer: a return moves the node, never the object, so
 //! a steady state allocates nothing.
 //!
 //! # Type-stable memory
@@ -61,20 +61,14 @@ pub(crate) struct Node<T, K> {
 /// together, as `crossbeam_utils::CachePadded` pads for; its own layout, so that a stale
 /// reader's pointer reaches the count without borrowing the head).
 ///
-/// The count is written on every check-out of a node once published, and the flag read on
-/// every check-out and every drop of a `Pooled`. Apart, a guard dropped on another thread
-/// than the one that got it reads a line that is written only when the node is published,
-/// so it stays cached on both CPUs: for a node that is never published, the drop moves no
-/// line of the node to the dropping thread (`pool-pipeline-spin` in `benches/pool.rs`).
-/// Beside the count, or beside the object (where the reset writes), it moved one line per
-/// handoff. A CPU whose prefetcher fetches lines in pairs may copy the count's line along
-/// to the dropping CPU; since the count of a node never published stays 1 from its making
-/// (no check-out writes it), the getting CPU then has no copy to take back either.
-/// `examples/pipeline_loop.rs 1000000 15` built against the library before this (a store
-/// of 1 at every check-out, commit 4ecfdfd) and after, alternated four times (2-core VM,
-/// 2026-11-27 01:05 UTC): poolswap's median ratio to opool in the same rounds 0.79-0.96
-/// (median 0.855) before, 0.77-0.80 (median 0.79) after. One instruction more per
-/// same-thread get + drop (66.08 against 65.08, `examples/pool_loop.rs` under callgrind).
+/// The count is written on every check-out of a node once published; the flag is read on
+/// every check-out and every drop of a `Pooled`, and written only when the node is first
+/// published. Apart, a guard dropped on another thread than the one that got it reads a
+/// line that stays cached on both CPUs: for a node never published, the drop moves no line
+/// of the node to the dropping thread (no check-out writes its count, which stays 1 from
+/// its making). Beside the count, or beside the object (where the reset writes), the flag
+/// would move one line per handoff (`pool-pipeline-spin` in `benches/pool.rs` exercises
+/// that path).
 #[repr(C, align(128))]
 struct Head {
     /// See the table on [`Node`]. Readers holding a stale pointer may try to increment it;

@@ -24,7 +24,8 @@ use super::Pool;
 ///
 /// # Send and Sync
 ///
-/// `Send` when `T: Send` and `Sync` when `T: Sync`, like `&mut T`.
+/// `Send` when `T: Send` and `Sync` when `T: Send + Sync`, like `&mut T` (the pool needs
+/// `T: Send` to take the object back on any thread).
 ///
 /// # Examples
 ///
@@ -72,8 +73,8 @@ impl<'a, T> Pooled<'a, T> {
         Pooled { node: node.0, pool }
     }
 
-    /// Turns this guard into one that owns a handle on the pool (one atomic increment),
-    /// for a `'static` guard.
+    /// Turns this guard into one that owns a handle on the pool, for a `'static` guard:
+    /// costs a handle clone (two atomic increments).
     ///
     /// # Examples
     ///
@@ -109,45 +110,28 @@ impl<'a, T> Pooled<'a, T> {
     pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
         this.pool
     }
-
-    /// The object's reference count: 1, unless a container reader is in the middle of
-    /// finding out that this object is not the container's current version.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Pool, Pooled};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get();
-    /// assert_eq!(Pooled::ref_count(&n), 1);
-    /// ```
-    #[must_use]
-    pub fn ref_count(this: &Pooled<'_, T>) -> usize {
-        // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs().load()
-    }
 }
 
 impl<T> Pooled<'_, T> {
     /// Returns the object as a drop does, but to the calling thread's depot rather than
-    /// its magazine, where another thread's `Pool::get_idle_anywhere` finds it: for the
-    /// change log's spare versions, which its writer may look for from another thread
-    /// (`log/spare.rs`). Costs the depot's lock and a budget slot's reservation (one atomic
-    /// read-modify-write, or none if a slot is parked there).
+    /// its magazine: other threads can take it from there (`Pool::get_idle_anywhere`, a
+    /// steal), and `Pool::get_returned` on this thread hands it out first. Drops it if the
+    /// idle bound is reached. Costs the depot's lock, and one atomic read-modify-write on
+    /// the idle budget unless a permit is parked there.
     pub(crate) fn put_in_depot(this: Self) {
         Pooled::put_in_list(this, Generation::Primary);
     }
 
     /// [`put_in_depot`](Pooled::put_in_depot), but to the depot's victim list: a getter
-    /// takes it only when the depot's primary list is empty, and the next `trim` or decay
-    /// tick drops it. For a change log's version that lacks more than the log holds, which
-    /// only a full copy can bring up to date (`log.rs`): kept for a publish that finds no
-    /// other version idle, but not taken first. Costs as `put_in_depot`.
+    /// takes it only when every primary list it looks at is empty, and the next `trim` or
+    /// decay tick drops it. For an object worth keeping for a `get` that finds nothing
+    /// else, but not worth handing out first. Costs as `put_in_depot`.
     pub(crate) fn put_in_depot_as_victim(this: Self) {
         Pooled::put_in_list(this, Generation::Victim);
     }
 
+    /// Gives up the guard's reference and, if it was the last, puts the node in the
+    /// calling thread's depot list of `generation`.
     fn put_in_list(this: Self, generation: Generation) {
         let this = std::mem::ManuallyDrop::new(this);
         // SAFETY: the guard owns the node's checked-out reference, and gives it up here:
@@ -164,6 +148,12 @@ impl<T> Drop for Pooled<'_, T> {
         // SAFETY: the guard owns the node, checked out of `self.pool`.
         unsafe { give_back(self.node, self.pool) }
     }
+}
+
+/// The node a guard holds, for the unit tests' look at its count.
+#[cfg(all(test, not(loom)))]
+pub(super) fn pooled_node<T>(pooled: &Pooled<'_, T>) -> NonNull<PoolNode<T>> {
+    pooled.node
 }
 
 /// Returns a checked-out node to `pool`: the drop of [`Pooled`] and [`OwnedPooled`].
@@ -190,7 +180,7 @@ unsafe fn last_reference<T>(node: NonNull<PoolNode<T>>) -> bool {
     // SAFETY: the caller owns the node.
     let published = unsafe { node.as_ref().ever_published() };
     // A node that was never a container version has no stale readers: no atomic needed.
-    // One that was may have one holding a brief reference; the last of them recycles.
+    // One that was may have one holding a brief reference; the last of them returns it.
     // SAFETY: the caller owns a reference.
     !published || unsafe { node.as_ref() }.refs().decrement()
 }
@@ -203,8 +193,8 @@ unsafe fn last_reference<T>(node: NonNull<PoolNode<T>>) -> bool {
 /// `thread::spawn`, `tokio::spawn` or a struct field. [`Container::update`](crate::Container::update)
 /// and the other publishing methods take either kind.
 ///
-/// Costs over a [`Pooled`]: one atomic increment of the pool's handle count when made, one
-/// decrement when dropped or published (two `Arc`-style read-modify-writes in all).
+/// Costs over a [`Pooled`]: a handle clone when made (two atomic increments: the handle
+/// count and the `Arc`) and its drop when dropped or published (two decrements).
 ///
 /// # Send and Sync
 ///
@@ -253,23 +243,6 @@ impl<T> OwnedPooled<T> {
     #[must_use]
     pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
         &this.pool
-    }
-
-    /// The object's reference count, as [`Pooled::ref_count`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OwnedPooled, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get_owned();
-    /// assert_eq!(OwnedPooled::ref_count(&n), 1);
-    /// ```
-    #[must_use]
-    pub fn ref_count(this: &OwnedPooled<T>) -> usize {
-        // SAFETY: this guard's reference keeps the node live.
-        unsafe { this.node.as_ref() }.refs().load()
     }
 }
 
@@ -376,7 +349,17 @@ exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
 /// [`Pooled`] or an [`OwnedPooled`]. [`Container::update`](crate::Container::update),
 /// `swap`, `compare_and_swap` and the constructors take either.
 ///
+/// A plain `T` is not publishable: a container's versions live in pool nodes. Get one
+/// from the pool (`container.get_new()`, or `pool.get()`) and fill it, or take a value
+/// built elsewhere in with `container.pool().adopt(value)` (one allocation, its node).
+///
 /// Sealed: only this crate implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an object checked out of a pool",
+    label = "a container publishes pooled objects, not plain values",
+    note = "get one from the pool and fill it: `let mut next = container.get_new();`",
+    note = "or take a value built elsewhere in: `container.update(container.pool().adopt(value))`"
+)]
 pub trait Publishable<T>: publishable::Publishable<T> {}
 
 mod publishable {

@@ -22,7 +22,7 @@
 //!
 //! With [`PoolBuilder::max_live`] set, `live` counts the objects that exist (idle, checked
 //! out, published, held by readers) and never exceeds the bound: each object holds a
-//! *permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
+//! *live permit* (tokio's `Semaphore` word), taken before the factory runs (given back if it
 //! panics) and given back after the object is dropped. Such a pool never uses its
 //! magazines: a returned object goes to a depot, where every thread can take it, so a
 //! thread waiting at the bound sees every object that comes back, whichever thread returns
@@ -31,9 +31,9 @@
 //! ## Synchronization
 //!
 //! A getter at the bound looks for an idle object in every depot (locking each) and tries
-//! to take a permit, all while holding `waiters`; then waits on `returned`, which
+//! to take a live permit, all while holding `waiters`; then waits on `returned`, which
 //! unlocks `waiters`. Whoever makes an object available (a donation to a depot) or frees a
-//! permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
+//! live permit (a drop) does so first, then locks `waiters` and notifies ([`Shared::wake`]).
 //! So either the getter's search comes after that lock, and sees the change (the lock
 //! orders it after the change), or the getter was already waiting when the notifier got the
 //! lock, and is woken. Lock order: `waiters`, then a depot; nobody locks `waiters` while
@@ -50,14 +50,13 @@
 //! [`PoolBuilder::max_live`]: crate::PoolBuilder::max_live
 
 use std::ptr::NonNull;
-use std::time::Duration;
 
-use super::budget::{IdleBudget, SlotOnUnwind};
+use super::budget::{IdleBudget, PermitOnUnwind, DEFAULT_MAX_IDLE};
 use super::decay::{Decay, Tick};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::wait::Wait;
+use super::wait_blocking::{Wait, IDLE_POLL, RECLAIM_POLL};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::{hazard, registry};
 
@@ -66,8 +65,11 @@ pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
 /// A thread's share of a pool of `T`.
 pub(super) type PoolLocal<T> = Local<PoolNode<T>>;
 
+/// The factory: builds a new object.
 pub(super) type Factory<T> = dyn Fn() -> T + Send + Sync;
+/// The reset, as the builder stores it: readies an object for reuse; `false` drops it.
 pub(super) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
+/// The size function (`PoolBuilder::weigh`): an object's size in bytes.
 pub(super) type Weigh<T> = dyn Fn(&T) -> usize + Send + Sync;
 
 /// A pool's settings, gathered by the builder.
@@ -124,7 +126,7 @@ pub(crate) struct Shared<T> {
     live: AtomicUsize,
     /// Held by a getter waiting at the live bound while it searches; see the module docs.
     waiters: Mutex<()>,
-    /// Notified when an object comes back to a depot or a permit is freed.
+    /// Notified when an object comes back to a depot or a live permit is freed.
     returned: Condvar,
     /// The awaitable getters waiting at the live bound (`wait_async.rs`), notified with
     /// `returned`.
@@ -182,7 +184,7 @@ impl<T> Shared<T> {
     ) -> Shared<T> {
         let budget = match settings.max_idle {
             Some(max) => IdleBudget::new(max),
-            None => IdleBudget::adaptive(super::DEFAULT_MAX_IDLE),
+            None => IdleBudget::adaptive(DEFAULT_MAX_IDLE),
         };
         Shared {
             id: registry::next_id(),
@@ -353,7 +355,7 @@ impl<T> Shared<T> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }
-        // Gives the object's permit back once it is dropped (declared first, so dropped
+        // Gives the object's live permit back once it is dropped (declared first, so dropped
         // last: after the object, even if its destructor panics).
         let _permit = LivePermit(self);
         // SAFETY: the caller owns the node exclusively.
@@ -388,7 +390,7 @@ impl<T> Shared<T> {
     }
 
     /// Donates an idle node to `local`'s depot (or, if `None`, the newest `Local`'s), with
-    /// a budget slot; drops its object if the pool is full or closed. Wakes a getter waiting
+    /// an idle permit; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
     fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
         self.return_to_list(local, node, Generation::Primary);
@@ -401,7 +403,7 @@ impl<T> Shared<T> {
         node: NodePtr<PoolNode<T>>,
         generation: Generation,
     ) {
-        // The node takes a slot parked in the depot, or one reserved from the budget.
+        // The node takes a permit parked in the depot, or one reserved from the budget.
         let refused = match local.or_else(|| self.locals.first()) {
             Some(local) => match local.donate_reserving_to(node, &self.budget, generation) {
                 Ok(()) => None,
@@ -411,7 +413,7 @@ impl<T> Shared<T> {
             None => Some((node, Discard::OverCap)),
         };
         match refused {
-            // Frees a permit, and so wakes a waiter.
+            // Frees a live permit, and so wakes a waiter.
             Some((node, why)) => self.discard(node, why),
             // After the donation, whose depot lock is released (see the module docs).
             None => self.wake(),
@@ -419,7 +421,7 @@ impl<T> Shared<T> {
     }
 
     /// Returns an idle node to the calling thread's depot (not its magazine), to the list
-    /// of `generation`, with a slot parked there or reserved; drops it if the idle bound is
+    /// of `generation`, with a permit parked there or reserved; drops it if the idle bound is
     /// reached.
     pub(super) fn put_in_depot(
         this: &Arc<Shared<T>>,
@@ -465,7 +467,7 @@ impl<T> Shared<T> {
         Shared::put_slow(this, node);
     }
 
-    /// `put` when the magazine is full or has no spare slot, or the thread has no `Local`
+    /// `put` when the magazine is full or has no spare permit, or the thread has no `Local`
     /// at hand.
     #[cold]
     #[inline(never)]
@@ -513,7 +515,7 @@ impl<T> Shared<T> {
         // idle thread's magazine".
         this.locals.steal_magazines(&this.budget);
         for local in this.locals.iter() {
-            // Parked slots hold no object: back to the budget, which then bounds the idle
+            // Parked permits hold no object: back to the budget, which then bounds the idle
             // objects alone.
             local.unpark_all(&this.budget);
             // Counted once per thread's share, not once per object: a walk of every
@@ -567,24 +569,24 @@ impl<T> Shared<T> {
         usize::try_from(self.live()).unwrap_or(usize::MAX)
     }
 
-    /// Builds one object with the factory for `prefill`, holding a budget slot and a permit
+    /// Builds one object with the factory for `prefill`, holding an idle permit and a permit
     /// for it; `None` if the idle bound or the live bound is reached. A factory that panics
-    /// leaves the slot, the permit and the counters as they were.
+    /// leaves the idle permit, the live permit and the counters as they were.
     pub(super) fn make_idle(&self) -> Option<NodePtr<PoolNode<T>>> {
         if self.budget.reserve(1) == 0 {
             return None;
         }
-        let slot = SlotOnUnwind(&self.budget);
-        if !self.try_acquire_permit() {
-            return None; // `slot` gives the budget slot back
+        let idle_permit = PermitOnUnwind(&self.budget);
+        if !self.try_acquire_live_permit() {
+            return None; // `idle_permit` gives the idle permit back
         }
         let object = self.make();
-        slot.disarm();
+        idle_permit.disarm();
         Some(self.node_for(object))
     }
 
-    /// Runs the factory for an object whose permit the caller acquired, and counts it
-    /// created; if the factory panics, gives the permit back.
+    /// Runs the factory for an object whose live permit the caller acquired, and counts it
+    /// created; if the factory panics, gives the live permit back.
     pub(super) fn make(&self) -> T {
         let permit = LivePermit(self);
         let object = (self.factory)();
@@ -594,14 +596,14 @@ impl<T> Shared<T> {
         object
     }
 
-    /// Takes a permit for a new object: always granted without a live bound; with one,
+    /// Takes a live permit for a new object: always granted without a live bound; with one,
     /// `false` at the bound.
-    pub(super) fn try_acquire_permit(&self) -> bool {
+    pub(super) fn try_acquire_live_permit(&self) -> bool {
         let Some(max) = self.max_live else {
             return true;
         };
         // Relaxed: the count publishes nothing (objects travel under depot locks). A stale
-        // reading that says "full" is safe: every release of a permit is followed by a lock
+        // reading that says "full" is safe: every release of a live permit is followed by a lock
         // of `waiters`, so a getter that waits on it reads again (module docs).
         let mut live = self.live.load(Ordering::Relaxed);
         loop {
@@ -623,9 +625,9 @@ impl<T> Shared<T> {
 
     /// Counts an object taken in from outside (`adopt`): with a bound it counts toward
     /// it, even over it.
-    pub(super) fn acquire_permit_over_bound(&self) {
+    pub(super) fn acquire_live_permit_over_bound(&self) {
         if self.max_live.is_some() {
-            // Relaxed: as in `try_acquire_permit`.
+            // Relaxed: as in `try_acquire_live_permit`.
             self.live.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -651,15 +653,15 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Gives back a permit (its object is gone, or was never made) and wakes a waiter;
+    /// Gives back a live permit (its object is gone, or was never made) and wakes a waiter;
     /// nothing without a bound.
-    fn release_permit(&self) {
+    fn release_live_permit(&self) {
         if self.max_live.is_none() {
             return;
         }
-        // Relaxed: as in `try_acquire_permit`; `wake` orders it before a waiter's next reading.
+        // Relaxed: as in `try_acquire_live_permit`; `wake` orders it before a waiter's next reading.
         let before = self.live.fetch_sub(1, Ordering::Relaxed);
-        debug_assert!(before > 0, "a permit given back twice");
+        debug_assert!(before > 0, "a live permit given back twice");
         self.wake();
     }
 
@@ -680,8 +682,8 @@ impl<T> Shared<T> {
     }
 
     /// Takes one idle node from `local`'s depot list of `generation`, under its lock, and
-    /// gives back the node's budget slot (it leaves the idle objects). The depot part of
-    /// every take that bypasses the magazine: `take_or_acquire_permit` and the change log's
+    /// gives back the node's idle permit (it leaves the idle objects). The depot part of
+    /// every take that bypasses the magazine: `take_or_acquire_live_permit` and
     /// `Pool::get_returned`. Costs the depot's lock (uncontended: two atomic
     /// read-modify-writes) and one budget read-modify-write when a node is there.
     pub(super) fn take_from_depot(
@@ -695,13 +697,13 @@ impl<T> Shared<T> {
     }
 
     /// For a pool with a live bound: takes an idle object from some depot (the calling
-    /// thread's `Local`'s first, primary lists before victim lists), else a permit for a
+    /// thread's `Local`'s first, primary lists before victim lists), else a live permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
     /// may bring one back) and looks again, then waits for one as `wait` allows, else
     /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
     /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
     /// look. Runs no user code under the lock (a reclamation's returns run outside it).
-    pub(super) fn take_or_acquire_permit(
+    pub(super) fn take_or_acquire_live_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: Wait,
@@ -723,7 +725,7 @@ impl<T> Shared<T> {
                     }
                 }
             }
-            if self.try_acquire_permit() {
+            if self.try_acquire_live_permit() {
                 return Ok(None);
             }
             if reclaim && self.retired.has_pending() {
@@ -756,24 +758,17 @@ impl<T> Shared<T> {
     }
 }
 
-/// How often a getter waiting at the live bound looks for retired versions to reclaim
-/// while some are retired: a guard's drop does not wake it.
-pub(super) const RECLAIM_POLL: Duration = Duration::from_micros(500);
-
-/// How often a getter waiting at the live bound looks again when no version is retired:
-/// a backstop for a version retired after its last look.
-pub(super) const IDLE_POLL: Duration = Duration::from_millis(20);
-
-/// Gives back a permit when dropped: after an object's drop (even one that panics), or
+/// Gives back a live permit when dropped: after an object's drop (even one that panics), or
 /// around a factory that may panic.
 struct LivePermit<'a, T>(&'a Shared<T>);
 
 impl<T> Drop for LivePermit<'_, T> {
     fn drop(&mut self) {
-        self.0.release_permit();
+        self.0.release_live_permit();
     }
 }
 
+/// Whether `a` and `b` are the same `Local`.
 fn ptr_eq<N>(a: &Local<N>, b: &Local<N>) -> bool {
     std::ptr::eq(a, b)
 }
@@ -826,7 +821,8 @@ impl<T: Send> registry::Hook for ThreadShare<T> {
 /// the depot of the thread that published it.
 ///
 /// `pool` is the pool to return it to when the caller knows it (a container reader that took
-/// a reference on a node that had been recycled: the node may then have no keepalive).
+/// a reference on a node that went back to its pool meanwhile: the node may then have no
+/// keepalive).
 ///
 /// # Safety
 ///
@@ -839,7 +835,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
         return;
     }
     // SAFETY: count 0, read with Acquire: this thread owns the node.
-    unsafe { recycle(node, pool) }
+    unsafe { give_back_version(node, pool) }
 }
 
 /// Returns a published node that the caller owns (its count reached zero in the caller's
@@ -849,7 +845,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
 ///
 /// The caller owns `node` exclusively (count zero, read or set with `Acquire` after every
 /// other holder's `Release`). `pool` as for [`release`].
-pub(super) unsafe fn recycle<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
+pub(super) unsafe fn give_back_version<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
     // Take the keepalive out before the node is visible in a depot, where another thread
     // could check it out and publish it again.
     // SAFETY: exclusive ownership (per the caller).

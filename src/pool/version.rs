@@ -124,7 +124,7 @@ impl<T> Version<T> {
     ///
     /// The caller keeps the version's count at least one for the call: it holds a counted
     /// reference, or protects the version with a hazard slot (then the container holds one
-    /// while the version is current, and the retired list while any slot protects it).
+    /// while the version is current, and the retired list while any hazard slot protects it).
     #[inline]
     pub(crate) unsafe fn clone_ref(self) {
         // SAFETY: per the caller, the node is live.
@@ -188,11 +188,11 @@ impl<T> Version<T> {
     ///
     /// # Safety
     ///
-    /// `fenced` only if every slot protection of this version while it was current was
+    /// `fenced` only if every hazard-slot protection of this version while it was current was
     /// followed by a full fence before the reader's re-load (see `Retired::new`).
     pub(crate) unsafe fn retired(self, fenced: bool) -> Retired {
         // SAFETY: `claim_retired::<T>` takes a `PoolNode<T>`'s count from one to zero, and
-        // `recycle_retired::<T>` gives a node so claimed back to its pool (a container
+        // `return_retired::<T>` gives a node so claimed back to its pool (a container
         // version holds its pool in its keepalive); both run on any thread. `fenced` is
         // the caller's promise.
         unsafe {
@@ -200,7 +200,7 @@ impl<T> Version<T> {
                 self.erase(),
                 fenced,
                 Self::claim_retired,
-                Self::recycle_retired,
+                Self::return_retired,
             )
         }
     }
@@ -224,8 +224,8 @@ impl<T> Version<T> {
     ///
     /// `node` is a `PoolNode<T>` that [`claim_retired`](Self::claim_retired) claimed for
     /// the caller, which owns it.
-    unsafe fn recycle_retired(node: NonNull<()>) {
+    unsafe fn return_retired(node: NonNull<()>) {
         // SAFETY: per the caller; a retired version holds its pool in its keepalive.
-        unsafe { shared::recycle(node.cast::<PoolNode<T>>(), None) }
+        unsafe { shared::give_back_version(node.cast::<PoolNode<T>>(), None) }
     }
 }

@@ -1,6 +1,6 @@
-//! Awaitable gets at the live bound (feature `async`): [`Pool::get_async`] and
-//! [`Pool::get_owned_async`], and what they wait on ([`AsyncWaiters`]); the container's are
-//! in `container/wait.rs`.
+//! The awaitable get at the live bound (feature `async`): [`Pool::get_async`], what it
+//! waits on ([`AsyncWaiters`]), and the `poolswap-reclaim` thread that reclaims for it. The
+//! container's awaitable getter builds on it.
 //!
 //! # Synchronization
 //!
@@ -9,8 +9,9 @@
 //! itself in `count`, inserts a listener in `event` (an event-listener `Event`, whose list is
 //! intrusive: the listener lives in the future), then looks as [`Pool::try_get`] does, under
 //! `waiters` (reclaiming once if versions are retired), and, if that finds nothing, awaits
-//! the listener. [`Shared::wake`] (after every return to a depot and every freed permit)
-//! locks and unlocks `waiters`, then, if `count` is not zero, notifies one more listener.
+//! the listener. [`Shared::wake`](super::shared::Shared::wake) (after every return to a
+//! depot and every freed live permit) locks and unlocks `waiters`, then, if `count` is not
+//! zero, notifies one more listener.
 //!
 //! No wake-up is lost: if the getter's look locked `waiters` after the notifier did, it sees
 //! the change; otherwise its count and its listener came before its unlock of `waiters`,
@@ -19,27 +20,26 @@
 //! and the notification are ordered after the change by that lock, so both are `Relaxed`
 //! (the notification without event-listener's `SeqCst` fence). Each notification is
 //! *additional* (one more listener, not "at least one"): each stands for one object or
-//! permit, and two returns must wake two getters.
+//! live permit, and two returns must wake two getters.
 //!
 //! event-listener wakes a listener while it holds its list's lock, which a woken getter
 //! needs to take its notification: a getter woken on another thread at once would block
-//! there until the notifier's wake-up returned (a futex wake of a sleeping worker: several
-//! microseconds on a VM, which tripled the wake-up latency in `benches/wait.rs`). So a getter
-//! polls its listener with a waker of its own that only moves the task's waker aside, and
-//! the notifier wakes the task after `notify` returns ([`WakeSlot`]).
+//! there until the notifier's wake-up (a futex wake of a sleeping worker) returned. So a
+//! getter polls its listener with a waker of its own that only moves the task's waker
+//! aside, and the notifier wakes the task after `notify` returns ([`WakerCell`]).
 //!
 //! A woken getter looks first and takes its notification after (`Listener::discard` when the
 //! look found an object, a poll of the listener when it did not): the look needs only the
-//! pool's locks, and one lock of the list per wake-up is left, not three (poll, listen
-//! again, drop). A getter that takes an object discards the notification
-//! rather than pass it on: each notification stands for one object or permit, and if the
+//! pool's locks, and it leaves one lock of the list per wake-up, not three (poll, listen
+//! again, drop). A getter that takes an object discards the notification rather than pass
+//! it on: each notification stands for one object or live permit, and if the
 //! one it received stood for another object than the one it took, the getter that
 //! object's own notification reached finds this one. A look that finds nothing after a
 //! notification registers a new listener and looks again before it waits.
 //!
 //! # Cancellation
 //!
-//! A getter holds nothing between polls but its listener and its count: no permit, no
+//! A getter holds nothing between polls but its listener and its count: no live permit, no
 //! object (a look that finds one returns it at once). Dropping the future drops the
 //! listener, and event-listener hands a notification it had received but not yet taken to
 //! the next listener; the count goes down with it.
@@ -68,12 +68,13 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use event_listener::{Event, IntoNotification, Listener};
 
-use super::shared::{IDLE_POLL, RECLAIM_POLL};
-use super::{OwnedPooled, Pool, Pooled};
+use super::wait_blocking::{IDLE_POLL, RECLAIM_POLL};
+use super::{Pool, Pooled};
 use crate::hazard;
 use crate::sync::{AtomicUsize, Mutex, Ordering};
 
-/// The awaitable getters waiting at one pool's live bound.
+/// The awaitable getters waiting at one pool's live bound. `Sync`: an `Event` and an
+/// atomic.
 pub(crate) struct AsyncWaiters {
     /// Their listeners. Its shared state is allocated at the first wait, once.
     event: Event,
@@ -83,6 +84,7 @@ pub(crate) struct AsyncWaiters {
 }
 
 impl AsyncWaiters {
+    /// No waiter; allocates nothing until the first wait.
     pub(super) fn new() -> AsyncWaiters {
         AsyncWaiters {
             event: Event::new(),
@@ -102,7 +104,7 @@ impl AsyncWaiters {
             // per object or permit (module docs).
             self.event.notify(1.additional().relaxed());
             // After the event's unlock: the getter it woke runs without finding the list
-            // locked (see `WakeSlot`).
+            // locked (see `WakerCell`).
             wake_deferred();
         }
     }
@@ -120,73 +122,74 @@ impl fmt::Debug for AsyncWaiters {
 /// Where a waiting getter's waker is while it is registered, so that event-listener, which
 /// wakes a listener while it holds its list's lock, wakes it only after the unlock.
 ///
-/// The getter polls its listener with a waker of its own (`WakeSlot::waker`) that points to
-/// this slot, and keeps its task's waker here. event-listener calls that waker inside
+/// The getter polls its listener with a waker of its own (`WakerCell::waker`) that points to
+/// this cell, and keeps its task's waker here. event-listener calls that waker inside
 /// `Event::notify` (or inside a listener's removal, when it passes a notification on), on
 /// the notifying thread, with its list locked: it moves the task's waker to that thread's
 /// [`DEFERRED`] list, and the notifier wakes it once `notify` has returned
 /// ([`wake_deferred`], in [`AsyncWaiters::notify_one`] and in [`Waiting`]'s drop). Woken
 /// under the lock, a task on another worker runs at once and blocks on the lock to take its
-/// notification until the notifier's wake-up (a futex wake, several microseconds on a VM)
-/// returns; woken after, it finds the list free.
+/// notification until the notifier's wake-up (a futex wake) returns; woken after, it finds
+/// the list free.
 ///
 /// Every path that makes event-listener wake a listener of ours runs on one of those
 /// two: nothing else can reach the pool's `Event`.
-struct WakeSlot {
+struct WakerCell {
     /// The task's waker, as of the last poll; taken by a wake-up.
     waker: Mutex<Option<Waker>>,
 }
 
-impl WakeSlot {
-    fn new() -> WakeSlot {
-        WakeSlot {
+impl WakerCell {
+    /// A cell with no waker.
+    fn new() -> WakerCell {
+        WakerCell {
             waker: Mutex::new(None),
         }
     }
 
     /// Keeps `waker` as the one to wake (a clone, unless it is the same as the last).
     fn set(&self, waker: &Waker) {
-        let mut slot = self.waker.lock();
-        match &*slot {
+        let mut kept_waker = self.waker.lock();
+        match &*kept_waker {
             Some(kept) if kept.will_wake(waker) => {}
-            _ => *slot = Some(waker.clone()),
+            _ => *kept_waker = Some(waker.clone()),
         }
     }
 
-    /// A waker that defers the wake-up of the task whose waker is in this slot.
+    /// A waker that defers the wake-up of the task whose waker is in this cell.
     ///
     /// # Safety
     ///
-    /// The slot must outlive every use of the returned waker and of its clones. A getter
+    /// The cell must outlive every use of the returned waker and of its clones. A getter
     /// hands it to its listener only, and event-listener uses it (clones, wakes, compares or
     /// drops it) under its list's lock, or drops it on the getter's own thread as the
     /// listener leaves the list; the listener leaves the list (under that lock) before the
-    /// slot is dropped, since the getter declares the slot first.
+    /// cell is dropped, since the getter declares the cell first.
     unsafe fn waker(&self) -> Waker {
         // SAFETY: the vtable's functions uphold `RawWaker`'s contract for a pointer to a
-        // `WakeSlot` that outlives them (the caller's duty): a clone is the same pointer,
-        // a drop does nothing, a wake moves the task's waker out under the slot's lock
+        // `WakerCell` that outlives them (the caller's duty): a clone is the same pointer,
+        // a drop does nothing, a wake moves the task's waker out under the cell's lock
         // (so from any thread).
         unsafe { Waker::from_raw(RawWaker::new(ptr::from_ref(self).cast(), &DEFERRING)) }
     }
 }
 
-impl fmt::Debug for WakeSlot {
+impl fmt::Debug for WakerCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WakeSlot").finish_non_exhaustive()
+        f.debug_struct("WakerCell").finish_non_exhaustive()
     }
 }
 
-/// The deferring waker's functions; its data is a `*const WakeSlot`.
+/// The deferring waker's functions; its data is a `*const WakerCell`.
 static DEFERRING: RawWakerVTable =
     RawWakerVTable::new(|data| RawWaker::new(data, &DEFERRING), defer, defer, |_| {});
 
 /// The deferring waker's wake-up: moves the task's waker to this thread's [`DEFERRED`], or
 /// wakes it at once while the thread's thread-locals are being destroyed.
 fn defer(data: *const ()) {
-    // SAFETY: `data` points to a live `WakeSlot` (`WakeSlot::waker`'s contract).
-    let slot = unsafe { &*data.cast::<WakeSlot>() };
-    let Some(waker) = slot.waker.lock().take() else {
+    // SAFETY: `data` points to a live `WakerCell` (`WakerCell::waker`'s contract).
+    let cell = unsafe { &*data.cast::<WakerCell>() };
+    let Some(waker) = cell.waker.lock().take() else {
         return;
     };
     let mut waker = Some(waker);
@@ -221,6 +224,7 @@ fn wake_deferred() {
 struct Waiting<'a>(&'a AsyncWaiters);
 
 impl<'a> Waiting<'a> {
+    /// Registers a getter: counts it, and wakes (or starts) the reclaiming thread if needed.
     fn new(waiters: &'a AsyncWaiters) -> Waiting<'a> {
         // Relaxed: the getter's next look locks `waiters`, which orders this before any
         // notifier that the look misses (module docs).
@@ -271,9 +275,8 @@ impl<T> Pool<T> {
     /// waiter list is allocated at its first wait; the reclaiming thread once per
     /// process). A return to a pool that has awaiting getters costs one more lock (the
     /// waiter list's) and the waker's `wake`, made after that lock is released; to one
-    /// without, one atomic load. Wake-up latency on tokio (from a return on another task to
-    /// the waiter running): about deadpool's, p50 2.8 µs and p99 3.9 µs on a 2-core VM
-    /// (`cargo bench --features async --bench wait`).
+    /// without, one atomic load. `cargo bench --features async --bench wait` measures the
+    /// wake-up latency against deadpool's.
     ///
     /// The future is `Send` and `Sync` when `T: Send` (as `Pool<T>` is).
     ///
@@ -301,15 +304,16 @@ impl<T> Pool<T> {
     /// });
     /// assert_eq!(pool.stats().created, 1);
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub async fn get_async(&self) -> Pooled<'_, T> {
         if let Some(object) = self.try_get() {
             return object;
         }
         let waiters = &self.shared.async_waiters;
         // Declared before the listeners, so dropped after them: `Waiting` wakes what their
-        // removal deferred, and `slot` outlives every use of the wakers that point to it.
+        // removal deferred, and `cell` outlives every use of the wakers that point to it.
         let _waiting = Waiting::new(waiters);
-        let slot = WakeSlot::new();
+        let cell = WakerCell::new();
         loop {
             // On the future's own state: no allocation (event-listener's stack listener).
             event_listener::listener!(waiters.event => listener);
@@ -329,11 +333,11 @@ impl<T> Pool<T> {
                     woken = true;
                     // Ready: notified, and the look above (or the one before the wait) found
                     // nothing, another getter having been first: register and look again.
-                    // Through `slot`'s deferring waker: see `WakeSlot`.
-                    slot.set(cx.waker());
-                    // SAFETY: `slot` outlives every use of this waker and its clones (its
-                    // declaration comes before the listener's: see `WakeSlot::waker`).
-                    let waker = unsafe { slot.waker() };
+                    // Through `cell`'s deferring waker: see `WakerCell`.
+                    cell.set(cx.waker());
+                    // SAFETY: `cell` outlives every use of this waker and its clones (its
+                    // declaration comes before the listener's: see `WakerCell::waker`).
+                    let waker = unsafe { cell.waker() };
                     Pin::new(&mut listener)
                         .poll(&mut Context::from_waker(&waker))
                         .map(|()| None)
@@ -348,29 +352,6 @@ impl<T> Pool<T> {
                 return object;
             }
         }
-    }
-
-    /// [`get_async`](Pool::get_async), returning an [`OwnedPooled`] (as
-    /// [`get_owned`](Pool::get_owned) does), for a task that keeps the object across
-    /// `spawn`s; costs one atomic increment more. Cancel-safe, `Send` and `Sync` as
-    /// `get_async`. Needs the `async` feature.
-    ///
-    /// # Panics
-    ///
-    /// As [`get`](Pool::get).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(String::new, String::clear).max_live(4).build();
-    /// let mut s = smol::block_on(pool.get_owned_async());
-    /// s.push_str("filled in a task");
-    /// assert_eq!(pool.stats().live, 1);
-    /// ```
-    pub async fn get_owned_async(&self) -> OwnedPooled<T> {
-        Pooled::into_owned(self.get_async().await)
     }
 }
 
@@ -431,6 +412,7 @@ mod reclaimer {
         WAITING.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// Spawns the thread; `None` if it cannot be spawned.
     fn start() -> Option<Thread> {
         thread::Builder::new()
             .name("poolswap-reclaim".into())
@@ -439,6 +421,8 @@ mod reclaimer {
             .map(|handle| handle.thread().clone())
     }
 
+    /// The thread's loop: reclaims on the blocking getter's schedule while getters wait,
+    /// and parks for good `LINGER` after the last one left.
     fn run() {
         // Relaxed: as after a park below.
         PARKED.store(false, Ordering::Relaxed);

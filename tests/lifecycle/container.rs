@@ -3,9 +3,9 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use poolswap::{Container, Guard, Pool, DEFAULT_MAX_IDLE, HAZARD_SLOTS};
+use poolswap::{Container, Guard, Pool, HAZARD_SLOTS};
 
-use crate::tracked::{tracked_pool, Log};
+use crate::tracked::{tracked_pool, Log, DEFAULT_MAX_IDLE};
 use crate::{logged_container, logged_pool, publish, serial};
 
 #[test]

@@ -23,8 +23,8 @@ mod serial;
 use serial::serial;
 use std::sync::Arc;
 
-use poolswap::{Container, OptionContainer, Pool, Pooled, DEFAULT_MAX_IDLE};
-use tracked::{tracked_pool, Log, Tracked};
+use poolswap::{Container, OptionContainer, Pool, Pooled};
+use tracked::{tracked_pool, Log, Tracked, DEFAULT_MAX_IDLE};
 
 /// A pool with the default bounds, and the log of its objects, with history.
 fn logged_pool() -> (Arc<Log>, Pool<Tracked>) {

@@ -1,18 +1,18 @@
 //! `max_idle`: the idle bound under bursts returned on one thread, on several threads at
-//! once, and on threads other than the getter's, with the spare slots a thread may hold; and
+//! once, and on threads other than the getter's, with the spare permits a thread may hold; and
 //! the default bounds.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Barrier;
 use std::thread;
 
-use poolswap::{Container, OptionContainer, Pool, DEFAULT_MAX_IDLE};
+use poolswap::{Container, OptionContainer, Pool};
 
-use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, SPARE_SLOTS};
+use crate::tracked::{scaled, tracked_builder, tracked_pool, Log, DEFAULT_MAX_IDLE, SPARE_SLOTS};
 use crate::{assert_accounted, past_slow_start, serial, with_parked_threads};
 
 /// A burst returned on one thread into a fresh pool: exactly `min(n, max_idle)` stay idle
-/// (the `PoolBuilder` example: the thread's slots are reserved as it needs them), the rest
+/// (the `PoolBuilder` example: the thread's permits are reserved as it needs them), the rest
 /// are really dropped and counted, and `idle <= max_idle` after every single return.
 #[test]
 fn max_idle_bounds_a_burst_returned_on_one_thread() {
@@ -53,7 +53,7 @@ fn max_idle_bounds_a_burst_returned_on_one_thread() {
 }
 
 /// Bursts returned on three threads at once: `idle <= max_idle` once they are back, caches
-/// of live threads included, and after the threads exit; at most 4 spare slots per thread
+/// of live threads included, and after the threads exit; at most 4 spare permits per thread
 /// may be unused; nothing is lost or dropped twice. (Readings taken *during* the returns:
 /// `idle_reading_under_traffic_never_exceeds_max_idle`.)
 #[test]
@@ -80,7 +80,7 @@ fn max_idle_bounds_bursts_spread_across_three_threads() {
             assert_eq!(s.idle + s.dropped_over_cap, total, "{s:?}");
             assert!(
                 s.idle + (SPARE_SLOTS * THREADS) as u64 >= total.min(max),
-                "more than 4 unused slots per thread: {s:?}"
+                "more than 4 unused permits per thread: {s:?}"
             );
             assert_eq!(log.dropped(), s.dropped_over_cap);
             s
@@ -98,17 +98,17 @@ fn max_idle_bounds_bursts_spread_across_three_threads() {
     }
 }
 
-/// A thread keeps at most `SPARE_SLOTS` budget slots it is not using: here the main thread
-/// caches one object (and holds its spare slots) while another thread returns a burst into
-/// a pool bounded at 12; the burst keeps all but the main thread's spare slots.
+/// A thread keeps at most `SPARE_SLOTS` idle permits it is not using: here the main thread
+/// caches one object (and holds its spare permits) while another thread returns a burst into
+/// a pool bounded at 12; the burst keeps all but the main thread's spare permits.
 #[test]
-fn a_thread_keeps_at_most_four_spare_slots() {
+fn a_thread_keeps_at_most_four_spare_permits() {
     let _serial = serial();
     const MAX: u64 = 12;
     let log = Log::new();
     let p = tracked_pool(&log, MAX as usize, 0);
     past_slow_start(&p);
-    drop(p.get()); // cached on this thread, with its spare slots
+    drop(p.get()); // cached on this thread, with its spare permits
     thread::scope(|s| {
         let burst = s.spawn(|| drop((0..20).map(|_| p.get()).collect::<Vec<_>>()));
         burst.join().unwrap(); // its exit moves its cache to its depot
@@ -117,7 +117,7 @@ fn a_thread_keeps_at_most_four_spare_slots() {
     assert!(s.idle <= MAX, "{s:?}");
     assert!(
         s.idle + SPARE_SLOTS as u64 >= MAX,
-        "more than {SPARE_SLOTS} slots unused on the main thread: {s:?}"
+        "more than {SPARE_SLOTS} permits unused on the main thread: {s:?}"
     );
     assert_eq!(s.idle + s.dropped_over_cap, 21, "{s:?}");
     assert_accounted(&p, &log, 0);
@@ -212,22 +212,26 @@ fn max_idle_zero_keeps_nothing() {
     assert_eq!((p.stats().idle, log.dropped()), (0, 31));
 }
 
-/// A pool built without a bound uses `DEFAULT_MAX_IDLE`, and no `min_idle`.
+/// A pool built without a bound starts at the adaptive bound's floor, `DEFAULT_MAX_IDLE`,
+/// and has no `min_idle`: `clear` leaves nothing.
 #[test]
 fn default_bounds() {
     let _serial = serial();
     let p = Pool::new(|| 0u8, |_| true);
-    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+    assert_eq!(p.stats().max_idle, DEFAULT_MAX_IDLE as u64);
     let log = Log::new();
     let p = tracked_builder(&log).build();
-    assert_eq!((p.max_idle(), p.min_idle()), (DEFAULT_MAX_IDLE, 0));
+    assert_eq!(p.stats().max_idle, DEFAULT_MAX_IDLE as u64);
+    drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
+    p.clear();
+    assert_eq!(p.stats().idle, 0, "no min_idle");
 }
 
-/// With a small `max_idle`, a container updated on one thread recycles its two versions
+/// With a small `max_idle`, a container updated on one thread reuses its two versions
 /// (Go's behaviour, and "a steady state allocates nothing"): the version being replaced is
 /// the only idle object, so it must not be dropped for want of budget.
 #[test]
-fn small_max_idle_container_recycles_versions() {
+fn small_max_idle_container_reuses_versions() {
     let _serial = serial();
     for max_idle in 1..=8usize {
         let log = Log::new();
@@ -248,19 +252,19 @@ fn small_max_idle_container_recycles_versions() {
     }
 }
 
-/// Threads that each returned one object and went quiet hold no spare budget slots that
+/// Threads that each returned one object and went quiet hold no spare idle permits that
 /// would make a writer churn: a quarter of `max_idle` threads each get an object, wait until
 /// all of them hold one (so each get builds one: without the barrier a get takes an object
 /// another thread already returned), and return it on their own thread, still in their slow
-/// start (`SLOW_START_OPS` in `local.rs`): to their depot, with one budget slot and none
-/// spare. All of them are idle; then a container updated on another thread recycles its
+/// start (`SLOW_START_OPS` in `local.rs`): to their depot, with one idle permit and none
+/// spare. All of them are idle; then a container updated on another thread reuses its
 /// versions (taken from those depots, or its own retired ones) instead of calling the
 /// factory at each update: at most 2 objects beyond the quiet threads' are made. Fails
 /// without the slow start (checked 2026-11-26 with `SLOW_START_OPS` 0: a quiet thread then
-/// keeps its object in its magazine with 3 spare slots, the 64 threads hold the whole
+/// keeps its object in its magazine with 3 spare permits, the 64 threads hold the whole
 /// default budget, and the writer makes 165 objects).
 #[test]
-fn spare_slots_of_quiet_threads_do_not_make_a_writer_churn() {
+fn spare_permits_of_quiet_threads_do_not_make_a_writer_churn() {
     let _serial = serial();
     // Under Miri, 8 threads and a bound of 32: the same quarter of the bound.
     const MAX_IDLE: usize = scaled(DEFAULT_MAX_IDLE, 32);

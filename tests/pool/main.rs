@@ -1,7 +1,7 @@
 //! The pool at full strength: every bound (`max_idle`, `min_idle`), `trim`'s two-generation
 //! decay, `prefill`, the statistics, cross-thread handoff, thread exit, and `Debug`, checked
 //! against the documented design (per-thread caches of at most 16 objects that count toward
-//! `max_idle`, used once a thread is past its slow start; a thread's spare budget slots, at
+//! `max_idle`, used once a thread is past its slow start; a thread's spare idle permits, at
 //! most 4, may make the pool drop an object while slightly fewer than `max_idle` are idle;
 //! see `PoolBuilder::max_idle`).
 //!
@@ -51,7 +51,7 @@ fn assert_accounted(p: &Pool<Tracked>, log: &Log, out: u64) {
 /// it puts back from now on: `MAGAZINE_SIZE` gets and drops, as many slow-path operations
 /// as the slow start lasts (`2 × MAGAZINE_SIZE`), with one object.
 fn past_slow_start<T: Send + 'static>(p: &Pool<T>) {
-    for _ in 0..poolswap::MAGAZINE_SIZE {
+    for _ in 0..tracked::MAGAZINE_SIZE {
         drop(p.get());
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::mpsc;
 use std::thread;
 
-use poolswap::DEFAULT_MAX_IDLE;
+use crate::tracked::DEFAULT_MAX_IDLE;
 
 use crate::tracked::{scaled, signal, tracked_pool, Log};
 use crate::{assert_accounted, serial, with_parked_threads};

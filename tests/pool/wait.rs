@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use poolswap::{Container, OptionContainer};
+use poolswap::{Container, OptionContainer, Pooled};
 
 use crate::serial;
 use crate::tracked::{scaled, signal, tracked_builder, Log};
@@ -49,7 +49,7 @@ fn get_timeout_returns_none_at_the_deadline_when_the_pool_stays_full() {
             "gave up after {took:?} for {timeout:?}"
         );
     }
-    assert!(pool.get_owned_timeout(Duration::from_millis(1)).is_none());
+    assert!(pool.get_timeout(Duration::from_millis(1)).is_none());
     // The waits left nothing behind: no permit taken, the object still the only one.
     let s = pool.stats();
     assert_eq!((s.live, s.created), (1, 1), "{s:?}");
@@ -96,7 +96,8 @@ fn get_timeout_is_get_below_the_bound_and_without_one() {
     let bounded = tracked_builder(&log).max_live(2).build();
     let a = bounded.get_timeout(Duration::ZERO).expect("room for two");
     let b = bounded
-        .get_owned_timeout(Duration::MAX)
+        .get_timeout(Duration::MAX)
+        .map(Pooled::into_owned)
         .expect("room for two");
     assert!(bounded.get_timeout(Duration::ZERO).is_none());
     drop((a, b));

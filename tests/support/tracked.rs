@@ -17,9 +17,16 @@ use std::thread::{self, ThreadId};
 
 use poolswap::{Pool, PoolBuilder};
 
-/// The most budget slots one thread may hold beyond the objects in its magazine
-/// ([`poolswap::SLOT_BATCH`]; see `PoolBuilder::max_idle`).
-pub const SPARE_SLOTS: usize = poolswap::SLOT_BATCH;
+/// The most spare idle permits one thread may hold beyond the objects in its magazine: 4,
+/// as `PoolBuilder::max_idle` documents.
+pub const SPARE_SLOTS: usize = 4;
+
+/// The most objects one thread's magazine holds: 16, as `PoolBuilder::max_idle` documents.
+pub const MAGAZINE_SIZE: usize = 16;
+
+/// The floor of the adaptive idle bound: 256, as `PoolBuilder::max_idle` documents (a
+/// fresh pool's `stats().max_idle`).
+pub const DEFAULT_MAX_IDLE: usize = 256;
 
 /// Scales an iteration count down under Miri.
 pub const fn scaled(normal: usize, miri: usize) -> usize {

@@ -1,11 +1,11 @@
 //! What any thread does to a `Local`'s depot alone, under its lock: donations (with their
-//! budget slot or without), single takes, aging for `trim`, and the length hint. None of
+//! idle permit or without), single takes, aging for `trim`, and the length hint. None of
 //! it touches the owner's magazine, so none of it needs the handshake (`steal.rs`).
 
 use super::{Generation, IdleBudget, Local, NodePtr};
 
 impl<N> Local<N> {
-    /// Pushes a node, which brings its own budget slot, into this `Local`'s depot: a
+    /// Pushes a node, which brings its own idle permit, into this `Local`'s depot: a
     /// donation from any thread. Hands the node back if the pool is closed.
     pub(crate) fn donate(&self, node: NodePtr<N>) -> Result<(), NodePtr<N>> {
         let mut depot = self.depot.lock();
@@ -17,7 +17,7 @@ impl<N> Local<N> {
     }
 
     /// Pushes a node into this `Local`'s depot, a donation from any thread, with a budget
-    /// slot: one parked there if any, else one reserved from `budget`. Hands the node back
+    /// permit: one parked there if any, else one reserved from `budget`. Hands the node back
     /// with `Err(true)` if the pool is closed, `Err(false)` if the idle bound is reached.
     pub(crate) fn donate_reserving(
         &self,
@@ -47,7 +47,7 @@ impl<N> Local<N> {
         Ok(())
     }
 
-    /// Gives the slots parked in this `Local`'s depot back to `budget`: `trim` and decay.
+    /// Gives the permits parked in this `Local`'s depot back to `budget`: `trim` and decay.
     pub(crate) fn unpark_all(&self, budget: &IdleBudget) {
         if self.depot.parked_hint() > 0 {
             budget.unreserve(self.depot.lock().unpark(usize::MAX));
@@ -56,7 +56,7 @@ impl<N> Local<N> {
 
     /// Pops the newest node of `generation` from this `Local`'s depot: how a pool with a
     /// live bound takes idle objects, one at a time, from any thread's depot (its
-    /// magazines stay empty). The node brings its budget slot along.
+    /// magazines stay empty). The node brings its idle permit along.
     pub(crate) fn take_one(&self, generation: Generation) -> Option<NodePtr<N>> {
         self.depot.lock().list(generation).pop()
     }

@@ -17,6 +17,7 @@ pub(crate) struct LocalList<N> {
 }
 
 impl<N> LocalList<N> {
+    /// An empty list (no allocation).
     pub(crate) fn new() -> LocalList<N> {
         LocalList {
             head: AtomicPtr::new(ptr::null_mut()),
@@ -70,11 +71,11 @@ impl<N> LocalList<N> {
     /// As for [`Local::close`].
     pub(crate) unsafe fn close(&self, budget: &IdleBudget, out: &mut Vec<NodePtr<N>>) {
         // SAFETY: per the caller.
-        let slots = self.iter().map(|local| unsafe { local.close(out) }).sum();
-        budget.unreserve(slots);
-        // Every slot in use was held by a magazine or a depot (with a node, spare, or
+        let permits = self.iter().map(|local| unsafe { local.close(out) }).sum();
+        budget.unreserve(permits);
+        // Every permit in use was held by a magazine or a depot (with a node, spare, or
         // parked), and each `Local` gave back all of its own, under its lock, which also
-        // bars every later reservation (a donation to a closed depot takes no slot): a slot
+        // bars every later reservation (a donation to a closed depot takes no permit): a permit
         // lost or counted twice by any path shows here, in every test and loom model.
         debug_assert_eq!(budget.in_use(), 0, "idle budget out of balance at close");
     }

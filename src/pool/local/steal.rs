@@ -1,16 +1,14 @@
-//! Reaching an idle thread's magazine: how a trim takes the magazines of other live
-//! threads. The trimmer's side of the handshake is here; the owner's is `mark_busy` and
-//! `answer_request` in `local.rs`.
+//! How a trim takes the magazines of other live threads: the trimmer's side of the
+//! handshake (the owner's is `mark_busy` and `answer_request` in `local.rs`).
 //!
 //! A thread that used a pool once and went quiet would keep its magazine (up to
-//! [`MAGAZINE_SIZE`] objects, and its spare budget slots) out of `trim`'s and decay's reach
-//! for as long as it lives: 256 such threads could hide 4,096 objects. So a trim asks for
-//! the magazines of other threads and takes those whose owner is not in the middle of an
-//! operation, moving them to the owner's depot, where the trim's aging reaches them. This
-//! is an asymmetric Dekker handshake, the read path's (`barrier.rs`, `hazard.rs`), put on
-//! the owner's hit path at the price of one store, a load and a branch per operation (the
-//! busy mark is a value of the length's word, whose store the hit path made already; 8
-//! instructions per get + drop, 57 -> 65 under callgrind, `examples/pool_loop.rs`):
+//! [`MAGAZINE_SIZE`] objects, and its spare idle permits) out of `trim`'s and decay's reach
+//! for as long as it lives. So a trim asks for the magazines of other threads and takes
+//! those whose owner is not in the middle of an operation, moving them to the owner's
+//! depot, where the trim's aging reaches them. This is an asymmetric Dekker handshake, the
+//! read path's (`barrier.rs`), put on the owner's hit path at the price of a store, a
+//! compiler fence, a load and a branch per operation (the busy mark is a value of the
+//! length's word, whose store the hit path makes anyway):
 //!
 //! | owner (`mark_busy`, every get and put) | trimmer (`LocalList::steal_magazines`) |
 //! |---|---|
@@ -19,29 +17,24 @@
 //! | the operation on the magazine | lock the depot; if still `REQUESTED` and `len` (Acquire) is not `BUSY`: move the magazine to the depot, `request = STOLEN` (`len` is the owner's to write) |
 //! | store the new `len` (Release): clears `BUSY` | unlock |
 //!
-//! Either the owner's busy mark precedes the trimmer's barrier, and the trimmer sees it
-//! (or the later Release that cleared it, after which the owner's next load sees the
-//! request); or the owner's request load follows the barrier and sees the request, and the
-//! owner waits on the depot's lock for the steal and reads the magazine as the trimmer left
-//! it. `STOLEN` tells the owner (and a flush under the lock) to read length 0: the trimmer
-//! never writes `len`, which keeps it a single-writer word. Trimmers take one list-wide lock (`stealing`), so a request a
-//! trimmer acts on was made before its own barrier.
+//! Either the owner's busy mark precedes the trimmer's barrier, and the trimmer sees it (or
+//! the later Release that cleared it, after which the owner's next load sees the request);
+//! or the owner's request load follows the barrier and sees the request, and the owner
+//! waits on the depot's lock for the steal and reads the magazine as the trimmer left it.
+//! `STOLEN` tells the owner (and a flush under the lock) to read length 0: the trimmer never
+//! writes `len`, which keeps it a single-writer word. Trimmers take one list-wide lock
+//! (`stealing`), so a request a trimmer acts on was made before its own barrier.
 //!
 //! The owner's side is a compiler fence, which only `membarrier` orders against: in
 //! `Fence` mode (no `membarrier`, Miri, `POOLSWAP_BARRIER=fence`) trimmers ask for nothing
-//! and other live threads' magazines stay out of reach, as before. With `membarrier`, a
-//! trim costs one barrier (~0.5-9 us on the 2-core VM) if some magazine holds an object,
-//! and each owner asked pays one lock on its next operation. Hidden objects are then those
-//! of threads caught in the middle of an operation: at most one magazine per running
-//! thread, and none for idle threads (`tests/pool/decay.rs`,
-//! `idle_threads_hide_at_most_two_objects_per_core`: 256 idle threads hid 63 objects
-//! before, 0 now, on 2 cores).
+//! and other live threads' magazines stay out of reach. With `membarrier`, objects stay
+//! hidden only in the magazines of threads caught in the middle of an operation: at most
+//! one magazine per running thread.
 //!
-//! Options weighed: bounding what magazines may hold in total with credits taken on their
-//! slow paths keeps the hit path as it was, but credits held by idle threads would need
-//! the same handshake to get back, and without it active threads would lose their
-//! magazines to idle ones; asking the owner to flush on its next operation (no steal)
-//! never reaches a thread that stays idle.
+//! Two other designs fall short: credits for what magazines may hold in total, taken on
+//! their slow paths, would need the same handshake to get back from idle threads (and
+//! without it active threads would lose their magazines to idle ones); asking the owner to
+//! flush on its next operation never reaches a thread that stays idle.
 //!
 //! # Synchronization
 //!
@@ -78,7 +71,7 @@ impl<N> Local<N> {
 
     /// A trimmer's last step, after its heavy barrier: if the request stands and the owner
     /// is not in the middle of an operation, moves the magazine to the depot and gives
-    /// back its spare budget slots; the owner reads it as empty on its next operation.
+    /// back its spare idle permits; the owner reads it as empty on its next operation.
     /// Takes the depot's lock once, if a request stands.
     ///
     /// # Safety
@@ -119,9 +112,9 @@ impl<N> Local<N> {
 impl<N> LocalList<N> {
     /// Moves the magazines of threads that are not in the middle of an operation to their
     /// depots, where `trim` and decay reach them. In `Membarrier` mode only (see
-    /// `barrier::interrupts`); a no-op otherwise. Costs a lock, a read of each `Local`'s
-    /// length and, if some magazine holds a node, one heavy barrier (`membarrier`, ~0.5-9
-    /// us on the 2-core VM) and a depot lock per magazine asked.
+    /// `barrier::interrupts`); a no-op otherwise. Costs a lock, a load of each `Local`'s
+    /// length and, if some magazine holds a node, a compare-exchange per such magazine, one
+    /// heavy barrier (`membarrier`) and a depot lock per magazine asked.
     pub(crate) fn steal_magazines(&self, budget: &IdleBudget) {
         if !barrier::interrupts() {
             return;
