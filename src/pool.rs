@@ -321,7 +321,7 @@ impl<T: Send + 'static> Pool<T> {
 
 impl<T> Pool<T> {
     /// The retired list of the pool's container versions, for a container's `retire`.
-    pub(crate) fn retired_list(&self) -> &'static crate::hazard::List {
+    pub(crate) fn retired_list(&self) -> &'static crate::reclaim::List {
         self.shared.retired
     }
 
@@ -709,7 +709,7 @@ impl<T> Pool<T> {
     /// objects live after it.
     ///
     /// The calling thread's magazine is moved to its depot first. With `membarrier`
-    /// ([`barrier_mode`](crate::barrier_mode) `Membarrier`), so are the magazines of other
+    /// (the membarrier mode, chosen when the process makes its first container), so are the magazines of other
     /// live threads that are not in the middle of a `get` or a return: one `membarrier`
     /// per call if some magazine holds an object (~0.5-9 us on a 2-core VM), one lock per
     /// such magazine, and one lock on each such thread's next operation; so idle threads
@@ -767,7 +767,7 @@ impl<T> Pool<T> {
     /// Also the knob for a container whose writer updates often: a writer whose pool has
     /// nothing idle reclaims at each `get_new` (a heavy barrier and a scan of every
     /// thread's hazard slots, see [`reclaim`](crate::reclaim)); with `n` spare objects it
-    /// reclaims about once per [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) updates, at
+    /// reclaims about once per 8 updates (the retired list's threshold), at
     /// the price of `n` more objects in memory.
     ///
     /// # Panics

@@ -153,7 +153,8 @@ impl std::fmt::Debug for RefCount {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
+#[cfg(not(loom))]
 mod tests {
     use super::RefCount;
 

@@ -126,9 +126,9 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
-use crate::hazard::{self, untag, Slot, FENCED};
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
+use crate::reclaim::{self, untag, Slot, FENCED};
 use crate::sync::{self, AtomicPtr, Ordering};
 
 /// The state and protocol both container flavours share: `current` (null while empty) and
@@ -191,7 +191,7 @@ impl<T> Raw<T> {
     #[allow(clippy::disallowed_types)] // `last_update`: see the field.
     pub(super) fn empty(pool: &Pool<T>) -> Raw<T> {
         // Before any reader of this container can exist: see `barrier.rs`.
-        crate::barrier::init();
+        crate::reclaim::barrier::init();
         Raw {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             pool: pool.clone(),
@@ -215,7 +215,7 @@ impl<T> Raw<T> {
     /// A guard on the current version, or `None` while empty.
     #[inline]
     pub(super) fn acquire(&self) -> Option<Guard<T>> {
-        match hazard::free_slot() {
+        match reclaim::free_slot() {
             Some(slot) => self.acquire_protected(slot),
             None => self.acquire_counted(),
         }
@@ -246,7 +246,7 @@ impl<T> Raw<T> {
                 let version = Version::from_non_null(unsafe { NonNull::new_unchecked(again) });
                 return Some(Guard::protected(version, slot));
             }
-            hazard::clear(slot);
+            reclaim::clear(slot);
             node = again;
         }
     }
@@ -258,7 +258,7 @@ impl<T> Raw<T> {
     #[cold]
     #[inline(never)]
     fn acquire_fenced(&self, slot: &'static Slot, raw: *mut PoolNode<T>) -> Option<Guard<T>> {
-        crate::barrier::full();
+        crate::reclaim::barrier::full();
         let mut raw = raw;
         loop {
             // Acquire: as in `acquire_protected`; after the fence.
@@ -277,7 +277,7 @@ impl<T> Raw<T> {
                 // The re-loaded pointer, as in `acquire_protected`.
                 return Version::from_ptr(node).map(|version| Guard::protected(version, slot));
             }
-            hazard::clear(slot);
+            reclaim::clear(slot);
             raw = again;
             slot.protect(NonNull::new(raw)?.cast(), untag(raw).1);
         }
@@ -473,7 +473,7 @@ impl<T> Raw<T> {
         // store that publishes, and once dropped never comes back), so every protection
         // that succeeded loaded the tagged value and re-loaded it after a full fence
         // (`acquire_fenced`): `fenced` is as `retired` requires.
-        unsafe { hazard::retire(self.pool.retired_list(), old.retired(fenced)) }
+        unsafe { reclaim::retire(self.pool.retired_list(), old.retired(fenced)) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.
@@ -517,11 +517,12 @@ impl<T> Drop for Raw<T> {
         // A writer-side moment: the last version, and any other retired one no guard
         // holds, go back to their pools now rather than at some later reclamation
         // (dropping a container ends its pool's use, often the pool's too).
-        hazard::reclaim();
+        crate::reclaim();
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
+#[cfg(not(loom))]
 mod tests {
     use super::*;
 

@@ -67,7 +67,7 @@ use crossbeam_utils::CachePadded;
 
 use super::budget::{IdleBudget, SLOT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
-use crate::barrier;
+use crate::reclaim::barrier;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 
 mod depot_ops;

@@ -1,7 +1,7 @@
 //! Unit tests of the pool's internal bookkeeping (the idle budget, the registry).
 
 use super::*;
-use crate::registry;
+use crate::reclaim::registry;
 
 /// The idle bound's invariant: the budget in use is exactly the slots held by magazines
 /// (one per object plus the spare ones, at most `MAGAZINE_SIZE + SLOT_BATCH` in all) plus

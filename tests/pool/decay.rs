@@ -346,7 +346,7 @@ fn idle_threads_hide_at_most_two_objects_per_core() {
     assert!(
         hidden <= bound,
         "{hidden} objects hidden from trim and decay by {threads} idle threads ({cores} cores, \
-         {:?} barrier mode)",
-        poolswap::barrier_mode()
+         membarrier: {})",
+        poolswap::__private::membarrier()
     );
 }
