@@ -317,8 +317,8 @@ impl<T> Container<T> {
     /// writers that manage their own retries; [`rcu`](Container::rcu) is the loop most
     /// want.
     ///
-    /// A guard keeps its version from being recycled, so the comparison cannot be fooled by
-    /// a recycled object at the same address (no ABA).
+    /// A guard keeps its version from going back to the pool, so the comparison cannot be
+    /// fooled by a reused object at the same address (no ABA).
     ///
     /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
     /// the pool handle's increment and decrement and nothing else (no allocation).
@@ -357,7 +357,7 @@ impl<T> Container<T> {
             .compare_and_swap(Some(Guard::version(expected)), new)
     }
 
-    /// Read-copy-update: fills a recycled object from the current version with
+    /// Read-copy-update: fills an object from the pool from the current version with
     /// `f(current, next)` and publishes it, retrying on the newer version if another writer
     /// updated in between, so that concurrent `rcu`s never lose an update (a read through
     /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns

@@ -227,6 +227,8 @@
 // benches and examples use `std`'s on purpose.
 #![warn(clippy::disallowed_types, clippy::disallowed_methods)]
 #![doc(test(attr(deny(warnings))))]
+// docs.rs builds with `--cfg docsrs`: feature-gated items say which feature they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod compile_fail_tests;
 mod container;

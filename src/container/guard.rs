@@ -169,7 +169,7 @@ impl<T> Clone for Guard<T> {
         // SAFETY: this guard keeps the node live while we add one. Its count is at least
         // one even if this guard holds only a slot: the container holds a reference while
         // the version is current, and the retired list holds it while any slot protects
-        // it (`hazard.rs`).
+        // it (`reclaim/hazard.rs`).
         unsafe { self.version.clone_ref() };
         Guard::counted(self.version)
     }
@@ -333,7 +333,7 @@ impl<T> Guard<T> {
 }
 
 /// A guard on a part of a version, made by [`Guard::map`]. Dereferences to `&U`; keeps the
-/// whole version from being recycled, like the [`Guard`] it was made from.
+/// whole version from being returned to its pool, like the [`Guard`] it was made from.
 ///
 /// # Send and Sync
 ///
@@ -341,7 +341,7 @@ impl<T> Guard<T> {
 pub struct MappedGuard<T, U: ?Sized> {
     guard: Guard<T>,
     /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
-    /// version is never moved or recycled while a guard on it exists.
+    /// version is never moved or reused while a guard on it exists.
     part: NonNull<U>,
 }
 
@@ -375,7 +375,7 @@ impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &U {
         // SAFETY: `part` came from a `&U` borrowed from the guard's version (or with a
-        // longer life), and the guard keeps that version in place and unrecycled.
+        // longer life), and the guard keeps that version in place and out of the pool.
         unsafe { self.part.as_ref() }
     }
 }
