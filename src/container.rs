@@ -124,7 +124,7 @@ const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
 
 impl<T> Container<T> {
     /// Makes a container whose current version is `init` (a [`Pooled`] or an
-    /// [`OwnedPooled`] from `pool`); Go's `NewContainer`. The container
+    /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
     /// keeps its own handle on `pool` (one atomic increment), so the pool's idle objects are
     /// dropped once both the container and every other handle (`pool` included) are gone.
     ///

@@ -70,7 +70,7 @@
 //!   size and *lag* the number of batches the recycled version missed, plus one
 //!   [`Container::update`] (a swap and a push on the retired list) and usually one
 //!   reclamation pass over the pool's retired list (a barrier and a scan of the hazard
-//!   slots, ~100-300 ns: see [`reclaim`](crate::reclaim)).
+//!   slots, ~100-300 ns: see [`reclaim`](crate::reclaim())).
 //! - **Why a pass per publish**: the version the last publish retired is the freshest
 //!   (lag 1), and by the next publish its readers have usually let go (a lookup takes
 //!   ~100 ns, a publish microseconds). Reclaiming it first saves *k* applications (~100-500

@@ -126,7 +126,7 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// When the last handle (`Pool`, or the [`Container`](crate::Container) that holds one) is
 /// dropped, every idle object is dropped, on that thread, even while guards on container
 /// versions remain: a version still held then is dropped at the first reclamation after its
-/// last guard drops (see [`reclaim`](crate::reclaim)), not kept. So an
+/// last guard drops (see [`reclaim`](crate::reclaim())), not kept. So an
 /// object that holds a guard on an older version (a history, a diff base) never keeps its
 /// pool alive, and a `mem::forget` of a guard leaks that version and the pool's bookkeeping
 /// (a few hundred bytes per thread that used it), never the idle objects. If an object's
@@ -766,7 +766,7 @@ impl<T> Pool<T> {
     ///
     /// Also the knob for a container whose writer updates often: a writer whose pool has
     /// nothing idle reclaims at each `get_new` (a heavy barrier and a scan of every
-    /// thread's hazard slots, see [`reclaim`](crate::reclaim)); with `n` spare objects it
+    /// thread's hazard slots, see [`reclaim`](crate::reclaim())); with `n` spare objects it
     /// reclaims about once per 8 updates (the retired list's threshold), at
     /// the price of `n` more objects in memory.
     ///

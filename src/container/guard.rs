@@ -97,11 +97,11 @@ impl<T> Guard<T> {
         }
     }
 
-    /// The version's count of *counted* references: one while it is some container's
-    /// current version (or, once retired, while the retired list keeps it, until a
-    /// reclamation finds no guard on it), plus one per counted guard (see the type's docs).
-    /// Guards that hold a hazard slot are not counted. One `Relaxed` load. For tests and debugging (Go's
-    /// `DebugPeekRef`); other threads may change it at any moment.
+    /// The version's count of *counted* references: one while it is some container's current
+    /// version (or, once retired, while the retired list keeps it, until a reclamation finds no
+    /// guard on it), plus one per counted guard (see the type's docs). Guards that hold a hazard
+    /// slot are not counted. One `Relaxed` load. For tests and debugging (Go's `DebugPeekRef`);
+    /// other threads may change it at any moment.
     ///
     /// # Examples
     ///

@@ -192,7 +192,7 @@ mod membarrier {
         if call(CMD_PRIVATE_EXPEDITED) != 0 {
             // Registered and tested in `available`: the kernel cannot refuse it now. If it
             // did, readers' compiler fences would order nothing: stop rather than risk
-            // recycling a version that a reader still reads.
+            // returning a version that a reader still reads to its pool.
             eprintln!("poolswap: membarrier(PRIVATE_EXPEDITED) failed after registration");
             std::process::abort();
         }

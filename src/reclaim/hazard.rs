@@ -630,9 +630,9 @@ mod tests {
         assert_eq!(std::mem::align_of::<Block>(), 128);
     }
 
-    /// Guards in slots 1 and 2 of a thread's block raise its mark to at least 3, where it
-    /// stays after they are dropped; while they live, passes keep their versions (a scan that stopped
-    /// at slot 0 would return them, and the updates below would refill them).
+    /// Guards in slots 1 and 2 of a thread's block raise its mark to at least 3, where it stays
+    /// after they are dropped; while they live, passes keep their versions (a scan that stopped at
+    /// slot 0 would return them, and the updates below would refill them).
     #[test]
     fn slots_past_the_first_raise_the_mark_and_are_scanned() {
         let pool = Pool::new(|| 0u32, |n| *n = 0);

@@ -403,7 +403,7 @@ pub(super) fn retirements() -> usize {
 
 /// Returns every retired node, of every pool, that no slot protects and no counted guard
 /// holds (module docs); returns how many. Never waits for a reader: held nodes stay on
-/// their lists. See [`crate::reclaim`] for its costs.
+/// their lists. See [`crate::reclaim()`] for its costs.
 pub(super) fn reclaim() -> usize {
     global_pass()
 }
@@ -434,8 +434,7 @@ impl List {
     /// fresher version saves it work, but only when the pass is cheap enough to pay.
     /// `None` when no pass ran (the list was empty, or the pass was not worth a heavy
     /// barrier); else how many nodes went back. The test takes the list's lock (as
-    /// [`retire`] does) and reads each retired node's flag: a few ns for the handful that
-    /// wait between passes.
+    /// [`retire`] does) and reads each retired node's flag: O(versions on the list).
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
         let state = self.state.lock();
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
