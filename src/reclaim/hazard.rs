@@ -5,14 +5,14 @@
 //!
 //! Each thread that reads takes a [`Block`] of 8 slots (128 bytes, one allocation, on its
 //! first read) from the process-wide [`Domain`]; a thread that holds more guards at once
-//! takes more blocks, one at a time, up to `HAZARD_SLOTS` slots (its *spill* chain). A slot holds
-//! the address of the node it protects, or null. Only the block's owner fills an empty
-//! slot ([`free_slot`], [`Slot::protect`]); whoever drops the guard, on any thread, empties
-//! it ([`clear`]). Nobody else writes a slot: a pass never converts or clears a reader's
-//! protection, so a stale address only delays a return. Blocks are never freed: an exiting
-//! thread gives its blocks back (its registry hook) and a new thread takes one over; a
-//! block given back with a slot still full (a guard that outlived its thread) goes to a
-//! new thread only if no clean block is free.
+//! takes more blocks, one at a time, up to `HAZARD_SLOTS` (128) slots (its *spill* chain).
+//! A slot holds the address of the node it protects, or null. Only the block's owner fills
+//! an empty slot ([`free_slot`], [`Slot::protect`]); whoever drops the guard, on any
+//! thread, empties it ([`clear`]). Nobody else writes a slot: a pass never converts or
+//! clears a reader's protection, so a stale address only delays a return. Blocks are never
+//! freed: an exiting thread gives its blocks back (its registry hook) and a new thread
+//! takes one over; a block given back with a slot still full (a guard that outlived its
+//! thread) goes to a new thread only if no clean block is free.
 //!
 //! Each block has a *high-water mark*: how many of its leading slots were ever taken (at
 //! least 1). The owner raises it before it takes a slot at or past it (once per slot index
@@ -34,7 +34,10 @@
 //! - The mark is `Relaxed` both ways: it carries no data, and the barriers order it as
 //!   they order the slot stores.
 //! - The blocks are published under the domain lock with a `Release` store of the
-//!   directory or of its length, which a scan loads `Acquire`.
+//!   directory or of its length, which a scan loads `Acquire`. A block is entered before
+//!   its owner's first slot store, so a scan after the heavy barrier reaches every block
+//!   whose reader's barrier came before it (a directory made later holds every block of
+//!   the ones before it).
 
 use std::cell::Cell;
 use std::fmt;
