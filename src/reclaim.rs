@@ -64,7 +64,10 @@ mod wake;
 
 pub(crate) use self::hazard::{clear, free_slot, untag, Slot, FENCED};
 pub use self::reclaimer::Reclaimer;
-pub(crate) use self::retired::{claim_list, has_pending, release_list, retire, List, Retired};
+// The async getters' reclaiming thread (`pool/wait_async.rs`) asks whether any version waits.
+#[cfg(all(feature = "async", not(loom)))]
+pub(crate) use self::retired::has_pending;
+pub(crate) use self::retired::{claim_list, release_list, retire, List, Retired};
 
 /// Slots per thread: a thread's first 128 guards held at once protect their versions with
 /// hazard slots, further ones take a counted reference (4 under loom, so that models reach
@@ -74,9 +77,9 @@ pub(crate) const HAZARD_SLOTS: usize = hazard::BLOCK_SLOTS * (1 + hazard::SPILL_
 /// Retired versions on one pool's list at which an update reclaims that list itself.
 pub(crate) const RECLAIM_THRESHOLD: usize = 8;
 
-// The docs of `Container::acquire`, `Container::update` and `reclaim` state these numbers.
-#[cfg(not(loom))]
-const _: () = assert!(HAZARD_SLOTS == 128 && RECLAIM_THRESHOLD == 8);
+// The docs of `Container::acquire`, `Container::update` and `reclaim` state these numbers
+// (and `tests/loom.rs` the loom one).
+const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAIM_THRESHOLD == 8);
 
 /// Returns to their pools now, on the calling thread, the retired versions of every pool
 /// that no guard holds; returns how many. Never waits for a guard: a version still held
@@ -86,11 +89,13 @@ const _: () = assert!(HAZARD_SLOTS == 128 && RECLAIM_THRESHOLD == 8);
 /// atomic decrement) and never runs a pool's return path or a `T::drop`. Retired versions
 /// go back at a *reclamation*, on a writer's side: when an update leaves 8 versions on its
 /// pool's retired list, when a pool getter finds nothing idle, when a container is dropped,
-/// on a background [`Reclaimer`], and here. Call this to choose the thread that runs the
+/// on a background [`Reclaimer`], on the thread that serves awaiting getters (`async`
+/// feature) while one waits, and here. Call this to choose the thread that runs the
 /// return paths (and the `T::drop` of versions the pool does not keep), or to have the
 /// versions back before counting them or before the process goes idle. A version that
 /// another thread's pass took off its list at the same moment comes back when that pass
-/// ends, maybe after this call returns.
+/// ends, maybe after this call returns; a version whose object holds a guard on an older
+/// one frees that one only at the next reclamation.
 ///
 /// Costs: one load per retired list (one per pool) when nothing is retired, and two locks
 /// (process-wide, for the pass's buffers). Otherwise also two locks per list holding

@@ -24,7 +24,12 @@ const NAME: &str = "poolswap-reclaimer";
 /// How often the reclaimer looks again while versions stay retired because guards hold
 /// them: the longest a version waits after its last guard's drop. Each look is one pass (a
 /// heavy barrier), so a shorter period would cost readers more.
+#[cfg(not(loom))]
 const POLL: Duration = Duration::from_millis(1);
+/// Under loom, below the 1 ms at which the facade's timed wait stops polling and waits for
+/// a notification only (`sync.rs`): the models look again, as real threads do.
+#[cfg(loom)]
+const POLL: Duration = Duration::from_micros(100);
 
 /// How long a sleeping reclaimer waits for a wake-up when nothing is retired, as a
 /// backstop (the handshake makes it unnecessary).
