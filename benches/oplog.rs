@@ -1285,8 +1285,8 @@ fn header(plan: Plan) -> String {
     );
     let _ = writeln!(
         out,
-        "- poolswap barrier mode: {:?} (`POOLSWAP_BARRIER={}`)",
-        poolswap::barrier_mode(),
+        "- poolswap barrier mode: {} (`POOLSWAP_BARRIER={}`)",
+        barrier_mode(),
         std::env::var("POOLSWAP_BARRIER").unwrap_or_default()
     );
     let _ = writeln!(
@@ -1619,5 +1619,15 @@ fn main() {
         let path = dir.join("oplog.md");
         std::fs::write(&path, &text).expect("write the report");
         eprintln!("oplog: report written to {}", path.display());
+    }
+}
+
+/// The barrier mode the process chose, for the printed figures (a crate-internal
+/// diagnostic, not public API).
+fn barrier_mode() -> &'static str {
+    if poolswap::__private::membarrier() {
+        "membarrier"
+    } else {
+        "fence"
     }
 }

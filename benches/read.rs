@@ -21,7 +21,7 @@
 //! | `left-right`         | `enter`, read, drop the guard            | append op, `publish`         |
 //!
 //! poolswap's rows are named for the barrier mode the process chose
-//! ([`poolswap::barrier_mode`]): `poolswap` and `poolswap-cache` with `membarrier`,
+//! (`POOLSWAP_BARRIER=fence` forces the fence mode): `poolswap` and `poolswap-cache` with `membarrier`,
 //! `poolswap-fence` and `poolswap-cache-fence` with `fence(SeqCst)` (run the bench with
 //! `POOLSWAP_BARRIER=fence` for those; that run measures arc-swap's `load` again, as
 //! `arc-swap-load-fence-run`, for a ratio taken within one run).
@@ -31,7 +31,7 @@
 //! The other groups time what a reclamation costs and who pays it. Unless a row says
 //! otherwise, "an update" is one `get_new` + fill + `update` of a `[u64; 8]` on the bench's
 //! thread; a writer whose pool has nothing idle reclaims inside `get_new`, and an update
-//! that leaves [`poolswap::RECLAIM_THRESHOLD`] versions retired reclaims inside `update`,
+//! that leaves 8 versions retired reclaims inside `update`,
 //! so both are in the figure. The pools start empty, so a lone writer's `get_new` misses,
 //! and reclaims, on nearly every update (its pool holds the current version and the one
 //! just retired). poolswap rows take the `-fence` suffix as
@@ -55,7 +55,7 @@
 //!   `two`); the ratio of the two rows' updates per second (from the batches' own clock)
 //!   is printed and appended to `bench-alloc/update-two.tsv`. The second thread lives for
 //!   the whole row and is released for each batch through a barrier.
-//! - `drop`: a batch drops up to [`poolswap::HAZARD_SLOTS`] values at once between two
+//! - `drop`: a batch drops up to [`HAZARD_SLOTS`] values at once between two
 //!   clock readings (a thread's guards beyond that many are counted, a different path),
 //!   after setting them up untimed: poolswap acquires a guard, updates (which retires the
 //!   version the guard holds) and checks that the guard holds a hazard slot; arc-swap takes
@@ -93,7 +93,10 @@ use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
 use left_right::{Absorb, ReadHandle, ReadHandleFactory, WriteHandle};
-use poolswap::{BarrierMode, Container, Guard, Pool};
+use poolswap::{Container, Guard, Pool};
+
+/// Hazard slots per thread, as `Container::acquire`'s docs state it.
+const HAZARD_SLOTS: usize = 128;
 
 #[path = "../tests/support/counting_alloc.rs"]
 mod counting_alloc;
@@ -303,7 +306,7 @@ fn read(c: &mut Criterion) {
     let init = pool.get();
     let container = Container::new(&pool, init);
     // Named for the barrier mode, chosen when the first container was made (just now).
-    let fence = poolswap::barrier_mode() == BarrierMode::Fence;
+    let fence = !poolswap::__private::membarrier();
     let suffix = if fence { "-fence" } else { "" };
     bench_all(c, &format!("poolswap{suffix}"), PoolSwap(container));
     let init = pool.get();
@@ -353,9 +356,10 @@ fn read(c: &mut Criterion) {
 /// The suffix of poolswap's row names in the barrier mode the process chose (when it made
 /// its first container).
 fn mode_suffix() -> &'static str {
-    match poolswap::barrier_mode() {
-        BarrierMode::Fence => "-fence",
-        BarrierMode::Membarrier => "",
+    if poolswap::__private::membarrier() {
+        ""
+    } else {
+        "-fence"
     }
 }
 
@@ -409,7 +413,7 @@ fn with_parked<R>(
                     step.wait(); // the writer updated
                 }
                 assert!(
-                    guards.iter().all(|g| !Guard::is_counted(g))
+                    guards.iter().all(|g| !poolswap::__private::is_counted(g))
                         && guards.windows(2).all(|w| !Guard::ptr_eq(&w[0], &w[1])),
                     "each guard holds a hazard slot, on a version of its own"
                 );
@@ -583,15 +587,15 @@ fn latency_drops() -> usize {
 }
 
 /// Sets up `ops` values with `make` (untimed) and drops them, at most
-/// [`poolswap::HAZARD_SLOTS`] at a time, timing only the drops; `before` runs, untimed,
+/// [`HAZARD_SLOTS`] at a time, timing only the drops; `before` runs, untimed,
 /// before each batch is set up.
 fn time_drops<V>(ops: u64, mut make: impl FnMut() -> V, mut before: impl FnMut()) -> Duration {
-    let mut held = Vec::with_capacity(poolswap::HAZARD_SLOTS);
+    let mut held = Vec::with_capacity(HAZARD_SLOTS);
     let mut total = Duration::ZERO;
     let mut done = 0;
     while done < ops {
         before();
-        let n = (ops - done).min(poolswap::HAZARD_SLOTS as u64);
+        let n = (ops - done).min(HAZARD_SLOTS as u64);
         held.extend((0..n).map(|_| make()));
         let t0 = Instant::now();
         held.clear();
@@ -654,7 +658,10 @@ fn drop_last(c: &mut Criterion) {
         let mut new = container.get_new();
         new.resize(HEAVY_LEN, v);
         container.update(new);
-        assert!(!Guard::is_counted(&guard), "the guard holds a hazard slot");
+        assert!(
+            !poolswap::__private::is_counted(&guard),
+            "the guard holds a hazard slot"
+        );
         guard
     };
     let mut g = c.benchmark_group("drop");
@@ -664,7 +671,7 @@ fn drop_last(c: &mut Criterion) {
             let n = latency_drops();
             report_latencies(&format!("timer{suffix}"), &drop_latencies(n, || (), |_| ()));
             let reclaim = |i: usize| {
-                if i % poolswap::HAZARD_SLOTS == 0 {
+                if i % HAZARD_SLOTS == 0 {
                     poolswap::reclaim();
                 }
             };
@@ -688,9 +695,10 @@ fn drop_last(c: &mut Criterion) {
         assert_eq!(Arc::strong_count(&arc), 1, "the loaded Arc is the last");
         arc
     };
-    let name = match poolswap::barrier_mode() {
-        BarrierMode::Fence => "arc-swap-fence-run",
-        BarrierMode::Membarrier => "arc-swap",
+    let name = if poolswap::__private::membarrier() {
+        "arc-swap"
+    } else {
+        "arc-swap-fence-run"
     };
     let mut first = true;
     g.bench_function(name, |b| {
@@ -714,8 +722,11 @@ fn many_guards(c: &mut Criterion) {
     let mut g = c.benchmark_group("many-guards");
     for held in [1, 64] {
         let guards: Vec<_> = others[..held].iter().map(Container::acquire).collect();
-        let counted = guards.iter().filter(|g| Guard::is_counted(g)).count();
-        assert_eq!(counted, held.saturating_sub(poolswap::HAZARD_SLOTS));
+        let counted = guards
+            .iter()
+            .filter(|g| poolswap::__private::is_counted(g))
+            .count();
+        assert_eq!(counted, held.saturating_sub(HAZARD_SLOTS));
         g.bench_function(BenchmarkId::new(&function, format!("held{held}")), |b| {
             b.iter(|| target.acquire()[0]);
         });

@@ -157,7 +157,7 @@ async fn main() -> Result<(), String> {
             .await
             .map_err(|e| format!("{}: {e}", path.display()))?;
         // The object to fill: owned, so it can move to a blocking thread.
-        let next = config.get_new_owned();
+        let next = config.pool().get_owned();
         let path = path.clone();
         let next = tokio::task::spawn_blocking(move || load(&path, next))
             .await

@@ -19,10 +19,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "src"
 # Lowest first. The first path segment under `crate` names the layer.
 LAYERS = [
-    {"sync", "barrier"},
+    {"sync"},
     {"recycle"},
     {"refcount"},
-    {"reclaim", "registry", "hazard", "reclaimer"},
+    {"reclaim"},
     {"pool"},
     {"container"},
     {"oplog"},

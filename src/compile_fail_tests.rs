@@ -207,3 +207,20 @@
 //! fn is_sync<T: Sync>() {}
 //! is_sync::<poolswap::OwnedPooled<std::sync::atomic::AtomicU8>>();
 //! ```
+//!
+//! # Unwind safety: a container and a guard are `UnwindSafe` if `T: RefUnwindSafe`
+//!
+//! A shared container crosses `catch_unwind` as `Arc<T>` does (a reader's panic cannot
+//! leave it half-updated), unless `T` has interior mutability that a panic could leave
+//! inconsistent:
+//!
+//! ```compile_fail,E0277
+//! fn is_unwind_safe<T: std::panic::UnwindSafe>() {}
+//! is_unwind_safe::<std::sync::Arc<poolswap::Container<std::cell::Cell<u8>>>>();
+//! ```
+//! ```
+//! fn is_unwind_safe<T: std::panic::UnwindSafe>() {}
+//! is_unwind_safe::<std::sync::Arc<poolswap::Container<u8>>>();
+//! is_unwind_safe::<std::sync::Arc<poolswap::OptionContainer<u8>>>();
+//! is_unwind_safe::<poolswap::Guard<u8>>();
+//! ```

@@ -1,17 +1,17 @@
 //! The container: the current version of a shared object, and read guards on it.
 //!
 //! This file is the public front: [`Container`] and [`OptionContainer`], two thin flavours
-//! of one private state and protocol, and the re-exports of the children's public types:
+//! of one private state and protocol (Go's poolswap `Container`, whose `Acquire`/`Release`
+//! and `GetNew`/`Update` they follow), and the re-exports of the children's public types:
 //!
 //! | module | what |
 //! |---|---|
-//! | `raw` | `Raw`, the state and lock-free protocol both flavours share (Reader, Writer, the ABA case, Orderings) |
+//! | `raw` | `Raw`, the state and lock-free protocol both flavours share |
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
 //!
 //! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
-//! the flavours differ in what they return (`Guard<T>` or `Option<Guard<T>>`), and each
-//! keeps its own docs and examples.
+//! they differ in what they return (`Guard<T>` or `Option<Guard<T>>`).
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
@@ -19,12 +19,11 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 mod cache;
 mod guard;
 mod raw;
-mod wait;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
-use crate::pool::{OwnedPooled, Pool, Pooled, Publishable};
+use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
@@ -80,37 +79,23 @@ use crate::recycle::{Recycle, Recycled};
 ///
 /// # Costs
 ///
-/// - [`acquire`](Container::acquire): a thread-local load, a look for a free hazard slot
-///   of the thread (usually the first), two loads of the current pointer and one store to
-///   the slot, with a light barrier between (no instruction in
-///   [`BarrierMode::Membarrier`](crate::BarrierMode), a `fence(SeqCst)` otherwise); no
-///   atomic read-modify-write, no lock, no allocation, and no write to a cache line that
-///   another reader reads. Retries only if an update lands between its two loads. Dropping
-///   the guard: a store to its slot, no barrier instruction in either mode. A thread's
-///   first read registers it (a lock and, if no exited thread left a block behind, one
-///   allocation of 128 bytes per 8 slots); a thread that holds more than 8 guards at once
-///   takes more blocks, one per 8 guards, up to [`HAZARD_SLOTS`](crate::HAZARD_SLOTS)
-///   slots, and then looks at its first block's 8 slots and the slot it last took beyond
-///   them before it finds a free one.
-/// - [`update`](Container::update): a thread-local lookup (the writer's share of the pool,
-///   where the version will go back to), one atomic increment of the pool handle (a version
-///   keeps its pool alive for guards that outlive it), one atomic swap, then the retired
-///   list: the pool's (one per pool, so writers of containers with different pools share
-///   no lock), a lock and a push. No barrier, unless the list then holds
-///   [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) versions: then a reclamation of that
-///   list (as [`reclaim`](crate::reclaim) costs for one list: one heavy barrier,
-///   `membarrier` or a fence, and one load per hazard slot of every thread that ever
-///   read). Plus a clock read: a version
-///   published less than 50 µs after the previous one is published *fenced*, so that
-///   reclaiming it takes a fence, not `membarrier` (an interrupt to every CPU running the
-///   process: 0.3-12 µs); its readers pay a `fence(SeqCst)` per `acquire` (a few ns) until
-///   it is replaced, or until a reader thread that acquires it makes its 16,384th fenced
-///   acquisition and stores it back plain. The old version goes back to its pool
-///   at a reclamation that finds no guard on it, on the reclaiming thread: usually the
-///   writer's next [`get_new`](Container::get_new), which reclaims when the pool has
-///   nothing idle. Guards never return it (a guard's drop is a store), and the writer never
-///   waits for them. No allocation at steady state (the retired list keeps its capacity),
-///   except on a thread's first use of the pool (see [`Pool`]'s costs).
+/// - [`acquire`](Container::acquire): no atomic read-modify-write, no lock, no allocation
+///   after the thread's first read, and no write to a cache line another reader reads (a
+///   store to a hazard slot of the thread, see its docs). Dropping the guard: one store.
+/// - [`update`](Container::update): an atomic swap, a lock and a push on the pool's retired
+///   list, and, at every 8th version left retired, a reclamation pass over that list (see
+///   [`reclaim`](crate::reclaim())). Never waits for a reader. No allocation at steady
+///   state.
+/// - The old version goes back to its pool at a reclamation that finds no guard on it, on
+///   the reclaiming thread: usually the writer's next [`get_new`](Container::get_new),
+///   which reclaims when the pool has nothing idle. Never on a reader's thread.
+///
+/// # Unwind safety
+///
+/// `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as `Arc<T>` and `ArcSwap`: a
+/// panic cannot leave a container half-updated (every change is one atomic store of a
+/// whole version, and guards only read), so an `Arc<Container<T>>` may cross
+/// `catch_unwind`.
 ///
 /// # Send and Sync
 ///
@@ -129,7 +114,8 @@ unsafe impl<T: Send + Sync> Send for Container<T> {}
 unsafe impl<T: Send + Sync> Sync for Container<T> {}
 
 // A panic cannot leave a container half-updated: every change is one atomic store of a
-// whole version, and guards only read. As for `ArcSwap` and `Arc`.
+// whole version, and guards only read. As for `ArcSwap` and `Arc`. Manual: the raw
+// pointers and atomics of `Raw` and the pool's cells would make the auto impls stricter.
 impl<T: RefUnwindSafe> UnwindSafe for Container<T> {}
 impl<T: RefUnwindSafe> RefUnwindSafe for Container<T> {}
 
@@ -138,7 +124,7 @@ const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
 
 impl<T> Container<T> {
     /// Makes a container whose current version is `init` (a [`Pooled`] or an
-    /// [`OwnedPooled`] from `pool`); Go's `NewContainer`. The container
+    /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
     /// keeps its own handle on `pool` (one atomic increment), so the pool's idle objects are
     /// dropped once both the container and every other handle (`pool` included) are gone.
     ///
@@ -183,10 +169,18 @@ impl<T> Container<T> {
     }
 
     /// A guard on the current version; Go's `Acquire`, with its `Release` done by the
-    /// guard's `Drop`.
+    /// guard's `Drop`; arc-swap's `load`.
     ///
-    /// Never waits for a writer and never allocates (after the thread's first read). See
-    /// the type's docs for its cost.
+    /// Never waits for a writer. Costs a thread-local load, a look for a free hazard slot
+    /// of the thread (usually the first), two `Acquire` loads of the current version and a
+    /// `Release` store to the slot with a light barrier between (no instruction where the
+    /// process uses `membarrier(2)`, a `fence(SeqCst)` otherwise, or for a version
+    /// published within 50 µs of the previous one); retries only if an update lands between
+    /// the two loads. No atomic read-modify-write, no lock, no allocation. A thread's
+    /// first read takes a block of 8 slots (a lock; one allocation of 128 bytes unless an
+    /// exited thread left one). A thread holds up to 128 slot guards at once (taking one
+    /// more block per 8); further guards take a counted reference instead, one atomic
+    /// read-modify-write to make and one to drop.
     ///
     /// # Examples
     ///
@@ -198,6 +192,7 @@ impl<T> Container<T> {
     /// let v = c.acquire();
     /// assert_eq!(*v, 7);
     /// ```
+    #[doc(alias = "load")]
     #[inline]
     #[must_use = "a guard that is dropped at once reads nothing"]
     pub fn acquire(&self) -> Guard<T> {
@@ -221,12 +216,15 @@ impl<T> Container<T> {
     }
 
     /// An object from the container's pool, to fill and pass to
-    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`.
+    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`, which
+    /// says what it costs; the pool's other getters serve the other cases:
+    /// `self.pool().get_owned()` for an object to fill on another thread or task,
+    /// `try_get()` and `get_timeout()` for a pool with a live bound, and `get_async()` (the
+    /// `async` feature) to await there.
     ///
     /// Never waits, unless the pool has a [`max_live`](crate::PoolBuilder::max_live)
     /// bound: then, at the bound, it waits until a reader lets go of an old version (see
-    /// [`Pool::get`], and [`try_get_new`](Container::try_get_new) for one that does not
-    /// wait). A writer that holds guards on old versions itself can deadlock there.
+    /// [`Pool::get`]). A writer that holds guards on old versions itself can deadlock there.
     ///
     /// # Panics
     ///
@@ -250,60 +248,24 @@ impl<T> Container<T> {
         self.raw.pool().get()
     }
 
-    /// [`get_new`](Container::get_new), returning an [`OwnedPooled`]
-    /// that can be filled on another thread or task (`'static`). Waits as `get_new` does.
+    /// Publishes `new` as the current version; Go's `Update`, arc-swap's `store`.
     ///
-    /// # Examples
+    /// Readers that acquire after this see `new`. The old version goes on its pool's
+    /// retired list and returns to the pool at the first reclamation that finds no guard on
+    /// it: usually the writer's next [`get_new`](Container::get_new) (see
+    /// [`reclaim`](crate::reclaim()) for every moment one runs). Concurrent updates are
+    /// allowed; the last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
     ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::new(String::new, String::clear);
-    /// let c = Arc::new(Container::from_value(&pool, String::from("v1")));
-    /// let mut next = c.get_new_owned();
-    /// let filled = std::thread::spawn(move || {
-    ///     next.push_str("v2");
-    ///     next
-    /// });
-    /// c.update(filled.join().unwrap());
-    /// assert_eq!(&*c.acquire(), "v2");
-    /// ```
-    #[must_use = "the object goes straight back to the pool if it is dropped"]
-    pub fn get_new_owned(&self) -> OwnedPooled<T> {
-        self.raw.pool().get_owned()
-    }
-
-    /// [`get_new`](Container::get_new) that never waits: `None` when the pool's
-    /// [`max_live`](crate::PoolBuilder::max_live) bound is reached and no object is idle
-    /// ([`Pool::try_get`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Pool};
-    ///
-    /// let pool = Pool::builder(|| 0u64, |n: &mut u64| *n = 0).max_live(2).build();
-    /// let c = Container::from_value(&pool, 1); // one object is the current version
-    /// let reader = c.acquire();
-    /// let next = c.try_get_new().expect("the second object");
-    /// c.update(next); // version 1 is retired, but `reader` still reads it
-    /// assert!(c.try_get_new().is_none()); // both objects are in use
-    /// drop(reader); // version 1 goes back to the pool
-    /// assert!(c.try_get_new().is_some());
-    /// ```
-    #[must_use = "the object goes straight back to the pool if it is dropped"]
-    pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
-        self.raw.pool().try_get()
-    }
-
-    /// Publishes `new` as the current version; Go's `Update`.
-    ///
-    /// Readers that acquire after this see `new`. The old version goes on the retired list
-    /// and returns to the pool at the first reclamation that finds no guard on it: usually
-    /// the writer's next [`get_new`](Container::get_new) (see [`reclaim`](crate::reclaim)
-    /// for every moment one runs). Concurrent updates are allowed; the
-    /// last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
+    /// Costs a thread-local lookup (the writer's share of the pool), one atomic increment
+    /// of the pool handle (a version keeps its pool alive), a clock read, one atomic swap
+    /// (`AcqRel`: publishes `new`, acquires the old version), then a lock and a push on the
+    /// pool's retired list. No barrier, unless the list then holds 8 versions: then a
+    /// reclamation pass over that list (one heavy barrier and one load per used hazard
+    /// slot, as [`reclaim`](crate::reclaim()) costs for one list). A version published
+    /// less than 50 µs after the previous one is published *fenced*: reclaiming it takes a
+    /// `fence(SeqCst)`, not `membarrier(2)`, and its readers take a `fence(SeqCst)` per
+    /// `acquire` until it is replaced or a reader thread stores it back plain. Never waits
+    /// for a reader; no allocation at steady state.
     ///
     /// # Panics
     ///
@@ -322,12 +284,14 @@ impl<T> Container<T> {
     /// c.update(next);
     /// assert_eq!(*c.acquire(), 2);
     /// ```
+    #[doc(alias = "store")]
     pub fn update<P: Publishable<T>>(&self, new: P) {
         self.raw.update(new);
     }
 
     /// Publishes `new` like [`update`](Container::update) and returns a (counted) guard on
-    /// the version it replaced.
+    /// the version it replaced; arc-swap's `swap`. Costs an `update` and one atomic
+    /// increment of the old version's count.
     ///
     /// # Panics
     ///
@@ -353,8 +317,8 @@ impl<T> Container<T> {
     /// writers that manage their own retries; [`rcu`](Container::rcu) is the loop most
     /// want.
     ///
-    /// A guard keeps its version from being recycled, so the comparison cannot be fooled by
-    /// a recycled object at the same address (no ABA).
+    /// A guard keeps its version from going back to the pool, so the comparison cannot be
+    /// fooled by a reused object at the same address (no ABA).
     ///
     /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
     /// the pool handle's increment and decrement and nothing else (no allocation).
@@ -383,6 +347,7 @@ impl<T> Container<T> {
     /// assert!(c.compare_and_swap(&seen, next).is_ok());
     /// assert_eq!(*c.acquire(), 12);
     /// ```
+    #[doc(alias = "cas")]
     pub fn compare_and_swap<P: Publishable<T>>(
         &self,
         expected: &Guard<T>,
@@ -392,7 +357,7 @@ impl<T> Container<T> {
             .compare_and_swap(Some(Guard::version(expected)), new)
     }
 
-    /// Read-copy-update: fills a recycled object from the current version with
+    /// Read-copy-update: fills an object from the pool from the current version with
     /// `f(current, next)` and publishes it, retrying on the newer version if another writer
     /// updated in between, so that concurrent `rcu`s never lose an update (a read through
     /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns
@@ -440,6 +405,7 @@ impl<T> Container<T> {
     /// });
     /// assert_eq!(c.acquire().len(), 200); // no update lost
     /// ```
+    #[doc(alias = "read_copy_update")]
     pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> R {
         self.raw.rcu(f).expect(NEVER_EMPTY)
     }
@@ -603,7 +569,7 @@ impl<T> OptionContainer<T> {
     }
 
     /// A guard on the current version, or `None` while the container is empty; Go's
-    /// `Acquire`. Costs as [`Container::acquire`].
+    /// `Acquire`, arc-swap's `load`. Costs as [`Container::acquire`].
     ///
     /// # Examples
     ///
@@ -614,6 +580,7 @@ impl<T> OptionContainer<T> {
     /// let c = OptionContainer::from_value(&pool, 7);
     /// assert_eq!(*c.acquire().expect("not empty"), 7);
     /// ```
+    #[doc(alias = "load")]
     #[inline]
     #[must_use = "a guard that is dropped at once reads nothing"]
     pub fn acquire(&self) -> Option<Guard<T>> {
@@ -660,49 +627,8 @@ impl<T> OptionContainer<T> {
         self.raw.pool().get()
     }
 
-    /// An owned object from the container's pool, as [`Container::get_new_owned`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(String::new, String::clear);
-    /// let c = OptionContainer::empty(&pool);
-    /// let next = std::thread::spawn({
-    ///     let mut next = c.get_new_owned();
-    ///     move || { next.push_str("v1"); next }
-    /// });
-    /// c.update(next.join().unwrap());
-    /// assert!(!c.is_empty());
-    /// ```
-    #[must_use = "the object goes straight back to the pool if it is dropped"]
-    pub fn get_new_owned(&self) -> OwnedPooled<T> {
-        self.raw.pool().get_owned()
-    }
-
-    /// An object from the container's pool if one can be had without waiting, as
-    /// [`Container::try_get_new`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::builder(|| 0u64, |n: &mut u64| *n = 0).max_live(1).build();
-    /// let c = OptionContainer::empty(&pool);
-    /// let first = c.try_get_new().expect("nothing exists yet");
-    /// assert!(c.try_get_new().is_none()); // the one object allowed is out
-    /// c.update(first);
-    /// drop(c.take()); // back to the pool
-    /// assert!(c.try_get_new().is_some());
-    /// ```
-    #[must_use = "the object goes straight back to the pool if it is dropped"]
-    pub fn try_get_new(&self) -> Option<Pooled<'_, T>> {
-        self.raw.pool().try_get()
-    }
-
-    /// Publishes `new` as the current version, as [`Container::update`].
+    /// Publishes `new` as the current version, as [`Container::update`] (which says what it
+    /// costs); Go's `Update`, arc-swap's `store`.
     ///
     /// # Panics
     ///
@@ -718,12 +644,13 @@ impl<T> OptionContainer<T> {
     /// c.update(pool.adopt(5));
     /// assert_eq!(c.acquire().as_deref(), Some(&5));
     /// ```
+    #[doc(alias = "store")]
     pub fn update<P: Publishable<T>>(&self, new: P) {
         self.raw.update(new);
     }
 
     /// Publishes `new` and returns a guard on the version it replaced (`None` if the
-    /// container was empty).
+    /// container was empty), as [`Container::swap`].
     ///
     /// # Panics
     ///
@@ -765,6 +692,7 @@ impl<T> OptionContainer<T> {
     /// assert!(c.compare_and_swap(None, pool.adopt(1)).is_ok()); // was empty
     /// assert!(c.compare_and_swap(None, pool.adopt(2)).is_err()); // is not any more
     /// ```
+    #[doc(alias = "cas")]
     pub fn compare_and_swap<P: Publishable<T>>(
         &self,
         expected: Option<&Guard<T>>,
@@ -789,6 +717,7 @@ impl<T> OptionContainer<T> {
     /// let c = OptionContainer::from_value(&pool, 1);
     /// assert_eq!(c.rcu(|cur, next| { *next = cur + 1; *next }), Some(2));
     /// ```
+    #[doc(alias = "read_copy_update")]
     pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
         self.raw.rcu(f)
     }

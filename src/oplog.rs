@@ -81,7 +81,7 @@
 //!   counts it all.
 //! - **Synchronisation**: one [`Container::update`] (a swap, and a push on the retired
 //!   list under its lock), one take from the pool, and at most one reclamation pass
-//!   ([`reclaim`](crate::reclaim): a barrier and a scan of the hazard slots). The pass runs
+//!   ([`reclaim`](crate::reclaim()): a barrier and a scan of the hazard slots). The pass runs
 //!   when the version the last publish retired waits on the retired list and no pass
 //!   ended since, and either the pass needs only a fence or the op log holds at least 32
 //!   operations (worth a `membarrier`); otherwise the pool's getter runs one only when

@@ -126,7 +126,7 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// When the last handle (`Pool`, or the [`Container`](crate::Container) that holds one) is
 /// dropped, every idle object is dropped, on that thread, even while guards on container
 /// versions remain: a version still held then is dropped at the first reclamation after its
-/// last guard drops (see [`reclaim`](crate::reclaim)), not kept. So an
+/// last guard drops (see [`reclaim`](crate::reclaim())), not kept. So an
 /// object that holds a guard on an older version (a history, a diff base) never keeps its
 /// pool alive, and a `mem::forget` of a guard leaks that version and the pool's bookkeeping
 /// (a few hundred bytes per thread that used it), never the idle objects. If an object's
@@ -325,7 +325,7 @@ impl<T: Send + 'static> Pool<T> {
 
 impl<T> Pool<T> {
     /// The retired list of the pool's container versions, for a container's `retire`.
-    pub(crate) fn retired_list(&self) -> &'static crate::hazard::List {
+    pub(crate) fn retired_list(&self) -> &'static crate::reclaim::List {
         self.shared.retired
     }
 
@@ -699,7 +699,7 @@ impl<T> Pool<T> {
     /// objects live after it.
     ///
     /// The calling thread's magazine is moved to its depot first. With `membarrier`
-    /// ([`barrier_mode`](crate::barrier_mode) `Membarrier`), so are the magazines of other
+    /// (the membarrier mode, chosen when the process makes its first container), so are the magazines of other
     /// live threads that are not in the middle of a `get` or a return: one `membarrier`
     /// per call if some magazine holds an object, one lock per such magazine, and one lock
     /// on each such thread's next operation; so idle threads hide nothing. In `Fence` mode,
@@ -755,8 +755,8 @@ impl<T> Pool<T> {
     ///
     /// Also the knob for a container whose writer updates often: a writer whose pool has
     /// nothing idle reclaims at each `get_new` (a heavy barrier and a scan of every
-    /// thread's hazard slots, see [`reclaim`](crate::reclaim)); with `n` spare objects it
-    /// reclaims about once per [`RECLAIM_THRESHOLD`](crate::RECLAIM_THRESHOLD) updates, at
+    /// thread's hazard slots, see [`reclaim`](crate::reclaim())); with `n` spare objects it
+    /// reclaims about once per 8 updates (the retired list's threshold), at
     /// the price of `n` more objects in memory.
     ///
     /// Costs, per object built: the factory, one allocation (its node), one atomic

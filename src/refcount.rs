@@ -14,13 +14,13 @@
 //! The count follows std's `Arc`: an increment made while the caller already holds a
 //! reference is `Relaxed`; the decrement is `Release`, and the one that reaches zero is
 //! followed by an `Acquire` load of the count (std uses a fence; see `decrement`), so every
-//! use of the object through any reference happens-before the object is recycled.
+//! use of the object through any reference happens-before the object goes back to its pool.
 //!
-//! One addition: [`RefCount::try_increment`] takes a reference *without* holding one, on a
-//! node read from a container that may have been recycled meanwhile. It never resurrects a
-//! count that reached zero, and it is `Acquire` so that, when it reads the `Release` store of
-//! [`RefCount::reset_to_one`] made by whoever took the node out of the pool, everything that
-//! taker saw before (the container's newer pointer included) is visible to the caller's
+//! One addition: [`RefCount::try_increment`] takes a reference *without* holding one, on a node
+//! read from a container that may have gone back to the pool and out again meanwhile. It never
+//! resurrects a count that reached zero, and it is `Acquire` so that, when it reads the `Release`
+//! store of [`RefCount::reset_to_one`] made by whoever took the node out of the pool, everything
+//! that taker saw before (the container's newer pointer included) is visible to the caller's
 //! validating re-load. See `container/raw.rs` for the protocol that relies on it.
 
 use crate::sync::{AtomicUsize, Ordering};
@@ -33,7 +33,7 @@ const MAX_REFCOUNT: usize = isize::MAX as usize;
 pub(crate) struct RefCount {
     /// Live references on the node; its values in each state of the node are in the
     /// lifecycle table on `Node` (`pool/node.rs`). Once a node has been published, 0 means
-    /// nobody holds it (idle, or being recycled): a stale reader must not take it.
+    /// nobody holds it (idle, or on its way back to the pool): a stale reader must not take it.
     count: AtomicUsize,
 }
 
@@ -76,7 +76,8 @@ impl RefCount {
         self.count.store(1, Ordering::Release);
     }
 
-    /// Adds a reference on behalf of a caller that already holds one.
+    /// Adds a reference on behalf of a caller that already holds one: one `fetch_add`;
+    /// aborts the process past [`MAX_REFCOUNT`].
     pub(crate) fn increment(&self) {
         // Relaxed: the caller's reference keeps the node alive, and a new reference carries
         // no data of its own (std's `Arc::clone` argument).
@@ -86,7 +87,9 @@ impl RefCount {
         }
     }
 
-    /// Adds a reference unless the count is zero; returns whether it did.
+    /// Adds a reference unless the count is zero; returns whether it did. A load and a
+    /// compare-and-swap loop (one iteration unless the count changes meanwhile); aborts
+    /// the process past [`MAX_REFCOUNT`].
     ///
     /// Used on a node reached through a pointer that may be stale.
     pub(crate) fn try_increment(&self) -> bool {
@@ -113,10 +116,11 @@ impl RefCount {
         }
     }
 
-    /// Takes the count from one to zero if it is one: the reclaimer's claim on a retired
-    /// node, whose one reference is the retired list's. Returns whether it did; if so, the
-    /// caller owns the node exclusively and everything done through other references is
-    /// visible. A count above one (counted guards) is left as it is.
+    /// Takes the count from one to zero if it is one (one compare-and-swap): a reclamation
+    /// pass's claim on a retired node, whose one reference is the retired list's. Returns
+    /// whether it did; if so, the caller owns the node exclusively and everything done
+    /// through other references is visible. A count above one (counted guards) is left as
+    /// it is.
     #[must_use]
     pub(crate) fn try_take_last(&self) -> bool {
         // Acquire on success: reads the tail of the release sequence of every holder's
@@ -127,11 +131,13 @@ impl RefCount {
             .is_ok()
     }
 
-    /// Drops one reference; returns `true` if it was the last, in which case the caller now
-    /// owns the node exclusively and everything done through other references is visible.
+    /// Drops one reference (one `fetch_sub`, and a load after the last); returns `true` if
+    /// it was the last, in which case the caller now owns the node exclusively and
+    /// everything done through other references is visible.
     #[must_use]
     pub(crate) fn decrement(&self) -> bool {
-        // Release: this holder's reads of the object happen-before whoever recycles it.
+        // Release: this holder's reads of the object happen-before whoever returns it to
+        // the pool.
         if self.count.fetch_sub(1, Ordering::Release) != 1 {
             return false;
         }
@@ -153,7 +159,8 @@ impl std::fmt::Debug for RefCount {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
+#[cfg(not(loom))]
 mod tests {
     use super::RefCount;
 

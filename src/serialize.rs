@@ -20,24 +20,32 @@ use serde::{Serialize, Serializer};
 
 use crate::{Container, Guard, MappedGuard, OptionContainer, OwnedPooled, Pooled};
 
+/// The version the guard reads, as serde's impl for `Arc<T>` serializes the `T`.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T: Serialize> Serialize for Guard<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(serializer)
     }
 }
 
+/// The part of the version the guard reads.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T, U: ?Sized + Serialize> Serialize for MappedGuard<T, U> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(serializer)
     }
 }
 
+/// The object, as filled so far.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T: Serialize> Serialize for Pooled<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(serializer)
     }
 }
 
+/// The object, as filled so far.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T: Serialize> Serialize for OwnedPooled<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(serializer)
@@ -45,6 +53,7 @@ impl<T: Serialize> Serialize for OwnedPooled<T> {
 }
 
 /// The current version, read under a guard for the duration of the call.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T: Serialize> Serialize for Container<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.acquire().serialize(serializer)
@@ -52,6 +61,7 @@ impl<T: Serialize> Serialize for Container<T> {
 }
 
 /// The current version, or `None` (as `Option<T>` serializes) while empty.
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<T: Serialize> Serialize for OptionContainer<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.acquire().serialize(serializer)

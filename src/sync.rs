@@ -5,7 +5,7 @@
 //! [loom](https://docs.rs/loom), so the model checker sees every access the protocol makes;
 //! otherwise they are `std`'s and `parking_lot`'s. (The same facade as left-right's
 //! `src/sync.rs` and tokio's `src/loom/`.) Thread-locals are not here: each of the few
-//! (`hazard.rs`, the thread registry) is a `std::thread_local!` beside its
+//! (`reclaim/hazard.rs`, `reclaim/registry.rs`) is a `std::thread_local!` beside its
 //! `loom::thread_local!` twin, or std-only with its reason.
 //!
 //! `clippy.toml` makes the rule a lint (`disallowed_types`, `disallowed_methods`). The lint
@@ -15,7 +15,7 @@
 //! `#[inline(always)]`), as tokio's `src/loom/std/atomic_*.rs` are; they compile to the same
 //! code. Each has what the crate uses of its loom counterpart: `new` and, through `Deref`,
 //! the real type's methods. This module is exempt (the `#[allow]` on `mod sync` in
-//! `lib.rs`), and so is `barrier.rs` for the fences; the few other places that name a
+//! `lib.rs`), and so is `reclaim/barrier.rs` for the fences; the few other places that name a
 //! primitive directly say why at an `#[allow(clippy::disallowed_types)]`.
 //!
 //! Lock guards are not listed in `clippy.toml` (a guard comes only from a lock), so

@@ -19,7 +19,10 @@ use std::sync::Arc;
 use std::thread;
 
 use counting_alloc::{warm_parking_lot, Snapshot};
-use poolswap::{Container, Guard, Pool, HAZARD_SLOTS};
+use poolswap::{Container, Guard, Pool};
+
+/// Hazard slots per thread, as `Container::acquire`'s docs state it.
+const HAZARD_SLOTS: usize = 128;
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;

@@ -126,9 +126,9 @@ fn owned_object_filled_on_a_spawned_thread_is_published_on_this_one() {
     c.update(next);
     assert_eq!(*c.acquire(), b"from another thread");
 
-    // The same through `Pooled::into_owned` and `get_new_owned`.
+    // The same through `Pooled::into_owned` and the container's pool's `get_owned`.
     let mut a = Pooled::into_owned(pool.get());
-    let mut b = c.get_new_owned();
+    let mut b = c.pool().get_owned();
     let filler = thread::spawn(move || {
         a.push(1);
         b.push(2);
@@ -726,7 +726,6 @@ fn public_types_have_the_auto_traits_users_need() {
     assert_send_sync::<OwnedPooled<Vec<u8>>>();
     assert_send_sync::<Pool<Vec<u8>>>();
     assert_send_sync::<poolswap::Reclaimer>();
-    assert_send_sync::<poolswap::ReclaimerBuilder>();
     assert_send_sync::<Cache<Vec<u8>, Arc<Container<Vec<u8>>>>>();
     assert_static::<OwnedPooled<Vec<u8>>>();
     assert_static::<Guard<Vec<u8>>>();
@@ -737,6 +736,10 @@ fn public_types_have_the_auto_traits_users_need() {
     assert_unwind_safe::<Guard<Vec<u8>>>();
     assert_ref_unwind_safe::<Guard<Vec<u8>>>();
     assert_unwind_safe::<OwnedPooled<Vec<u8>>>();
+    // A shared container crosses `catch_unwind` as an `Arc<Container<T>>` does.
+    assert_unwind_safe::<Arc<Container<Vec<u8>>>>();
+    assert_unwind_safe::<Arc<OptionContainer<Vec<u8>>>>();
+    assert_unwind_safe::<&Container<Vec<u8>>>();
 }
 
 #[test]

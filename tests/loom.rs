@@ -35,6 +35,10 @@ use poolswap::{Cache, Container, Guard, Pool};
 mod objects;
 use objects::*;
 
+/// Hazard slots per thread under loom (2 blocks of 2), so that models reach the counted
+/// fallback.
+const HAZARD_SLOTS: usize = 4;
+
 /// A reader acquires while a writer publishes twice, so the first version can be recycled
 /// and handed out again (its node reused) while the reader is between its load and its
 /// check: the ABA case of the lock-free acquire.
@@ -263,7 +267,7 @@ fn slot_store_and_drop_vs_scan() {
             let c = c.clone();
             thread::spawn(move || {
                 let g = c.acquire();
-                assert!(!Guard::is_counted(&g));
+                assert!(!poolswap::__private::is_counted(&g));
                 let v = g.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
                 drop(g);
@@ -389,10 +393,8 @@ fn fallback_when_slots_run_out() {
         let reader = {
             let c = c.clone();
             thread::spawn(move || {
-                let guards: Vec<_> = (0..poolswap::HAZARD_SLOTS + 1)
-                    .map(|_| c.acquire())
-                    .collect();
-                assert!(Guard::is_counted(guards.last().unwrap()));
+                let guards: Vec<_> = (0..HAZARD_SLOTS + 1).map(|_| c.acquire()).collect();
+                assert!(poolswap::__private::is_counted(guards.last().unwrap()));
                 for g in &guards {
                     assert!((1..=2).contains(&g.value), "saw {}", g.value);
                 }
@@ -441,7 +443,7 @@ fn counted_guard_drop_vs_reclaim() {
         let (pool, counts) = counting_pool();
         let c = first_version(&pool, 1);
         let old = c.swap(take_reset(&pool, 2));
-        assert!(Guard::is_counted(&old));
+        assert!(poolswap::__private::is_counted(&old));
         let dropper = drop_on_another_thread(old, 1);
         poolswap::reclaim();
         // Version 1's object, if that reclamation claimed it: reset and refilled here,
@@ -474,11 +476,9 @@ fn counted_reader_vs_recycle_and_republish() {
             let other = Container::from_value(&other_pool, 7);
             thread::spawn(move || {
                 // Fill this thread's slots with guards on another container's version.
-                let held: Vec<_> = (0..poolswap::HAZARD_SLOTS)
-                    .map(|_| other.acquire())
-                    .collect();
+                let held: Vec<_> = (0..HAZARD_SLOTS).map(|_| other.acquire()).collect();
                 let g = c.acquire();
-                assert!(Guard::is_counted(&g));
+                assert!(poolswap::__private::is_counted(&g));
                 let v = g.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
                 drop(held);
@@ -557,7 +557,10 @@ fn second_slot_vs_scan() {
                 // The reader's first read: takes slot 0, which the scan always loads.
                 let first = held.acquire();
                 let second = c.acquire();
-                assert!(!Guard::is_counted(&second), "no slot for the second guard");
+                assert!(
+                    !poolswap::__private::is_counted(&second),
+                    "no slot for the second guard"
+                );
                 let v = second.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
                 drop(second);
@@ -610,10 +613,7 @@ fn background_reclaimer_vs_retire() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
         let c = first_version(&pool, 1);
-        let reclaimer = poolswap::Reclaimer::builder()
-            .poll(std::time::Duration::from_micros(100))
-            .spawn()
-            .expect("spawn the reclaimer");
+        let reclaimer = poolswap::Reclaimer::spawn().expect("spawn the reclaimer");
         publish(&c, 2);
         while pool.stats().idle == 0 {
             thread::yield_now();

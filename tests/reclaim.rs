@@ -23,7 +23,10 @@ use std::sync::{Arc, Barrier, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use poolswap::{Container, Guard, Pool, Reclaimer, HAZARD_SLOTS};
+use poolswap::{Container, Guard, Pool, Reclaimer};
+
+/// Hazard slots per thread, as `Container::acquire`'s docs state it.
+const HAZARD_SLOTS: usize = 128;
 use tracked::{panic_message, scaled, tracked_builder, Log};
 
 /// Locks `m`, whatever a panicking holder left (the data are plain logs).
@@ -136,7 +139,7 @@ fn no_reader_thread_runs_a_reset_or_a_drop() {
                             0 => {
                                 // A counted clone: dropped, or kept instead of `g`.
                                 let clone = Guard::clone(&g);
-                                assert!(Guard::is_counted(&clone));
+                                assert!(poolswap::__private::is_counted(&clone));
                                 if i % 8 == 0 {
                                     drop(g);
                                     clone
@@ -149,7 +152,7 @@ fn no_reader_thread_runs_a_reset_or_a_drop() {
                                 // Past the slots: counted guards.
                                 let many: Vec<_> =
                                     (0..=HAZARD_SLOTS).map(|_| c.acquire()).collect();
-                                assert!(many.iter().any(Guard::is_counted));
+                                assert!(many.iter().any(poolswap::__private::is_counted));
                                 many.iter().for_each(|g| {
                                     read(g);
                                 });
@@ -257,7 +260,10 @@ fn a_forgotten_guard_does_not_poison_a_reused_hazard_block() {
             let both_in = Arc::clone(&both_in);
             thread::spawn(move || {
                 let guards: Vec<_> = (0..forgotten).map(|_| pinned.acquire()).collect();
-                let counted = guards.iter().filter(|g| Guard::is_counted(g)).count();
+                let counted = guards
+                    .iter()
+                    .filter(|g| poolswap::__private::is_counted(g))
+                    .count();
                 guards.into_iter().for_each(mem::forget);
                 both_in.wait();
                 assert_eq!(counted, 0, "the thread's slots were not free");
@@ -276,7 +282,10 @@ fn a_forgotten_guard_does_not_poison_a_reused_hazard_block() {
                 let (c, all_in) = (&c, &all_in);
                 s.spawn(move || {
                     let guards: Vec<_> = (0..HAZARD_SLOTS).map(|_| c.acquire()).collect();
-                    let counted = guards.iter().filter(|g| Guard::is_counted(g)).count();
+                    let counted = guards
+                        .iter()
+                        .filter(|g| poolswap::__private::is_counted(g))
+                        .count();
                     // Every thread holds its block until all have taken one; then checks.
                     all_in.wait();
                     assert_eq!(
@@ -472,7 +481,8 @@ fn a_waiting_get_at_max_live_returns_once_a_retired_version_is_unprotected() {
 // 5. A background reclaimer takes resets and drops off the writer's thread.
 
 /// The thread name the background reclaimer of these tests gets.
-const RECLAIMER: &str = "test-reclaimer";
+/// The reclaimer thread's name, as `Reclaimer`'s docs state it.
+const RECLAIMER: &str = "poolswap-reclaimer";
 
 /// Whether the calling thread is the background reclaimer.
 fn on_reclaimer() -> bool {
@@ -500,11 +510,7 @@ fn a_background_reclaimer_drops_retired_versions_on_its_own_thread() {
         elsewhere: Arc::clone(&elsewhere),
     };
     let c = Arc::new(Container::from_value(&pool, first));
-    let reclaimer = Reclaimer::builder()
-        .name(RECLAIMER)
-        .poll(Duration::from_micros(200))
-        .spawn()
-        .expect("spawn the reclaimer");
+    let reclaimer = Reclaimer::spawn().expect("spawn the reclaimer");
     let done = Arc::new(AtomicBool::new(false));
     let reader = {
         let (c, done) = (Arc::clone(&c), Arc::clone(&done));
@@ -603,7 +609,7 @@ fn a_panicking_drop_on_the_reclaimer_reaches_join() {
             v
         })
         .collect();
-    let reclaimer = Reclaimer::builder().name(RECLAIMER).spawn().expect("spawn");
+    let reclaimer = Reclaimer::spawn().expect("spawn");
     for v in next {
         c.update(v);
     }

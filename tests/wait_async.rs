@@ -80,8 +80,8 @@ fn the_futures_are_send_and_sync() {
     let c = Container::from_value(&pool, Vec::new());
     let option = poolswap::OptionContainer::empty(&pool);
     send_sync(&pool.get_async());
-    send_sync(&c.get_new_async());
-    send_sync(&option.get_new_async());
+    send_sync(&c.pool().get_async());
+    send_sync(&option.pool().get_async());
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn tokio_a_writer_awaiting_a_readers_old_version_is_woken_by_the_reclaimer() {
         });
         let writer = {
             let c = container.clone();
-            tokio::spawn(async move { c.get_new_async().await.id })
+            tokio::spawn(async move { c.pool().get_async().await.id })
         };
         tokio::task::yield_now().await; // lets the writer register (either order works)
         release_tx.send(()).unwrap();
@@ -328,7 +328,7 @@ fn tokio_cancelled_waiters_lose_no_wake_up_under_load() {
 
 /// Writer tasks update a container at its pool's bound while reader tasks hold guards
 /// across suspensions and drop them (stores that wake nobody): every writer's
-/// `get_new_async` completes (the reclaiming thread and the wake-ups' reclamations bring
+/// `get_async` completes (the reclaiming thread and the wake-ups' reclamations bring
 /// the old versions back), readers always see a whole version, and the bound holds.
 #[test]
 fn tokio_writers_and_readers_of_a_bounded_container_make_progress() {
@@ -360,7 +360,7 @@ fn tokio_writers_and_readers_of_a_bounded_container_make_progress() {
                 let c = container.clone();
                 tokio::spawn(async move {
                     for i in 0..updates {
-                        let mut next = c.get_new_async().await;
+                        let mut next = c.pool().get_async().await;
                         next.value = (w * updates + i + 1) as u64;
                         c.update(next);
                     }

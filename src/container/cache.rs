@@ -9,11 +9,11 @@ use super::Container;
 /// A per-thread cached reader of a [`Container`]: [`load`](Cache::load) returns the current
 /// version with one atomic load when nothing changed since the last call.
 ///
-/// It keeps a [`Guard`] on the version it returned last, and replaces it when `load` sees
-/// a newer one. So the cached version is not recycled until the cache next loads (or is
-/// dropped): a cache that is not used for a while holds one old version out of the pool, and
-/// a slot of the thread that loaded it. `load` takes `&mut self`: one cache per thread or
-/// task, as with arc-swap's `Cache`.
+/// It keeps a [`Guard`] on the version it returned last, and replaces it when `load` sees a newer
+/// one. So the cached version does not go back to its pool until the cache next loads (or is
+/// dropped): a cache that is not used for a while holds one old version out of the pool, and a slot
+/// of the thread that loaded it. `load` takes `&mut self`: one cache per thread or task, as with
+/// arc-swap's `Cache`.
 ///
 /// `C` is anything that dereferences to the container: `&Container<T>`,
 /// `Arc<Container<T>>`, ...

@@ -9,8 +9,8 @@ use std::ops::Deref;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::ptr::NonNull;
 
-use crate::hazard::{self, Slot};
 use crate::pool::version::Version;
+use crate::reclaim::{self, Slot};
 
 /// A read handle on one version of a [`Container`]'s object.
 ///
@@ -21,20 +21,22 @@ use crate::pool::version::Version;
 ///
 /// A guard from [`Container::acquire`] normally holds a *hazard slot* of the thread that
 /// acquired it: making and dropping it writes only that thread's slot, never a cache line
-/// another reader reads. Once a thread holds [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards,
-/// further ones hold a counted reference instead, as do clones (see
-/// [`Guard::is_counted`]). Dropping a slot guard is one store to its slot (no fence in
-/// either [`barrier_mode`], no lock, no system call); dropping a counted guard, one atomic
-/// decrement. Neither ever recycles: dropping the last guard on a version that is no longer
-/// current runs no `reset` and no `T::drop`; the version goes back to its pool at the next
-/// reclamation, on a writer's side (see [`reclaim`](crate::reclaim)).
+/// another reader reads. Once a thread holds 128 guards, further ones hold a *counted*
+/// reference on the version's shared count instead, as do clones and the guards
+/// [`Container::swap`] and [`OptionContainer::take`] return; both kinds behave the same.
+/// Dropping a slot guard is one `Release` store to its slot (no barrier, no lock, no system
+/// call); dropping a counted guard, one atomic decrement (`Release`). Neither ever returns
+/// the version: dropping the last guard on a version that is no longer current runs no
+/// `reset` and no `T::drop`; the version goes back to its pool at the next reclamation, on
+/// a writer's side (see [`reclaim`](crate::reclaim())).
 ///
 /// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
 /// its thread's slots busy, wherever it travels.
 ///
 /// # Send and Sync
 ///
-/// `Send + Sync` when `T: Send + Sync`, like `Arc<T>`.
+/// `Send + Sync` when `T: Send + Sync`, like `Arc<T>`. `UnwindSafe` and `RefUnwindSafe`
+/// when `T: RefUnwindSafe`: a guard only reads.
 ///
 /// # Examples
 ///
@@ -52,8 +54,9 @@ use crate::pool::version::Version;
 /// assert_eq!(t.join().unwrap(), 1);
 /// ```
 ///
-/// [`barrier_mode`]: crate::barrier_mode
 /// [`Container`]: crate::Container
+/// [`Container::swap`]: crate::Container::swap
+/// [`OptionContainer::take`]: crate::OptionContainer::take
 /// [`Container::acquire`]: crate::Container::acquire
 #[must_use = "a guard that is dropped at once reads nothing"]
 pub struct Guard<T> {
@@ -94,11 +97,11 @@ impl<T> Guard<T> {
         }
     }
 
-    /// The version's count of *counted* references: one while it is some container's
-    /// current version (or, once retired, while the retired list keeps it, until a
-    /// reclamation finds no guard on it), plus one per counted guard ([`Guard::is_counted`]).
-    /// Guards that hold a hazard slot are not counted. For tests and debugging (Go's
-    /// `DebugPeekRef`); other threads may change it at any moment.
+    /// The version's count of *counted* references: one while it is some container's current
+    /// version (or, once retired, while the retired list keeps it, until a reclamation finds no
+    /// guard on it), plus one per counted guard (see the type's docs). Guards that hold a hazard
+    /// slot are not counted. One `Relaxed` load. For tests and debugging (Go's `DebugPeekRef`);
+    /// other threads may change it at any moment.
     ///
     /// # Examples
     ///
@@ -119,31 +122,10 @@ impl<T> Guard<T> {
     }
 
     /// Whether this guard owns a counted reference on its version (`true`) or protects it
-    /// with a hazard slot of the thread that acquired it (`false`).
-    ///
-    /// A thread's first [`HAZARD_SLOTS`](crate::HAZARD_SLOTS) guards held at once take
-    /// slots; further ones, clones, and the guards [`Container::swap`] and
-    /// [`OptionContainer::take`] return are counted. Both kinds behave the same; a counted guard
-    /// costs an atomic read-modify-write on the version's shared count to make and drop.
-    ///
-    /// [`Container::swap`]: crate::Container::swap
-    /// [`OptionContainer::take`]: crate::OptionContainer::take
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let a = c.acquire();
-    /// let b = Guard::clone(&a);
-    /// assert!(!Guard::is_counted(&a));
-    /// assert!(Guard::is_counted(&b));
-    /// assert_eq!(Guard::ref_count(&a), 2); // the container's reference and b's
-    /// ```
+    /// with a hazard slot of the thread that acquired it (`false`). For the crate's tests
+    /// (`__private::is_counted`).
     #[must_use]
-    pub fn is_counted(this: &Guard<T>) -> bool {
+    pub(crate) fn is_counted(this: &Guard<T>) -> bool {
         this.slot.is_none()
     }
 
@@ -187,7 +169,7 @@ impl<T> Clone for Guard<T> {
         // SAFETY: this guard keeps the node live while we add one. Its count is at least
         // one even if this guard holds only a slot: the container holds a reference while
         // the version is current, and the retired list holds it while any slot protects
-        // it (`hazard.rs`).
+        // it (`reclaim/hazard.rs`).
         unsafe { self.version.clone_ref() };
         Guard::counted(self.version)
     }
@@ -202,7 +184,7 @@ impl<T> Drop for Guard<T> {
                     slot.protects(self.version.erase()),
                     "a guard's slot changed under it"
                 );
-                hazard::clear(slot);
+                reclaim::clear(slot);
             }
             // SAFETY: this guard owns one counted reference, consumed here; the node is a
             // container version, so it holds its pool in its keepalive.
@@ -351,7 +333,7 @@ impl<T> Guard<T> {
 }
 
 /// A guard on a part of a version, made by [`Guard::map`]. Dereferences to `&U`; keeps the
-/// whole version from being recycled, like the [`Guard`] it was made from.
+/// whole version from being returned to its pool, like the [`Guard`] it was made from.
 ///
 /// # Send and Sync
 ///
@@ -359,7 +341,7 @@ impl<T> Guard<T> {
 pub struct MappedGuard<T, U: ?Sized> {
     guard: Guard<T>,
     /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
-    /// version is never moved or recycled while a guard on it exists.
+    /// version is never moved or reused while a guard on it exists.
     part: NonNull<U>,
 }
 
@@ -393,7 +375,7 @@ impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &U {
         // SAFETY: `part` came from a `&U` borrowed from the guard's version (or with a
-        // longer life), and the guard keeps that version in place and unrecycled.
+        // longer life), and the guard keeps that version in place and out of the pool.
         unsafe { self.part.as_ref() }
     }
 }

@@ -1,106 +1,87 @@
 //! The state and lock-free protocol both container flavours share.
 //!
 //! The container holds one counted reference on its current version and a pointer to it in
-//! `current`. Readers normally hold no counted reference at all: a [`Guard`] is a *hazard
-//! slot* of the reading thread that names the version (see `hazard.rs`), and the version
-//! goes back to its pool once no slot names it and no counted reference is left. Go's
-//! original takes a read lock around "load the pointer, increment its count"; here neither
-//! is needed on the fast path.
+//! `current`. Go's original takes a read lock around "load the pointer, increment its
+//! count"; here a reader normally takes neither: a [`Guard`] is a *hazard slot* of the
+//! reading thread that names the version (`reclaim/hazard.rs`), and the version goes back
+//! to its pool once no slot names it and no counted reference is left.
 //!
 //! # Reader (`acquire`)
 //!
-//! With a free slot in the thread's block (the fast path; no atomic read-modify-write, no
-//! lock, no write to a line another reader reads):
+//! With a free slot (the fast path; no atomic read-modify-write, no lock, no write to a
+//! line another reader reads):
 //!
 //! 1. Load `current` (`Acquire`: makes the version's contents visible).
-//! 2. Store the pointer in the slot and issue the light barrier (`barrier.rs`).
+//! 2. Store the pointer in the slot and issue the light barrier (`reclaim/barrier.rs`).
 //! 3. Re-load `current` (`Acquire`). The same pointer: return a guard on it. Another: empty
 //!    the slot and start over with the new pointer.
 //!
-//! Without one (all [`SLOTS`](crate::hazard::SLOTS) held by this thread's guards, or the
-//! thread is exiting), a *counted* guard, as before hazard slots:
+//! Without one (every slot of the thread held, or the thread is exiting), a *counted*
+//! guard:
 //!
-//! 1. Load `current` (`Acquire`: makes the node's memory visible).
+//! 1. Load `current` (`Acquire`).
 //! 2. Increment the node's count *unless it is zero*
 //!    ([`RefCount::try_increment`](crate::refcount::RefCount::try_increment), `Acquire`).
 //!    A zero count means idle: nothing is written, start over.
 //! 3. Re-load `current` (`Acquire`). The same pointer: return a counted guard. Another:
-//!    drop the reference (if it was the last, recycle the node, as any last holder does)
-//!    and start over.
+//!    drop the reference and start over.
 //!
-//! Neither reader reads the object before its step 3 succeeds. Nodes are type-stable (see
-//! `pool/node.rs`): a node's memory lives while its pool has a handle, and the container
-//! holds one, so steps 1-3 may touch a node that was recycled meanwhile.
+//! Neither reads the object before its step 3 succeeds. Nodes are type-stable
+//! (`pool/node.rs`): a node's memory lives while its pool has a handle, and the container
+//! holds one, so steps 1-3 may touch a node that was returned and reused meanwhile.
 //!
 //! # Writer (`update`, `swap`, `take`)
 //!
 //! 1. Mark the filled [`Pooled`]'s node published, with its keepalive (the pool) and its
 //!    home depot (the writer's).
 //! 2. `swap` it into `current` (`AcqRel`): its reference becomes the container's.
-//! 3. Hand the container's reference on the old version to the retired list
-//!    (`hazard::retire`). A reclamation, on a writer's side (`hazard.rs`, "Writer"), claims
-//!    it once no slot protects it and no counted guard holds it, and returns the node to
-//!    its home depot. The writer never waits: a version still held stays on the list; a
-//!    guard's drop never reclaims.
+//! 3. Retire the old version: hand the container's reference on it to its pool's retired
+//!    list (`reclaim::retire`). A reclamation pass returns it once no slot protects it and
+//!    no counted guard holds it. The writer never waits; a guard's drop never reclaims.
 //!
-//! # A recycled node (the ABA case)
+//! # A reused node (the ABA case)
 //!
-//! Between steps 1 and 3 of a reader, the node may be retired, recycled and handed out
-//! again, even published anew.
+//! Between steps 1 and 3 of a reader, the node may be retired, returned, handed out again
+//! and even published anew.
 //!
-//! - Hazard slot: a node is recycled only after a heavy barrier (or, for a fenced
-//!   version, a fence: "Fenced versions" below) that follows its retirement; a reader whose light barrier precedes it is seen in its slot, and one whose
-//!   light barrier follows re-loads a newer `current` (`hazard.rs`, "Why a recycled node is
-//!   never read"). If step 3 sees the same address, it is the version published anew, and
-//!   its `Acquire` makes the new contents visible.
-//! - Counted: if step 2 read a count from before the node was recycled, the reader's
-//!   reference keeps the node from being recycled at all. If it read a count written after,
-//!   it read (or followed, in the release sequence) the `Release` store of
+//! - Hazard slot: a node is returned only after a heavy barrier (for a fenced version, a
+//!   fence) that follows its retirement; a reader whose light barrier precedes it is seen
+//!   in its slot, one whose light barrier follows re-loads a newer `current` (`reclaim.rs`,
+//!   "Why a returned version is never read"). If step 3 sees the same address, it is the
+//!   version published anew, and its `Acquire` makes the new contents visible.
+//! - Counted: if step 2 read a count from before the node was returned, the reader's
+//!   reference keeps it from being returned at all. If it read a count written after, it
+//!   read (or followed, in the release sequence) the `Release` store of
 //!   [`RefCount::reset_to_one`](crate::refcount::RefCount::reset_to_one) made by whoever
-//!   took the node from the pool. That taker's view includes the swap that retired the
-//!   node's old version (the swap happened before the last decrement, which happened before
-//!   the free-list push, which happened before the pop). So step 3 cannot read the pointer
-//!   from before that swap: it sees another pointer (and lets go), or the same pointer from
-//!   a later store that published the node anew, whose contents its `Acquire` makes
-//!   visible.
+//!   took the node from the pool, whose view includes the swap that retired the node's old
+//!   version. So step 3 sees another pointer (and lets go), or the same pointer from a
+//!   later store that published the node anew, whose contents its `Acquire` makes visible.
 //!
 //! # Fenced versions
 //!
-//! Recycling a version needs a barrier on the reclaiming side that pairs with each
-//! reader's barrier between its slot store and its re-load (`hazard.rs`). With the light
-//! barrier a compiler fence (`membarrier` mode), the reclaimer's must be the heavy one: an
-//! interrupt to every CPU running the process, 0.3-12 µs, readers included. A writer that
-//! publishes every few microseconds while readers read would pay it every other update.
-//! So a version may be published *fenced*: `current` then holds its address with the low
-//! bit set ([`FENCED`]), and a reader that loads a tagged value issues a full fence
-//! (`fence(SeqCst)`, a few ns) instead of the light barrier. Every protection of a fenced
-//! version has fenced, so a reclamation pass whose nodes are all fenced pairs with them
-//! with a fence of its own, as in fence mode, and skips the heavy barrier (`hazard.rs`,
-//! `Retired`).
+//! With the light barrier a compiler fence (membarrier mode), returning a version takes the
+//! heavy barrier: an interrupt to every CPU running the process, readers included. A writer
+//! that publishes every few microseconds would pay it every other update. So a version may
+//! be published *fenced*: `current` then holds its address with the low bit set
+//! ([`FENCED`]), and a reader that loads a tagged value issues a `fence(SeqCst)` instead of
+//! relying on the light barrier. A pass whose nodes are all fenced pairs with those fences
+//! with a fence of its own and skips the heavy barrier.
 //!
-//! - Which: a version published less than [`FENCED_WITHIN_NS`] after the previous one
-//!   (a clock read per update). A version that follows a quiet spell is plain, so readers
-//!   of a rarely updated container never fence.
+//! - Which: a version published less than [`FENCED_WITHIN_NS`] after the previous one (a
+//!   clock read per update). A version that follows a quiet spell is plain.
 //! - Until when: a reader thread's [`UNFENCE_AFTER`]th fenced acquisition (of any
-//!   container) stores the value it acquired back plain (one compare-and-swap), so the
-//!   last version of a burst of updates does not make readers fence for its whole life,
-//!   however many containers a thread reads in turn. In a burst that goes on, that makes
-//!   one version in [`UNFENCE_AFTER`] fenced acquisitions per thread plain before its
-//!   time: its reclamation takes the heavy barrier, as without fenced versions. A tag is set only by the store that publishes a version and may be dropped
-//!   once; never set in place, so a version retired tagged was tagged from its
-//!   publication on, and every reader that protected it fenced.
+//!   container) stores the value it acquired back plain (one compare-and-swap). A tag is
+//!   set only by the store that publishes a version, and once dropped never comes back,
+//!   so a version retired tagged was tagged from its publication on, and every reader that
+//!   protected it fenced.
 //! - A reader stores the value it loaded in its slot, tag included (the scan ignores the
 //!   bit), issues the light barrier and re-loads; only then, if the value is tagged, the
-//!   full fence and a second re-load, which is the one that counts. It compares each
-//!   re-load with its first load tag included: a value loaded tagged and re-loaded plain
-//!   starts over (one fence more, never one too few).
-//! - In fence mode both barriers are fences anyway; the tag changes nothing but the
-//!   pointer's low bit. Under loom and Miri every other version is fenced, so that both
-//!   kinds run in every model and test.
+//!   fence and a second re-load, which is the one that counts. A value loaded tagged and
+//!   re-loaded plain starts over (one fence more, never one too few).
+//! - In fence mode both barriers are fences anyway. Under loom and Miri every other version
+//!   is fenced, so that both kinds run in every model and test.
 //!
-//! Cost on the plain read path: one test of the loaded value's low bit, after the
-//! re-load's check (37 -> 39 instructions per `acquire` + read + drop:
-//! `examples/read_loop.rs` under callgrind).
+//! Cost on the plain read path: one test of the loaded value's low bit, after the check.
 //!
 //! # Orderings
 //!
@@ -108,12 +89,12 @@
 //!   old one's contents for the guard `swap` returns). A reader's untagging
 //!   compare-and-swap is `Relaxed`: it continues the release sequence of the swap that
 //!   published the version.
-//! - Slots and barriers: see `hazard.rs`.
+//! - Slots and barriers: `reclaim/hazard.rs`.
 //! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
-//!   `Release` for the ABA case (see `refcount.rs`).
+//!   `Release` for the ABA case (`refcount.rs`).
 //!
-//! The loom models in `tests/loom.rs` check this protocol against updates, releases and
-//! reclamations, with both barriers as `fence(SeqCst)`.
+//! The loom models in `tests/loom.rs` check this protocol against updates, guard drops and
+//! reclamation passes, with both barriers as `fence(SeqCst)`.
 //!
 //! [`Pooled`]: crate::Pooled
 
@@ -126,9 +107,9 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
-use crate::hazard::{self, untag, Slot, FENCED};
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
+use crate::reclaim::{self, untag, Slot, FENCED};
 use crate::sync::{self, AtomicPtr, Ordering};
 
 /// The state and protocol both container flavours share: `current` (null while empty) and
@@ -149,20 +130,20 @@ pub(super) struct Raw<T> {
     last_update: HintU64,
 }
 
-/// A version published less than this long (ns) after the previous one is published
-/// fenced: its readers pay a fence per `acquire` (a few ns) so that reclaiming it costs a
-/// fence instead of a heavy barrier (0.3-12 µs, and an interrupt to every core running the
-/// process). Readers make it plain again after [`UNFENCE_AFTER`] fenced acquisitions.
-/// (Loom and Miri tag every other version instead: see [`Raw::tag_new`].)
+/// A version published less than this long (ns; 50 µs) after the previous one is published
+/// fenced: its readers pay a `fence(SeqCst)` per `acquire` so that returning it costs a
+/// fence instead of a heavy barrier (an interrupt to every CPU running the process).
+/// Readers make it plain again after [`UNFENCE_AFTER`] fenced acquisitions. (Loom and Miri
+/// tag every other version instead: see [`Raw::tag_new`].)
 #[cfg(not(any(loom, miri)))]
 const FENCED_WITHIN_NS: u64 = 50_000;
 
 /// After this many fenced acquisitions, a thread stores the fenced value it acquired last
 /// back plain: if the writer has stopped updating often, readers should stop paying for a
-/// cheap reclamation that is not coming. At a fenced acquisition every ~10 ns that is at
-/// least ~160 µs, several times [`FENCED_WITHIN_NS`]; in a stream of frequent updates it
-/// costs one heavy barrier per that many fenced reads per thread. (64 under Miri, which
-/// runs some 100 times slower.)
+/// cheap reclamation that is not coming. The count is large enough that a thread reading
+/// without pause takes several times [`FENCED_WITHIN_NS`] to reach it; in a stream of
+/// frequent updates it costs one heavy barrier per that many fenced reads per thread. (64
+/// under Miri, which runs far slower.)
 #[cfg(not(loom))]
 const UNFENCE_AFTER: u32 = if cfg!(miri) { 64 } else { 16_384 };
 
@@ -190,8 +171,8 @@ impl<T> Raw<T> {
     /// An empty container on its own handle of `pool`.
     #[allow(clippy::disallowed_types)] // `last_update`: see the field.
     pub(super) fn empty(pool: &Pool<T>) -> Raw<T> {
-        // Before any reader of this container can exist: see `barrier.rs`.
-        crate::barrier::init();
+        // Before any reader of this container can exist: see `reclaim/barrier.rs`.
+        crate::reclaim::barrier::init();
         Raw {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             pool: pool.clone(),
@@ -215,7 +196,7 @@ impl<T> Raw<T> {
     /// A guard on the current version, or `None` while empty.
     #[inline]
     pub(super) fn acquire(&self) -> Option<Guard<T>> {
-        match hazard::free_slot() {
+        match reclaim::free_slot() {
             Some(slot) => self.acquire_protected(slot),
             None => self.acquire_counted(),
         }
@@ -233,7 +214,7 @@ impl<T> Raw<T> {
         let mut node = self.current.load(Ordering::Acquire);
         loop {
             slot.protect(NonNull::new(node)?.cast(), false);
-            // Acquire: as above; after the light barrier, see `hazard.rs`.
+            // Acquire: as above; after the light barrier, see `reclaim/hazard.rs`.
             let again = self.current.load(Ordering::Acquire);
             if again == node {
                 if node as usize & FENCED != 0 {
@@ -246,7 +227,7 @@ impl<T> Raw<T> {
                 let version = Version::from_non_null(unsafe { NonNull::new_unchecked(again) });
                 return Some(Guard::protected(version, slot));
             }
-            hazard::clear(slot);
+            reclaim::clear(slot);
             node = again;
         }
     }
@@ -258,7 +239,7 @@ impl<T> Raw<T> {
     #[cold]
     #[inline(never)]
     fn acquire_fenced(&self, slot: &'static Slot, raw: *mut PoolNode<T>) -> Option<Guard<T>> {
-        crate::barrier::full();
+        crate::reclaim::barrier::full();
         let mut raw = raw;
         loop {
             // Acquire: as in `acquire_protected`; after the fence.
@@ -277,7 +258,7 @@ impl<T> Raw<T> {
                 // The re-loaded pointer, as in `acquire_protected`.
                 return Version::from_ptr(node).map(|version| Guard::protected(version, slot));
             }
-            hazard::clear(slot);
+            reclaim::clear(slot);
             raw = again;
             slot.protect(NonNull::new(raw)?.cast(), untag(raw).1);
         }
@@ -460,7 +441,7 @@ impl<T> Raw<T> {
     /// `fenced`: the value `current` held for it was tagged.
     fn retire(&self, old: Version<T>, fenced: bool) {
         // Relaxed: a check, not a synchronization. The container's reference on `old`,
-        // which this thread still owns, keeps it from being recycled, so it cannot have
+        // which this thread still owns, keeps it from being returned, so it cannot have
         // been published anew since this thread swapped it out.
         debug_assert_ne!(
             untag(self.current.load(Ordering::Relaxed)).0,
@@ -473,7 +454,7 @@ impl<T> Raw<T> {
         // store that publishes, and once dropped never comes back), so every protection
         // that succeeded loaded the tagged value and re-loaded it after a full fence
         // (`acquire_fenced`): `fenced` is as `retired` requires.
-        unsafe { hazard::retire(self.pool.retired_list(), old.retired(fenced)) }
+        unsafe { reclaim::retire(self.pool.retired_list(), old.retired(fenced)) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.
@@ -517,11 +498,12 @@ impl<T> Drop for Raw<T> {
         // A writer-side moment: the last version, and any other retired one no guard
         // holds, go back to their pools now rather than at some later reclamation
         // (dropping a container ends its pool's use, often the pool's too).
-        hazard::reclaim();
+        crate::reclaim();
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
+#[cfg(not(loom))]
 mod tests {
     use super::*;
 

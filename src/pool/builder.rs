@@ -310,7 +310,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     pub fn build(self) -> Pool<T> {
         // The barrier mode decides whether trims may take other threads' magazines
         // (`local.rs`): chosen before the pool exists, as for a container.
-        crate::barrier::init();
+        crate::reclaim::barrier::init();
         Pool {
             shared: Arc::new(Shared::new(
                 shared::claim_local::<T>,

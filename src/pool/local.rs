@@ -54,7 +54,7 @@ use crossbeam_utils::CachePadded;
 
 use super::budget::{IdleBudget, PERMIT_BATCH};
 use super::depot::{Depot, DepotGuard, Generation, NodePtr};
-use crate::barrier;
+use crate::reclaim::barrier;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 
 mod depot_ops;

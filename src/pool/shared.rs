@@ -57,8 +57,8 @@ use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
 use super::wait_blocking::{Wait, IDLE_POLL, RECLAIM_POLL};
+use crate::reclaim::{self, registry};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
-use crate::{hazard, registry};
 
 /// A node of a pool of `T`: its keepalive is the pool's shared state.
 pub(crate) type PoolNode<T> = Node<T, Arc<Shared<T>>>;
@@ -139,7 +139,7 @@ pub(crate) struct Shared<T> {
     /// The retired list of the pool's container versions (`hazard.rs`): taken from the
     /// domain when the pool is built, given back when this state goes (every retired
     /// version holds the pool, so none is left on it then).
-    pub(crate) retired: &'static hazard::List,
+    pub(crate) retired: &'static reclaim::List,
     // Counters of slow paths only (a miss runs the factory; the others drop an object),
     // so a shared atomic costs nothing that matters. Hits are counted per thread.
     pub(super) created: AtomicU64,
@@ -207,7 +207,7 @@ impl<T> Shared<T> {
             async_waiters: super::wait_async::AsyncWaiters::new(),
             handles: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
-            retired: hazard::claim_list(),
+            retired: reclaim::claim_list(),
             created: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             discarded: AtomicU64::new(0),
@@ -867,6 +867,6 @@ impl<T> Drop for Shared<T> {
             // SAFETY: `&mut self`: no thread can reach the pool; the node is empty.
             unsafe { Node::free_empty(node) };
         }
-        hazard::release_list(self.retired);
+        reclaim::release_list(self.retired);
     }
 }

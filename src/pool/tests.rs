@@ -5,7 +5,7 @@
 use super::local::MAGAZINE_SIZE;
 use super::pooled::pooled_node;
 use super::*;
-use crate::registry;
+use crate::reclaim::registry;
 
 /// The idle bound's invariant: the budget in use is exactly the permits held by magazines
 /// (one per object plus the spare ones, at most `MAGAZINE_PERMITS` in all) plus the objects
@@ -344,8 +344,8 @@ mod decay {
         let bound = 2 * cores as u64;
         assert!(
             hidden <= bound,
-            "{hidden} objects hidden by {threads} idle threads ({cores} cores, {:?})",
-            crate::barrier::mode()
+            "{hidden} objects hidden by {threads} idle threads ({cores} cores, membarrier: {})",
+            crate::reclaim::barrier::membarrier()
         );
     }
 }

@@ -14,7 +14,7 @@ use super::pooled::Publishable;
 pub(crate) use super::shared::PoolNode;
 use super::shared::{self, Shared};
 use super::Pool;
-use crate::hazard::Retired;
+use crate::reclaim::Retired;
 use crate::sync::Arc;
 
 /// A node that is, or was, a container's version.

@@ -70,7 +70,7 @@ use event_listener::{Event, IntoNotification, Listener};
 
 use super::wait_blocking::{IDLE_POLL, RECLAIM_POLL};
 use super::{Pool, Pooled};
-use crate::hazard;
+use crate::reclaim;
 use crate::sync::{AtomicUsize, Mutex, Ordering};
 
 /// The awaitable getters waiting at one pool's live bound. `Sync`: an `Event` and an
@@ -362,7 +362,7 @@ mod reclaimer {
     use std::thread::{self, Thread};
     use std::time::{Duration, Instant};
 
-    use super::{hazard, IDLE_POLL, RECLAIM_POLL};
+    use super::{reclaim, IDLE_POLL, RECLAIM_POLL};
     use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
     /// Awaitable getters waiting now, in every pool.
@@ -381,7 +381,7 @@ mod reclaimer {
     /// The thread, once started; `None` if it could not be (the getters then rely on the
     /// reclamations of their own wake-ups and of other threads).
     // `OnceLock`: started once per process; this module is not built under loom, which has
-    // nothing to check in it (the thread only calls `hazard::reclaim`, which is
+    // nothing to check in it (the thread only calls `reclaim`, which is
     // modelled).
     #[allow(clippy::disallowed_types)]
     static THREAD: std::sync::OnceLock<Option<Thread>> = std::sync::OnceLock::new();
@@ -394,11 +394,11 @@ mod reclaimer {
         // the thread's store of `true`, each side reads the other's, or one of them does
         // (the store-load pattern): the thread does not park while a getter waits unseen.
         let first = WAITING.fetch_add(1, Ordering::SeqCst) == 0;
-        if !first && !hazard::has_pending() {
+        if !first && !reclaim::has_pending() {
             return;
         }
         // SeqCst: see above.
-        if PARKED.load(Ordering::SeqCst) || hazard::has_pending() {
+        if PARKED.load(Ordering::SeqCst) || reclaim::has_pending() {
             if let Some(thread) = THREAD.get_or_init(start) {
                 // A token if the thread is not parked yet: its `park` returns at once.
                 thread.unpark();
@@ -450,8 +450,8 @@ mod reclaimer {
             // The objects of a version whose pool is full or closed are dropped here: a
             // destructor's panic must not end the thread (the reclamation drops the rest
             // of its batch before it resumes the panic).
-            let _ = panic::catch_unwind(AssertUnwindSafe(hazard::reclaim));
-            thread::park_timeout(if hazard::has_pending() {
+            let _ = panic::catch_unwind(AssertUnwindSafe(crate::reclaim));
+            thread::park_timeout(if reclaim::has_pending() {
                 RECLAIM_POLL
             } else {
                 IDLE_POLL

@@ -6,7 +6,7 @@
 //! *when* each of those happens, not only that the API returns something.
 //!
 //! A retired version goes back to its pool only at a reclamation (an update at
-//! `poolswap::RECLAIM_THRESHOLD`, a pool getter that finds nothing idle, a container's drop,
+//! 8 (`Container::update`), a pool getter that finds nothing idle, a container's drop,
 //! or `poolswap::reclaim`), never at a guard's drop: the tests call `poolswap::reclaim`
 //! where they mean "now it is back", and every test takes [`serial`] first.
 

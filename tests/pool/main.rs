@@ -9,7 +9,7 @@
 //! `thread::scope` does not wait for a thread's thread-local destructors, `join` does.
 //!
 //! A container's retired version goes back to its pool only at a reclamation (an update
-//! at `poolswap::RECLAIM_THRESHOLD`, a pool getter that finds nothing idle, a container's
+//! at 8 retired versions (`Container::update`), a pool getter that finds nothing idle, a container's
 //! drop, or `poolswap::reclaim`), never at a guard's drop; every test takes [`serial`]
 //! first.
 

@@ -1,4 +1,4 @@
-//! `get_timeout` (and `Container::get_new_timeout`) at the live bound: `None` at the
+//! `get_timeout` (also through `Container::pool`) at the live bound: `None` at the
 //! deadline and not much after it, `Some` when an object comes back before it, a plain `get`
 //! below the bound or without one.
 //!
@@ -113,7 +113,8 @@ fn a_timed_writer_gets_the_old_version_once_its_last_reader_lets_go() {
     container.update(container.get_new()); // version 0 retired, still read
     assert!(
         container
-            .get_new_timeout(Duration::from_millis(2))
+            .pool()
+            .get_timeout(Duration::from_millis(2))
             .is_none(),
         "both objects are in use"
     );
@@ -125,7 +126,9 @@ fn a_timed_writer_gets_the_old_version_once_its_last_reader_lets_go() {
             drop(started_tx);
             // At the bound: waits for the reader. The reader's drop is a store that wakes
             // nobody: the getter's reclamation (before it sleeps, or at a poll) finds it.
-            got_tx.send(c.get_new_timeout(NEVER).map(|o| o.id)).unwrap();
+            got_tx
+                .send(c.pool().get_timeout(NEVER).map(|o| o.id))
+                .unwrap();
         });
         started.wait();
         drop(reader);
@@ -134,7 +137,7 @@ fn a_timed_writer_gets_the_old_version_once_its_last_reader_lets_go() {
     assert_eq!(log.made(), 2);
 
     let option = OptionContainer::from(container);
-    assert!(option.get_new_timeout(Duration::ZERO).is_some());
+    assert!(option.pool().get_timeout(Duration::ZERO).is_some());
 }
 
 /// Timed getters giving up all the while beside blocking ones: every blocking `get`

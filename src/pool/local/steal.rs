@@ -43,7 +43,7 @@
 //! [`MAGAZINE_SIZE`]: super::MAGAZINE_SIZE
 
 use super::{spill, IdleBudget, Local, LocalList, BUSY, NO_REQUEST, REQUESTED, STOLEN};
-use crate::barrier;
+use crate::reclaim::barrier;
 use crate::sync::Ordering;
 
 impl<N> Local<N> {

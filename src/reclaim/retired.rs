@@ -1,33 +1,77 @@
-//! Retired lists and reclamation passes: where a version swapped out of its container
-//! waits until no reader can still read it, and the passes that judge and recycle it. The
-//! protocol is told in the parent module's docs ("Writer", "Reclaimer (passes)", "Why a
-//! recycled node is never read"); the slots a pass scans live there too.
+//! Retired lists and reclamation passes.
+//!
+//! # Retire
+//!
+//! [`retire`] pushes a version just swapped out of its container, with the container's
+//! counted reference on it, on its pool's [`List`] (one per pool: writers of independent
+//! containers share no lock and no written cache line). The list's reference keeps the
+//! version from being returned by anyone but a pass: a counted guard's drop only takes the
+//! count down to the list's one. The writer runs a pass over the list when it holds
+//! [`RECLAIM_THRESHOLD`] versions; below that, the versions wait for the next pass, which a
+//! getter of the pool that finds nothing idle runs first ([`List::reclaim_pending`]). So an
+//! update usually makes no heavy barrier, and one pass serves every version retired since
+//! the last (folly's `hazptr` and haphazard amortise the same way).
+//!
+//! # Passes
+//!
+//! A *pass* takes every node off one list (a getter's, a writer's at the threshold) or off
+//! every list ([`reclaim`]: a container's drop, the background reclaimer), each list under
+//! its own lock, and counts itself in flight on each (`List::passes`). Then, unlocked: the
+//! heavy barrier (a fence if every node taken was published fenced), one [`scan`] of the
+//! hazard slots, and for each node a test against the protected addresses (at most 8 nodes:
+//! a comparison with each; more: a binary search of a sorted snapshot). A node no slot
+//! holds whose count the pass takes from one to zero (`Retired::claim`, a compare-and-swap:
+//! no counted guard holds it) is the pass's; the others go back on their list (its lock
+//! again), ahead of what was retired meanwhile. Then each claimed node goes back to its
+//! pool (`Retired::give_back`, the pool's return path, which may run `T::drop`), and the
+//! pass ends on each list (`List::passes_ended`). No lock is held across the barrier or
+//! user code. A panic in one return does not stop the others: the pass finishes its batch,
+//! then resumes the panic on its thread.
+//!
+//! A getter that found nothing idle first waits (a bounded number of yields) for the passes
+//! in flight on its own pool's list, which may hold its retired version, and looks again if
+//! one ended since it looked.
+//!
+//! Lists are never freed: a pool takes one when it is built ([`claim_list`]: a lock, maybe
+//! an allocation) and gives it back when its shared state goes ([`release_list`]), which no
+//! retired version outlives (each holds its pool); a later pool takes it over.
+//!
+//! # Orderings
+//!
+//! - Each list is under its own lock; its `pending` hint is `Relaxed` and only decides
+//!   whether a getter or a global pass takes the lock.
+//! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the release
+//!   sequence of every counted guard's `Release` decrement.
+//! - The lists are published with a `Release` store of the newest list, read `Acquire` by
+//!   a global pass.
+//! - A pass's end on a list (`passes_ended`, then `passes`) is `Release`, read `Acquire` by
+//!   a getter of the pool: the pass's returns happen before the getter's next look.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-use super::{domain, untag, BLOCK_SLOTS};
-use crate::barrier::{full, heavy};
-use crate::reclaimer::{Wake, BACKSTOP};
+use super::barrier::{self, full, heavy};
+use super::hazard::{block_count, scan, BLOCK_SLOTS};
+use super::wake::Wake;
+use super::RECLAIM_THRESHOLD;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
-/// Retired versions on a list at which [`retire`] reclaims that list by itself. Below it,
-/// retired versions wait for a getter of the pool that finds nothing idle
-/// ([`List::reclaim_pending`]), for the next version that reaches the threshold, or for
-/// [`reclaim`]. A bound on the versions an update-only
-/// writer (one that never gets objects from the pool) leaves waiting.
-pub(crate) const RECLAIM_THRESHOLD: usize = 8;
+/// Retired versions on a list at which [`retire`] runs a pass even while a background
+/// reclaimer runs (one that fell behind): four times [`RECLAIM_THRESHOLD`].
+pub(super) const BACKSTOP: usize = 4 * RECLAIM_THRESHOLD;
 
-/// The most yields a pool getter that found nothing idle waits for other threads'
-/// reclamation passes over its pool's list to end ([`List::reclaim_pending`]): a pass is a heavy barrier, a scan and
-/// the returns, microseconds, unless it runs a long `T::drop`.
+/// The most yields a pool getter that found nothing idle waits for other threads' passes
+/// over its pool's list to end ([`List::reclaim_pending`]): a pass is a heavy barrier, a
+/// scan and the returns, short unless it runs a long `T::drop`.
 #[cfg(not(loom))]
 const PASS_WAIT: u32 = 256;
 /// Under loom, one: enough for a model to take both branches.
 #[cfg(loom)]
 const PASS_WAIT: u32 = 1;
 
-/// A retired node and what a reclaimer does with it.
+/// A retired node, type-erased, with the two functions a pass calls on it: its pool's, given
+/// when the node is retired, so that this layer never names a pool or a container. Two
+/// function pointers, no allocation.
 #[derive(Clone, Copy)]
 pub(crate) struct Retired {
     node: NonNull<()>,
@@ -40,19 +84,19 @@ pub(crate) struct Retired {
     /// changing nothing, if a counted guard still holds it.
     claim: unsafe fn(NonNull<()>) -> bool,
     /// Returns a claimed node (count zero, owned by the caller) to its pool.
-    recycle: unsafe fn(NonNull<()>),
+    give_back: unsafe fn(NonNull<()>),
     /// The list the node was retired to (its pool's), set by [`retire`]: where a pass
     /// that keeps the node puts it back. Lists are never freed.
     home: *const List,
 }
 
 impl Retired {
-    /// A retired node with the two functions a reclaimer calls on it.
+    /// A retired node with the two functions a pass calls on it.
     ///
     /// # Safety
     ///
     /// `claim(node)` must take the node's count from one to zero and report whether it
-    /// did, and `recycle(node)` must give a node so claimed back to its pool; both may be
+    /// did, and `give_back(node)` must give a node so claimed back to its pool; both may be
     /// called on any thread while the node is on the retired list.
     /// `fenced` must be `true` only if every slot protection of `node` since it became
     /// current was followed by a full fence before its re-load (see the field).
@@ -60,13 +104,13 @@ impl Retired {
         node: NonNull<()>,
         fenced: bool,
         claim: unsafe fn(NonNull<()>) -> bool,
-        recycle: unsafe fn(NonNull<()>),
+        give_back: unsafe fn(NonNull<()>),
     ) -> Retired {
         Retired {
             node,
             fenced,
             claim,
-            recycle,
+            give_back,
             home: ptr::null(),
         }
     }
@@ -77,7 +121,7 @@ impl Retired {
 /// largest size so far).
 #[cfg(not(loom))]
 const INITIAL_CAPACITY: usize = 4 * RECLAIM_THRESHOLD;
-/// Under loom, none: every model execution has its own domain, leaked with its lists.
+/// Under loom, none: every model execution has its own set of lists, leaked.
 #[cfg(loom)]
 const INITIAL_CAPACITY: usize = 0;
 
@@ -117,9 +161,9 @@ impl Buffers {
 }
 
 /// One pool's retired list: the versions its containers retired, waiting until no reader
-/// can still read them. Made by the domain and never freed; a pool takes one when it is
+/// can still read them. Made by [`claim_list`] and never freed; a pool takes one when it is
 /// built and gives it back when its shared state goes (then the list is empty: every
-/// retired version holds its pool), for a later pool to take over.
+/// retired version holds its pool), for a later pool to take over. On its own cache lines.
 #[repr(align(128))]
 pub(crate) struct List {
     state: Mutex<ListState>,
@@ -127,7 +171,7 @@ pub(crate) struct List {
     /// whether a reclamation could return anything.
     pending: AtomicUsize,
     /// Versions ever retired to this list (wrapping): the background reclaimer's
-    /// handshake reads the sum over every list (`reclaimer.rs`). Written under the lock.
+    /// handshake reads the sum over every list (`wake.rs`). Written under the lock.
     retirements: AtomicUsize,
     /// Passes in flight that took nodes off this list: each holds them until it has
     /// returned them. A getter of the pool that finds nothing idle waits for them
@@ -137,12 +181,12 @@ pub(crate) struct List {
     /// Passes ended so far that took nodes off this list: a getter that looked at its pool
     /// before one ended looks again.
     passes_ended: AtomicUsize,
-    /// Whether a pool owns the list: set by `claim_list` under the domain lock, cleared by
+    /// Whether a pool owns the list: set by `claim_list` under the lists' lock, cleared by
     /// `release_list`.
     owned: AtomicBool,
-    /// The list made before this one (null for the first): the domain's lists form a
-    /// list that a global pass walks without the domain lock. Set before the list is
-    /// published (`Domain::lists`), never changed after.
+    /// The list made before this one (null for the first): a global pass walks them from
+    /// `Lists::newest` without the lists' lock. Set before the list is published, never
+    /// changed after.
     next: AtomicPtr<List>,
 }
 
@@ -157,6 +201,68 @@ struct ListState {
 // before any node is retired; `home` points at a list, which is `Sync`. `protected` holds
 // addresses only, never dereferenced.
 unsafe impl Send for ListState {}
+
+/// The process-wide set of retired lists, and the background reclaimer's handshake.
+pub(super) struct Lists {
+    state: Mutex<ListsState>,
+    /// The newest list; older ones follow through [`List::next`]. Written under the lock
+    /// (`Release`, after the list is whole), read by global passes without it (`Acquire`).
+    newest: AtomicPtr<List>,
+    /// The background reclaimer's handshake (`wake.rs`).
+    pub(super) wake: Wake,
+}
+
+/// What the lists' lock guards.
+struct ListsState {
+    /// Every retired list ever made (`List::owned` says whether a pool owns it). Boxed:
+    /// pools and retired nodes point at their list.
+    #[allow(clippy::vec_box)]
+    lists: Vec<Box<List>>,
+    /// A global pass's buffers ([`reclaim`]), as [`Buffers`] are a list's, and the lists
+    /// it took nodes from.
+    buffers: Buffers,
+    taken: Vec<&'static List>,
+}
+
+// SAFETY: `Buffers` holds retired entries between passes only emptied (see `ListState`'s
+// impl); `taken` holds references to lists, which are `Sync`.
+unsafe impl Send for ListsState {}
+
+impl Lists {
+    fn new() -> Lists {
+        Lists {
+            state: Mutex::new(ListsState {
+                lists: Vec::new(),
+                buffers: Buffers::new(),
+                taken: Vec::new(),
+            }),
+            newest: AtomicPtr::new(ptr::null_mut()),
+            wake: Wake::new(),
+        }
+    }
+}
+
+/// The process's lists.
+#[cfg(not(loom))]
+fn all_lists() -> &'static Lists {
+    // The std half of a pair: under loom, `loom::lazy_static!` below.
+    #[allow(clippy::disallowed_types)]
+    static LISTS: std::sync::OnceLock<Lists> = std::sync::OnceLock::new();
+    LISTS.get_or_init(Lists::new)
+}
+
+// Under loom, one set per model execution, leaked: a pool's last handle, which gives its
+// list back, may go with a thread's registry, after loom drops its lazy statics.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref LISTS: &'static Lists = Box::leak(Box::new(Lists::new()));
+}
+
+/// The model execution's lists.
+#[cfg(loom)]
+fn all_lists() -> &'static Lists {
+    &LISTS
+}
 
 impl List {
     fn new(next: *mut List) -> List {
@@ -179,9 +285,9 @@ impl List {
 }
 
 /// Gives a new pool a retired list: one an earlier pool gave back, or a new one (an
-/// allocation of a few hundred bytes). One lock (process-wide).
+/// allocation of a few hundred bytes). One lock (process-wide) and a load per list.
 pub(crate) fn claim_list() -> &'static List {
-    let mut state = domain().state.lock();
+    let mut state = all_lists().state.lock();
     let state = &mut *state;
     // Relaxed: a list given back has no pass of its own pool left; one of a global pass
     // that took nothing from it may still end on it (it only counts), so prefer one
@@ -196,28 +302,28 @@ pub(crate) fn claim_list() -> &'static List {
         Some(at) => at,
         None => {
             // Relaxed: the head is only written under the lock we hold.
-            let newest = domain().lists.load(Ordering::Relaxed);
+            let newest = all_lists().newest.load(Ordering::Relaxed);
             state.lists.push(Box::new(List::new(newest)));
             let at = state.lists.len() - 1;
             let list: *const List = &*state.lists[at];
             // Release: a global pass that loads the head sees the list whole, and every
             // list before it (each was published the same way, under this lock).
-            domain().lists.store(list.cast_mut(), Ordering::Release);
+            all_lists().newest.store(list.cast_mut(), Ordering::Release);
             at
         }
     };
-    // Relaxed: only claimers set it, under the domain lock we hold.
+    // Relaxed: only claimers set it, under the lock we hold.
     state.lists[at].owned.store(true, Ordering::Relaxed);
     let list: *const List = &*state.lists[at];
-    // SAFETY: boxes in `lists` are never dropped or moved (the domain lives for the
-    // process; under loom it is leaked).
+    // SAFETY: boxes in `lists` are never dropped or moved (the set lives for the process;
+    // under loom it is leaked).
     unsafe { &*list }
 }
 
-/// Gives a pool's list back to the domain when the pool's shared state goes: no node of
-/// the pool is left on it (each holds the pool).
-/// A store: no lock, and no use of the domain, which under loom may be gone by then (a
-/// pool's last reference can go with a thread's registry, after loom's statics).
+/// Gives a pool's list back when the pool's shared state goes: no node of the pool is left
+/// on it (each holds the pool). One store: no lock, and no use of the set of lists, which
+/// under loom may be gone by then (a pool's last reference can go with a thread's
+/// registry, after loom's statics).
 pub(crate) fn release_list(list: &'static List) {
     // Relaxed: a check; only this pool's drop clears it.
     debug_assert!(
@@ -229,9 +335,10 @@ pub(crate) fn release_list(list: &'static List) {
 }
 
 /// Hands a node just swapped out of its container, with the container's counted reference
-/// on it, to `list` (its pool's); reclaims that list if it reached [`RECLAIM_THRESHOLD`],
-/// or, while a background reclaimer runs, wakes that one instead (reclaiming only at
-/// [`BACKSTOP`]).
+/// on it, to `list` (its pool's); runs a pass over that list if it reached
+/// [`RECLAIM_THRESHOLD`], or, while a background reclaimer runs, wakes that one instead
+/// (passing only at [`BACKSTOP`]). Costs a lock and a push (no allocation once the list
+/// has grown to its largest size), and, while a reclaimer runs, a `fence(SeqCst)`.
 ///
 /// # Safety
 ///
@@ -250,7 +357,7 @@ pub(crate) unsafe fn retire(list: &'static List, mut retired: Retired) {
     let retirements = list.retirements.load(Ordering::Relaxed);
     list.retirements
         .store(retirements.wrapping_add(1), Ordering::Relaxed);
-    let background = domain().wake.running();
+    let background = all_lists().wake.running();
     if len
         >= if background {
             BACKSTOP
@@ -261,20 +368,20 @@ pub(crate) unsafe fn retire(list: &'static List, mut retired: Retired) {
         list_pass(list, state);
     } else if background {
         drop(state);
-        domain().wake.after_retire();
+        all_lists().wake.after_retire();
     }
 }
 
 /// The background reclaimer's handshake.
-pub(crate) fn wake() -> &'static Wake {
-    &domain().wake
+pub(super) fn wake() -> &'static Wake {
+    &all_lists().wake
 }
 
-/// Every list of the domain, newest first: the ones made before the head's load, each
+/// Every list, newest first: the ones made before the head's load, each
 /// whole.
 fn lists() -> impl Iterator<Item = &'static List> {
-    // Acquire: see `Domain::lists`.
-    let mut list = domain().lists.load(Ordering::Acquire);
+    // Acquire: see `Lists::newest`.
+    let mut list = all_lists().newest.load(Ordering::Acquire);
     std::iter::from_fn(move || {
         // SAFETY: lists are never freed (loom: not before the model ends), and each was
         // whole when published.
@@ -287,17 +394,17 @@ fn lists() -> impl Iterator<Item = &'static List> {
 
 /// Versions ever retired, over every list (wrapping), as of a recent moment: grows with
 /// each retirement, whichever pass takes the versions off (the reclaimer's handshake).
-pub(crate) fn retirements() -> usize {
+pub(super) fn retirements() -> usize {
     // Relaxed: a hint; the reclaimer orders it with a fence where it matters.
     lists().fold(0, |sum, l| {
         sum.wrapping_add(l.retirements.load(Ordering::Relaxed))
     })
 }
 
-/// Recycles every retired node, of every pool, that no slot protects and no counted guard
-/// holds (see the module docs); returns how many. Never waits for a reader: held nodes
-/// stay on their lists.
-pub(crate) fn reclaim() -> usize {
+/// Returns every retired node, of every pool, that no slot protects and no counted guard
+/// holds (module docs); returns how many. Never waits for a reader: held nodes stay on
+/// their lists. See [`crate::reclaim()`] for its costs.
+pub(super) fn reclaim() -> usize {
     global_pass()
 }
 
@@ -327,15 +434,13 @@ impl List {
     /// fresher version saves it work, but only when the pass is cheap enough to pay.
     /// `None` when no pass ran (the list was empty, or the pass was not worth a heavy
     /// barrier); else how many nodes went back. The test takes the list's lock (as
-    /// [`retire`] does) and reads each retired node's flag: a few ns for the handful that
-    /// wait between passes.
+    /// [`retire`] does) and reads each retired node's flag: O(versions on the list).
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
         let state = self.state.lock();
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
         // look and the take can only make it take the heavy barrier anyway: a hint, as the
         // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
-        let full_only = crate::barrier::mode() == crate::barrier::BarrierMode::Fence
-            || all_fenced(&state.retired);
+        let full_only = !barrier::membarrier() || all_fenced(&state.retired);
         if !heavy && !full_only {
             return None;
         }
@@ -403,7 +508,7 @@ impl List {
             return false;
         }
         // Every node taken here was retired before the pass's heavy barrier: the pass
-        // judges those only (module docs, "Why a recycled node is never read"). Nodes
+        // judges those only (`reclaim.rs`, "Why a returned version is never read"). Nodes
         // retired after the take wait on the list for the next pass.
         // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it,
         // to wait for the end (the Release in `end_pass`).
@@ -452,7 +557,7 @@ fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Optio
     drop(state);
     let kept = judge(&mut buffers);
     list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
-    let released = recycle(&buffers.judged[kept..]);
+    let released = give_back(&buffers.judged[kept..]);
     list.state.lock().buffers.keep_larger(buffers);
     list.end_pass();
     Some(released.unwrap_or_else(|payload| panic::resume_unwind(payload)))
@@ -461,7 +566,7 @@ fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Optio
 /// A pass over every list ([`reclaim`]).
 fn global_pass() -> usize {
     let (mut buffers, mut taken) = {
-        let mut state = domain().state.lock();
+        let mut state = all_lists().state.lock();
         (state.buffers.take(), std::mem::take(&mut state.taken))
     };
     for list in lists() {
@@ -479,14 +584,14 @@ fn global_pass() -> usize {
         for list in &taken {
             list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
         }
-        released = recycle(&buffers.judged[kept..]);
+        released = give_back(&buffers.judged[kept..]);
         for list in &taken {
             list.end_pass();
         }
     }
     taken.clear();
     {
-        let mut state = domain().state.lock();
+        let mut state = all_lists().state.lock();
         state.buffers.keep_larger(buffers);
         keep_larger(&mut state.taken, taken);
     }
@@ -527,8 +632,7 @@ fn judge(buffers: &mut Buffers) -> usize {
         return partition(judged, claimed, |at, _| held[at]);
     }
     protected.clear();
-    // Relaxed: a size hint (see the field); a block made meanwhile may grow the snapshot.
-    protected.reserve(domain().block_count.load(Ordering::Relaxed) * BLOCK_SLOTS);
+    protected.reserve(block_count() * BLOCK_SLOTS);
     scan(|node| protected.push(node));
     protected.sort_unstable();
     partition(judged, claimed, |_, r| {
@@ -571,65 +675,18 @@ fn partition(
     kept
 }
 
-/// Calls `protected` with the address (untagged) that each full hazard slot of every block
-/// holds now, one load per slot: every block published before the pass's heavy barrier is
-/// walked, and of each block the slots under its high-water mark (`Block::mark`): a block
-/// whose owner only ever held one guard at a time (a parked thread, an exited one's) costs
-/// the mark's load and one slot's, not its 8 slots'. A plain loop, not an iterator chain:
-/// `flat_map` over the blocks compiled to about twice the instructions per slot, which 64
-/// registered threads made 2,100 per pass.
-#[inline(always)]
-fn scan(mut protected: impl FnMut(*mut ())) {
-    // Acquire: see `Domain::directory` (every block published before the heavy barrier;
-    // a directory made later holds every block of the ones before it).
-    let directory = domain().directory.load(Ordering::Acquire);
-    // SAFETY: directories are never freed (loom: not before the model ends), and each was
-    // whole when published.
-    let Some(directory) = (unsafe { directory.as_ref() }) else {
-        return;
-    };
-    for b in directory.blocks() {
-        // Acquire, each: see the module docs. Each slot loaded is loaded once: a null read
-        // here is a guard's `Release` clear (its reads of the node happen before this pass
-        // recycles it) or a slot never filled since the barrier. A block whose mark is 1
-        // has only slot 0 loaded: the slots past the mark protect no node of this pass's
-        // batch (module docs, "Why a recycled node is never read": the mark's store
-        // precedes the reader's barrier). A block whose mark is past 1 is loaded whole
-        // (its 8 loads, their OR, one branch), in line: a call per such block to load
-        // only the slots under its mark cost ~8 ns a block in `benches/read.rs`, whose
-        // `update-held` group leaves 64 empty blocks with mark 8 behind.
-        if b.mark() > 1 {
-            let nodes: [*mut (); super::BLOCK_SLOTS] =
-                std::array::from_fn(|i| b.slots[i].node.load(Ordering::Acquire));
-            if nodes.iter().fold(0, |any, &node| any | node as usize) == 0 {
-                continue;
-            }
-            for node in nodes {
-                if !node.is_null() {
-                    protected(untag(node).0);
-                }
-            }
-            continue;
-        }
-        let node = b.first().node.load(Ordering::Acquire);
-        if !node.is_null() {
-            protected(untag(node).0);
-        }
-    }
-}
-
 /// Returns the claimed nodes of a pass to their pools, no lock held: the pool's return
 /// path may drop an object (`T::drop`), which may read or update a container itself.
 /// Oldest first, so the freshest version is the one on top of its depot. Every node goes
 /// back even if one return panics; returns how many, or the first panic, for the caller
 /// to resume after it ended its pass.
-fn recycle(batch: &[Retired]) -> Result<usize, Box<dyn std::any::Any + Send>> {
+fn give_back(batch: &[Retired]) -> Result<usize, Box<dyn std::any::Any + Send>> {
     let mut panicked = None;
     for r in batch {
         // SAFETY: `claim` succeeded: this thread owns the node (count zero) and no slot
         // protects it, so no reader can still read it.
-        let recycle = || unsafe { (r.recycle)(r.node) };
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(recycle)) {
+        let give_back = || unsafe { (r.give_back)(r.node) };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(give_back)) {
             panicked.get_or_insert(payload);
         }
     }

@@ -1,195 +1,66 @@
-//! Hazard slots: how a reader protects a version without writing a shared cache line, and
-//! how retired versions wait, off every reader's path, until no reader can still be
-//! reading them.
+//! Hazard slots: how a reader protects a version without writing a cache line that
+//! another reader reads, and the scan a reclamation pass makes of them.
 //!
-//! # Slots
+//! # Slots and blocks
 //!
-//! Each thread that reads gets a [`Block`] of 8 slots, on its own cache lines, from a
-//! process-wide domain; a thread that holds more guards at once takes more blocks, one at a
-//! time, up to [`SLOTS`] slots (its *spill* chain; the slot it last took there is where it
-//! looks first, so holding many guards costs a look at the first block and one more load,
-//! not a counted reference). Blocks are never freed: when a thread exits, its block goes back
-//! to the domain and a new thread may take it over. A slot holds the address of the node it
-//! protects, or null. Only the block's owner thread fills an empty slot; whoever drops the
-//! guard (any thread) empties it. Nobody else writes a slot: a reclaimer never pays,
-//! converts or clears a reader's protection, so a stale address in a slot only delays
-//! recycling (the address-reuse bugs of debt schemes, arc-swap #156 and #210, cannot
-//! happen here). A block that an exited thread gave back with a slot still full (a guard
-//! that outlived its thread, or one that was `mem::forget`-ten) is handed to a new thread
-//! only when no clean block is free: a new block is made instead.
+//! Each thread that reads takes a [`Block`] of 8 slots (128 bytes, one allocation, on its
+//! first read) from the process-wide [`Domain`]; a thread that holds more guards at once
+//! takes more blocks, one at a time, up to `HAZARD_SLOTS` (128) slots (its *spill* chain).
+//! A slot holds the address of the node it protects, or null. Only the block's owner fills
+//! an empty slot ([`free_slot`], [`Slot::protect`]); whoever drops the guard, on any
+//! thread, empties it ([`clear`]). Nobody else writes a slot: a pass never converts or
+//! clears a reader's protection, so a stale address only delays a return. Blocks are never
+//! freed: an exiting thread gives its blocks back (its registry hook) and a new thread
+//! takes one over; a block given back with a slot still full (a guard that outlived its
+//! thread) goes to a new thread only if no clean block is free.
 //!
 //! Each block has a *high-water mark*: how many of its leading slots were ever taken (at
-//! least 1). A thread takes the first free slot, so one that holds a guard at a time only
-//! ever takes slot 0 and never writes the mark; taking a slot at or past the mark raises it
-//! first (a `Relaxed` store, once per slot index in the block's life). The mark only grows,
-//! also when the block goes to a new thread, and a pass loads only the slots under it.
+//! least 1). The owner raises it before it takes a slot at or past it (once per slot index
+//! in the block's life), and a scan loads only the slots under it: a thread that holds one
+//! guard at a time costs a scan two loads. The mark's store precedes the slot's store, and
+//! both precede the reader's light barrier, so a scan that must see the slot (the reader's
+//! barrier came before the pass's heavy one) also sees the raised mark; a mark raised after
+//! the barrier could hide a protecting slot (loom's `second_slot_vs_scan`).
 //!
-//! # Reader (`Container::acquire`)
-//!
-//! 1. Load `current` (`Acquire`).
-//! 2. Store it in a free slot of the thread's block (`Release`), then [`light`].
-//! 3. Re-load `current` (`Acquire`). The same pointer: the slot protects it; return a guard
-//!    on the pointer just re-loaded. Another: [`clear`] the slot and start over.
-//!
-//! A slot may hold a node's address with its low bit set (a *fenced* version,
-//! `container/raw.rs`): it protects the same node, and the scan ignores that bit.
-//!
-//! # Guard drop ([`clear`])
-//!
-//! One `Release` store of null in the slot: no barrier, no lock, no system call, and no
-//! user code. A dropped guard never touches its node again: once the slot is null, the
-//! node may be recycled and, if its pool has closed, freed. Readers never reclaim: the
-//! version a guard kept from being recycled goes back at the next reclamation, which runs
-//! on a writer's thread (below).
-//!
-//! # Writer ([`retire`])
-//!
-//! After swapping a version out of its container, the writer hands the container's counted
-//! reference on it to its pool's *retired list* ([`List`]: one per pool, so writers of
-//! independent containers share no lock and no written cache line). The list's reference
-//! keeps the version from being recycled by anyone but a reclaimer: a counted guard's drop
-//! only takes the count down to the list's one. The writer reclaims the list when it holds
-//! [`RECLAIM_THRESHOLD`] versions; before that, the versions wait for the next
-//! reclamation, which a getter of the pool that finds no idle object runs first
-//! ([`List::reclaim_pending`]: a writer whose next `get_new` would otherwise build an
-//! object gets the retired versions back instead). So an update usually makes no heavy
-//! barrier at all, and a reclamation serves every version retired since the last one
-//! (folly's hazptr and haphazard reclaim in amortised passes the same way).
-//!
-//! # Reclaimer (passes)
-//!
-//! A *pass* takes retired nodes off one list (a getter's pass, a writer's at the
-//! threshold, a waiting getter's) or off every list ([`reclaim`]: a container's drop, the
-//! background `Reclaimer`, the async getters' thread), each list under its own lock,
-//! counting itself in flight on each list it took from (`List::passes`). Then, unlocked:
-//! [`heavy`](crate::barrier::heavy) (a fence if every node taken was published fenced, below), one pass over
-//! every block (through the domain's directory of blocks, an array it reads without a
-//! lock), loading its mark and then, if the mark is 1, slot 0 only (a block whose owner
-//! never held two guards at once costs two loads and one branch, not 8 loads), else all 8
-//! slots (their OR, and one branch if all are null), and for each node
-//! taken, a test against the protected addresses: for a batch of at most 8 nodes a
-//! comparison with each full slot's address, for a larger one a binary search of a sorted
-//! snapshot of them. A node no slot holds whose count the reclaimer can take from one (the
-//! list's reference) to zero (`Retired::claim`, a compare-and-swap: no counted guard holds
-//! it) is the reclaimer's; the others go back on the list they came from (its lock again),
-//! ahead of what was retired meanwhile. Then each node it claimed goes back to its pool
-//! (`Retired::recycle`: the pool's return path, which may drop the object), and the pass
-//! ends on each list (`List::passes_ended`). No lock is held across the barrier or user
-//! code, so retirements and other passes go on meanwhile, each judging the nodes it took.
-//! So a pass costs one heavy barrier, two loads per block whose mark is 1 and nine per other
-//! block, and
-//! at most 8 comparisons per full slot or `O(log slots)` per retired node, whatever the
-//! number of threads and held versions; and a panic in one node's return (a `T::drop` that panics) does not stop the
-//! others: the pass finishes its batch, then resumes the panic on the thread that ran it.
-//!
-//! A getter of a pool that found nothing idle first waits (a bounded number of yields)
-//! for the passes in flight on its pool's list, which may hold its own retired version,
-//! and looks again if one ended since it looked: only passes over its own pool's list
-//! count, so a writer of another pool never waits for it.
-//!
-//! Lists are made by the domain and never freed: a pool takes one when it is built (a
-//! lock, perhaps an allocation) and gives it back when its shared state goes, which no
-//! retired version outlives (each holds its pool); a later pool takes it over. A global
-//! pass walks them through a list of lists.
-//!
-//! # Why a recycled node is never read
-//!
-//! Barriers are totally ordered (heavy against light as `fence(SeqCst)` against
-//! `fence(SeqCst)`). Take a reader that returns a guard on node `p` and a reclaimer that
-//! decides `p` is unprotected. The swap that retired `p` precedes the reclaimer's heavy
-//! barrier (it precedes the push onto the retired list, which the list's lock, taken by
-//! the pass, orders before the take).
-//! If the reader's light barrier comes before that heavy barrier, the reclaimer's look at
-//! the slot sees the reader's store (or a later one by the same slot, after the reader's
-//! `Release` clear: then the reads are done). If it comes after, the reader's re-load sees
-//! the swap or something later, so not `p`, unless `p` was recycled and published anew
-//! since, which the reclaimer's decision has not yet allowed. A pass judges only the nodes
-//! retired before its heavy barrier: the ones it took off the list before issuing it. The
-//! reader's block was entered in the directory (under the domain lock) before its slot
-//! store, so the pass's loads of the directory and its length, after the barrier, reach
-//! it (a directory made later holds every block of the ones before it). A
-//! block made after the barrier is missed by the scan, and need not be seen: a reader
-//! that protects with it re-loads `current` after the barrier, so not a node retired
-//! before it.
-//!
-//! The scan skips the slots at or past a block's mark, which it loads (`Relaxed`) after
-//! its heavy barrier. The owner raises the mark before it takes such a slot, so the mark's
-//! store precedes the slot's store, and both precede the reader's light barrier: its
-//! `fence(SeqCst)` (fence mode), or, in membarrier mode, the compiler fence that keeps both
-//! stores before any point of the reader at which the heavy barrier may interrupt it with
-//! the re-load after it. So in the first case above (light before heavy), everything the
-//! argument needs the scan to see, the slot's store, comes with the mark's: the scan loads
-//! the mark after the barrier, reads a mark past the slot (the mark only grows), and loads
-//! the slot. In the second case the scan need not see either. The order of the two stores
-//! between themselves does not matter; that both precede the light barrier does (a mark
-//! raised after it, or not at all, lets a pass miss a protecting slot: loom's
-//! `second_slot_vs_scan`). So a slot the scan skips protects no node of its batch: a fill
-//! whose barrier came before the heavy one came with a raise the scan sees, and a later
-//! fill is the second case. A block handed to a new thread keeps its mark, and the new
-//! owner reads it through the domain lock, so the mark still covers every slot ever filled.
-//!
-//! A node published *fenced* (`container/raw.rs`, "Fenced versions") was protected only by
-//! readers that issued `fence(SeqCst)` as their light barrier. For a pass whose nodes are
-//! all fenced, a `fence(SeqCst)` of the reclaimer's own takes the heavy barrier's place in
-//! the argument above (two fences are totally ordered too); a pass with one plain node
-//! issues the heavy barrier for the whole batch.
+//! A slot may hold a node's address with its low bit set ([`FENCED`]: a version published
+//! *fenced*); the scan ignores that bit.
 //!
 //! # Orderings
 //!
-//! - The high-water mark is `Relaxed` both ways: it carries no data, and the barriers
-//!   order it as they order the slot stores (above).
-//! - Slot stores `Release`, the reclaimer's slot loads `Acquire`: a guard's reads of the
-//!   object happen-before whoever sees its slot empty (or refilled) and recycles the node.
-//!   The owner's look for a free slot is `Acquire` too: a slot emptied by a guard dropped
-//!   on another thread and then refilled by its owner carries that thread's release on.
-//! - The claim's compare-and-swap is `Acquire` on success: it reads the tail of the
-//!   release sequence of every counted guard's `Release` decrement.
-//! - Each retired list is under its own lock; the `pending` hint beside it is `Relaxed`
-//!   and only decides whether a getter or a global pass takes the lock. The lists are
-//!   published with a `Release` store of their list's head, the blocks with a `Release`
-//!   store of the directory or of its length; a pass reads them `Acquire`.
-//! - A pass's end on a list (`passes_ended`, then `passes`) is `Release`, read `Acquire`
-//!   by a getter of the pool: the pass's returns happen before the getter's next look.
-//!
-//! Sources: Maged Michael, "Hazard Pointers: Safe Memory Reclamation for Lock-Free Objects"
-//! (IEEE TPDS 2004) for slots scanned before reclamation and the sorted snapshot of a scan;
-//! folly's `hazptr` (folly/synchronization/Hazptr.h) for amortised reclamation and
-//! asymmetric barriers with Linux `membarrier(2)`; arc-swap's per-thread debt nodes (never
-//! freed, reused after thread exit) for the block lifecycle.
+//! - Slot stores `Release`, a scan's slot loads `Acquire`: a guard's reads of its version
+//!   happen before a pass that sees the slot empty (or refilled) returns the version. The
+//!   owner's look for a free slot is `Acquire` too, so that a slot emptied on another
+//!   thread and refilled carries that thread's release on.
+//! - The mark is `Relaxed` both ways: it carries no data, and the barriers order it as
+//!   they order the slot stores.
+//! - The blocks are published under the domain lock with a `Release` store of the
+//!   directory or of its length, which a scan loads `Acquire`. A block is entered before
+//!   its owner's first slot store, so a scan after the heavy barrier reaches every block
+//!   whose reader's barrier came before it (a directory made later holds every block of
+//!   the ones before it).
 
 use std::cell::Cell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 
-mod retired;
-
-use self::retired::Buffers;
-pub(crate) use self::retired::{
-    claim_list, has_pending, reclaim, release_list, retire, retirements, wake, List, Retired,
-    RECLAIM_THRESHOLD,
-};
-use crate::barrier::{full, light};
-use crate::reclaimer::Wake;
-use crate::registry;
+use super::barrier::{full, light};
+use super::registry;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex, Ordering};
 
 /// Slots per block.
 #[cfg(not(loom))]
-const BLOCK_SLOTS: usize = 8;
+pub(super) const BLOCK_SLOTS: usize = 8;
 /// Under loom, two.
 #[cfg(loom)]
-const BLOCK_SLOTS: usize = 2;
+pub(super) const BLOCK_SLOTS: usize = 2;
 
 /// Blocks a thread may take besides its first, one at a time, when it holds more guards
 /// at once than its blocks have slots.
 #[cfg(not(loom))]
-const SPILL_BLOCKS: usize = 15;
+pub(super) const SPILL_BLOCKS: usize = 15;
 /// Under loom, one: models reach the counted fallback with five guards.
 #[cfg(loom)]
-const SPILL_BLOCKS: usize = 1;
-
-/// Slots per thread. A thread holding more guards at once takes the counted fallback.
-pub(crate) const SLOTS: usize = BLOCK_SLOTS * (1 + SPILL_BLOCKS);
+pub(super) const SPILL_BLOCKS: usize = 1;
 
 /// One hazard slot: the node it protects, or null.
 pub(crate) struct Slot {
@@ -211,7 +82,7 @@ pub(crate) struct Block {
     /// | who | what | when |
     /// |---|---|---|
     /// | the owner thread | raises it to `i + 1` (`Relaxed` load, then `Relaxed` store) | before it hands out slot `i >= mark` ([`Block::take`]), so before that slot's store and the barrier after it |
-    /// | a reclaimer | loads it (`Relaxed`) | after its heavy barrier, before the slot loads |
+    /// | a pass | loads it (`Relaxed`) | after its heavy barrier, before the slot loads |
     /// | nobody | lowers it | never: it stays when the block goes to another thread |
     ///
     /// Only the owner writes it, and a new owner takes the block under the domain lock
@@ -240,7 +111,7 @@ impl Block {
     /// mark past it if it is not yet (a load and a branch; a store, the first time only).
     /// The caller stores into the slot after this returns, then issues its barrier: the
     /// mark's store precedes that barrier as the slot's store does, which is all the scan
-    /// needs (module docs, "Why a recycled node is never read").
+    /// needs (module docs, "Slots and blocks").
     #[inline]
     fn take(&self, at: usize) -> &Slot {
         // Relaxed: only the owner writes the mark (see the field), so this reads its own
@@ -264,7 +135,7 @@ impl Block {
     /// The high-water mark as a pass reads it, after its heavy barrier (module docs): if
     /// it is 1, the scan loads slot 0 only ([`first`](Self::first)).
     #[inline(always)]
-    pub(super) fn mark(&self) -> usize {
+    fn mark(&self) -> usize {
         // Relaxed: the pass's heavy barrier orders it against the readers' barriers, which
         // follow each raise (module docs).
         self.mark.load(Ordering::Relaxed)
@@ -272,7 +143,7 @@ impl Block {
 
     /// Slot 0, which every mark covers.
     #[inline(always)]
-    pub(super) fn first(&self) -> &Slot {
+    fn first(&self) -> &Slot {
         &self.slots[0]
     }
 
@@ -285,15 +156,14 @@ impl Block {
     }
 }
 
-/// The addresses of the domain's blocks, in the order they were made, as a reclaimer reads
-/// them: an array, so that a scan's loads of the blocks do not wait for one another (a
-/// linked list of blocks made each load wait for the one before; 64 registered threads
-/// made that chain 65 loads long). Filled under the domain lock; when full, replaced by
+/// The addresses of the domain's blocks, in the order they were made, as a scan reads
+/// them: an array, so that a scan's loads of the blocks do not wait for one another (as
+/// they would along a linked list). Filled under the domain lock; when full, replaced by
 /// one twice as large, and kept (a scan may still read it), so all of them together take
 /// at most 32 bytes per block past the first directory's 128.
 struct Directory {
     /// Entries filled: `blocks[..len]`. Stored under the lock (`Release`, after the
-    /// entry), loaded by reclaimers without it (`Acquire`).
+    /// entry), loaded by scans without it (`Acquire`).
     len: AtomicUsize,
     blocks: Box<[AtomicPtr<Block>]>,
 }
@@ -336,6 +206,7 @@ impl Directory {
     }
 }
 
+/// The domain's blocks and directories, under its lock.
 struct State {
     /// Every block ever made; `owned[i]` says whether a live thread owns `blocks[i]`.
     /// Boxed: slots must not move when the vector grows (guards point into them).
@@ -343,41 +214,23 @@ struct State {
     blocks: Vec<Box<Block>>,
     owned: Vec<bool>,
     /// Every directory ever made, the current one last; `blocks[i]` is entry `i` of the
-    /// current one. Boxed: a reclaimer may read a replaced one.
+    /// current one. Boxed: a scan may still read a replaced one.
     #[allow(clippy::vec_box)]
     directories: Vec<Box<Directory>>,
-    /// Every retired list ever made (`List::owned` says whether a pool owns it). Boxed:
-    /// pools and retired nodes point at their list.
-    #[allow(clippy::vec_box)]
-    lists: Vec<Box<List>>,
-    /// A global pass's buffers ([`reclaim`]), as [`Buffers`] are a list's, and the lists
-    /// it took nodes from.
-    buffers: Buffers,
-    taken: Vec<&'static List>,
 }
 
-// SAFETY: `Buffers` holds retired entries between passes only emptied (see its impl);
-// `taken` holds references to lists, which are `Sync`.
-unsafe impl Send for State {}
-
-/// The process-wide set of blocks and retired lists.
+/// The process-wide set of hazard slots: every block ever made.
 struct Domain {
     /// The domain's name in the per-thread registry, where each thread's block is recorded.
     id: u64,
     state: Mutex<State>,
     /// The current [`Directory`] of the blocks, or null before the first block. Written
-    /// under the lock (`Release`, after the directory is filled), read by reclaimers
-    /// without it (`Acquire`).
-    directory: AtomicPtr<Directory>,
-    /// How many blocks exist: a reclamation sizes its snapshot for all their slots before
-    /// the scan.
-    block_count: AtomicUsize,
-    /// The newest retired list; older ones follow through [`List::next`]. Written under
-    /// the lock (`Release`, after the list is whole), read by global passes without it
+    /// under the lock (`Release`, after the directory is filled), read by scans without it
     /// (`Acquire`).
-    lists: AtomicPtr<List>,
-    /// The background reclaimer's handshake (`reclaimer.rs`).
-    wake: Wake,
+    directory: AtomicPtr<Directory>,
+    /// How many blocks exist: a pass sizes its snapshot for all their slots before the
+    /// scan.
+    block_count: AtomicUsize,
 }
 
 impl Domain {
@@ -388,14 +241,9 @@ impl Domain {
                 blocks: Vec::new(),
                 owned: Vec::new(),
                 directories: Vec::new(),
-                lists: Vec::new(),
-                buffers: Buffers::new(),
-                taken: Vec::new(),
             }),
             directory: AtomicPtr::new(ptr::null_mut()),
             block_count: AtomicUsize::new(0),
-            lists: AtomicPtr::new(ptr::null_mut()),
-            wake: Wake::new(),
         }
     }
 }
@@ -463,8 +311,8 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
     };
     // Acquire: the null may come from a guard dropped on another thread; reading it with
     // Acquire puts that thread's reads of the old version before this thread's next store
-    // to the slot, so a reclaimer that reads that store (Acquire) sees those reads over.
-    // With Relaxed here, a reclaimer that sees only the new value would not (ThreadSanitizer
+    // to the slot, so a pass that reads that store (Acquire) sees those reads over.
+    // With Relaxed here, a pass that sees only the new value would not (ThreadSanitizer
     // found it; loom's `slot_reused_after_a_foreign_drop` models it). Only this thread
     // fills a slot, so a null stays null until it does.
     let free = block
@@ -566,7 +414,7 @@ fn claim_from_domain() -> &'static Block {
             state.blocks.push(Box::new(Block::new()));
             state.owned.push(false);
             publish_block(state);
-            // Relaxed: a size hint for reclaimers' snapshots.
+            // Relaxed: a size hint for the passes' snapshots.
             domain()
                 .block_count
                 .store(state.blocks.len(), Ordering::Relaxed);
@@ -598,8 +446,8 @@ fn publish_block(state: &mut State) {
         directory.len.store(at, Ordering::Relaxed);
         state.directories.push(Box::new(directory));
         let directory: *const Directory = &**state.directories.last().expect("just pushed");
-        // Release: a reclaimer that loads the directory sees it filled with every block
-        // made before (each entered the same way, under this lock).
+        // Release: a scan that loads the directory sees it filled with every block made
+        // before (each entered the same way, under this lock).
         domain()
             .directory
             .store(directory.cast_mut(), Ordering::Release);
@@ -610,7 +458,7 @@ fn publish_block(state: &mut State) {
         ptr::from_ref::<Block>(&state.blocks[at]).cast_mut(),
         Ordering::Relaxed,
     );
-    // Release: a reclaimer that loads this length (Acquire) sees the entry filled and the
+    // Release: a scan that loads this length (Acquire) sees the entry filled and the
     // block whole.
     directory.len.store(at + 1, Ordering::Release);
 }
@@ -652,10 +500,59 @@ fn release_block(block: &'static Block, domain: &'static Domain) {
     }
 }
 
+/// How many blocks exist, as of a recent moment: a size hint for a pass's snapshot.
+#[inline]
+pub(super) fn block_count() -> usize {
+    // Relaxed: a hint (see the field); a block made meanwhile may grow the snapshot.
+    domain().block_count.load(Ordering::Relaxed)
+}
+
+/// Calls `protected` with the address (untagged) that each full slot holds now, one load
+/// per slot, for a pass after its heavy barrier: every block published before the barrier
+/// is walked, and of each block the slots under its high-water mark (module docs). A block
+/// whose mark is 1 costs two loads, any other its mark's load, its 8 slots' loads and one
+/// branch if all are null. A plain loop rather than an iterator chain: `flat_map` over the
+/// blocks compiles to more instructions per slot.
+#[inline(always)]
+pub(super) fn scan(mut protected: impl FnMut(*mut ())) {
+    // Acquire: see `Domain::directory` (every block published before the heavy barrier;
+    // a directory made later holds every block of the ones before it).
+    let directory = domain().directory.load(Ordering::Acquire);
+    // SAFETY: directories are never freed (loom: not before the model ends), and each was
+    // whole when published.
+    let Some(directory) = (unsafe { directory.as_ref() }) else {
+        return;
+    };
+    for b in directory.blocks() {
+        // Acquire, each: a null read here is a guard's `Release` clear (its reads of the
+        // node happen before this pass returns it) or a slot not filled before the
+        // barrier. The slots past a mark of 1 protect no node of this pass's batch (module
+        // docs). A block whose mark is past 1 is loaded whole and in line: its 8 loads,
+        // their OR, one branch.
+        if b.mark() > 1 {
+            let nodes: [*mut (); BLOCK_SLOTS] =
+                std::array::from_fn(|i| b.slots[i].node.load(Ordering::Acquire));
+            if nodes.iter().fold(0, |any, &node| any | node as usize) == 0 {
+                continue;
+            }
+            for node in nodes {
+                if !node.is_null() {
+                    protected(untag(node).0);
+                }
+            }
+            continue;
+        }
+        let node = b.first().node.load(Ordering::Acquire);
+        if !node.is_null() {
+            protected(untag(node).0);
+        }
+    }
+}
+
 impl Slot {
-    /// Step 2 of the reader: protect `node`, then issue the light barrier, or a full fence
-    /// if the version is `fenced` (see [`Retired`]'s field). The caller then re-loads and
-    /// checks.
+    /// Protects `node`: one `Release` store, then the light barrier, or a `fence(SeqCst)`
+    /// if the version is `fenced` (`Retired`'s field). The caller then re-loads the
+    /// container's current version and keeps the protection only if it is still `node`.
     #[inline]
     pub(crate) fn protect(&self, node: NonNull<()>, fenced: bool) {
         // Relaxed: a check. Only this thread fills a slot, and it found this one empty (or
@@ -664,8 +561,8 @@ impl Slot {
             self.node.load(Ordering::Relaxed).is_null(),
             "a hazard slot protected twice"
         );
-        // Release: see the module docs (a reclaimer that reads this value synchronizes
-        // with everything this thread did before, including clearing the slot's last use).
+        // Release: a pass that reads this value synchronizes with everything this thread
+        // did before, including the slot's last clear.
         self.node.store(node.as_ptr(), Ordering::Release);
         if fenced {
             full();
@@ -682,9 +579,9 @@ impl Slot {
     }
 }
 
-/// The low bit of a node address as `current` and the slots may hold it: the version was
-/// published *fenced* (`container/raw.rs`, "Fenced versions"). Nodes are aligned to at
-/// least 2 bytes (they hold atomics), so the bit names no other node.
+/// The low bit of a node address as a container's `current` and the slots may hold it: the
+/// version was published *fenced* (`container/raw.rs`, "Fenced versions"). Nodes are
+/// aligned to at least 2 bytes (they hold atomics), so the bit names no other node.
 pub(crate) const FENCED: usize = 1;
 
 /// `tagged` without the [`FENCED`] bit, and whether it had it. A slot may hold a node's
@@ -696,7 +593,8 @@ pub(crate) fn untag<T>(tagged: *mut T) -> (*mut T, bool) {
     (tagged.cast::<u8>().wrapping_sub(tag).cast(), tag != 0)
 }
 
-/// Drops the protection in `slot`, from any thread: one `Release` store.
+/// Drops the protection in `slot`, from any thread: one `Release` store, no barrier, no
+/// lock. Once the slot is null, the node it held may be returned to its pool at any time.
 #[inline]
 pub(crate) fn clear(slot: &Slot) {
     // Relaxed: a check. The slot was filled by the guard that clears it (on this thread, or
@@ -706,7 +604,7 @@ pub(crate) fn clear(slot: &Slot) {
         !slot.node.load(Ordering::Relaxed).is_null(),
         "a hazard slot cleared twice"
     );
-    // Release: this guard's reads of the object happen-before a reclaimer that sees null.
+    // Release: this guard's reads of the object happen-before a pass that sees null.
     slot.node.store(ptr::null_mut(), Ordering::Release);
 }
 
@@ -719,9 +617,11 @@ impl fmt::Debug for Slot {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
+#[cfg(not(loom))]
 mod tests {
-    use super::{this_block, Block, SLOTS};
+    use super::super::HAZARD_SLOTS as SLOTS;
+    use super::{this_block, Block};
     use crate::{Container, Guard, Pool};
 
     /// The mark shares slot 0's cache line: a scan of a block whose owner only ever took
@@ -733,9 +633,9 @@ mod tests {
         assert_eq!(std::mem::align_of::<Block>(), 128);
     }
 
-    /// Guards in slots 1 and 2 of a thread's block raise its mark to at least 3, where it
-    /// stays after they are dropped; while they live, passes keep their versions (a scan that stopped
-    /// at slot 0 would recycle them, and the updates below would refill them).
+    /// Guards in slots 1 and 2 of a thread's block raise its mark to at least 3, where it stays
+    /// after they are dropped; while they live, passes keep their versions (a scan that stopped at
+    /// slot 0 would return them, and the updates below would refill them).
     #[test]
     fn slots_past_the_first_raise_the_mark_and_are_scanned() {
         let pool = Pool::new(|| 0u32, |n| *n = 0);
@@ -765,7 +665,7 @@ mod tests {
                     crate::reclaim();
                 }
                 let seen: Vec<u32> = guards.iter().map(|g| **g).collect();
-                assert_eq!(seen, [1, 2, 3], "a held version was recycled");
+                assert_eq!(seen, [1, 2, 3], "a held version was returned");
                 assert!(guards.iter().all(|g| !Guard::is_counted(g)));
                 drop(guards);
                 assert_eq!(mark(), before.max(3), "the mark went down");

@@ -60,7 +60,7 @@ struct Entry {
     hook: Box<dyn Hook>,
 }
 
-/// A thread's registry.
+/// A thread's registry: `RefCell`, so a hook that runs user code cannot re-enter it.
 struct Registry {
     entries: RefCell<Vec<Entry>>,
     /// `insert` sweeps dead entries when the registry reaches this length.
@@ -104,11 +104,13 @@ std::thread_local! {
 #[cfg(not(loom))]
 const EMPTY_ENTRY: (u64, NonNull<()>) = (u64::MAX, NonNull::dangling());
 
+/// Puts `(id, state)` in the memo, in entry `id % 2`.
 #[cfg(not(loom))]
 fn remember(id: u64, state: NonNull<()>) {
     RECENT.with(|recent| recent[(id % 2) as usize].set((id, state)));
 }
 
+/// Empties the memo entry of owner `id`, if it holds that owner.
 #[cfg(not(loom))]
 fn forget(id: u64) {
     RECENT.with(|recent| {
@@ -146,6 +148,8 @@ pub(crate) fn find_fast(id: u64) -> Option<NonNull<()>> {
     REGISTRY.with(|r| lookup(r, id))
 }
 
+/// [`find`] past the memo: a scan of the registry's entries (O(entries)), then the memo
+/// remembers the result.
 #[cold]
 fn find_slow(id: u64) -> Option<NonNull<()>> {
     let found = REGISTRY.try_with(|r| lookup(r, id)).ok().flatten()?;
@@ -154,6 +158,8 @@ fn find_slow(id: u64) -> Option<NonNull<()>> {
     Some(found)
 }
 
+/// The entry of owner `id` in `registry`; `None` also while the registry is borrowed (a
+/// hook running).
 fn lookup(registry: &Registry, id: u64) -> Option<NonNull<()>> {
     let entries = registry.entries.try_borrow().ok()?;
     entries.iter().find(|e| e.id == id).map(|e| e.state)
@@ -161,7 +167,8 @@ fn lookup(registry: &Registry, id: u64) -> Option<NonNull<()>> {
 
 /// Records the calling thread's state for owner `id`. Returns `false`, having dropped the
 /// hook without running it, if the thread's thread-locals are being destroyed: the caller
-/// must then not keep the state.
+/// must then not keep the state. Costs a push (an allocation when the registry grows) and,
+/// when the registry has doubled since its last sweep, a sweep (O(entries), amortised O(1)).
 pub(crate) fn insert(id: u64, state: NonNull<()>, hook: Box<dyn Hook>) -> bool {
     let entry = Entry { id, state, hook };
     let mut gone = Vec::new();
