@@ -3,7 +3,7 @@
 a higher one, no two files with the same name, nothing included from tests/.
 
 An edge A -> B is a path in A's code (a `use` item, or an inline `crate::`/`super::`/`self::`
-path; comments and `#[cfg(test)] mod tests` blocks are skipped) that names an item of file B.
+path; comments and `#[cfg(..test..)]` inline modules are skipped) that names an item of file B.
 `mod` declarations, `pub use` re-exports and a front file's uses of its own children
 (`pool.rs` -> `pool/shared.rs`) are not edges: the front file is the module's map, built
 from its parts; the parts' uses of the front file's items are edges. Paths through the crate root's
@@ -48,7 +48,7 @@ def strip(text):
     i = 0
     while i < len(lines):
         line = lines[i]
-        if skip_depth is None and re.match(r"\s*#\[cfg\(test\)\]", line):
+        if skip_depth is None and re.match(r"\s*#\[cfg\(.*\btest\b.*\)\]", line):
             j = i + 1
             while j < len(lines) and lines[j].strip().startswith("#["):
                 j += 1

@@ -296,7 +296,8 @@ impl<T: Send + 'static> PoolBuilder<T> {
     ///
     /// Costs one allocation (the shared state) and a lock to claim the pool's retired list;
     /// the first pool or container of the process also chooses the barrier mode
-    /// ([`barrier_mode`](crate::barrier_mode)), which may register with `membarrier`.
+    /// (`membarrier(2)` where the kernel offers it, else a fence), which may register with
+    /// `membarrier`.
     ///
     /// # Examples
     ///
