@@ -24,7 +24,7 @@
 //! | `OpLog<SharedMap> (shared values, reused)` | `poolswap::oplog::SharedMap<String, Vec<String>>`: the versions share each value's `Arc` (keys are each version's own), and a value an overwrite or removal displaced goes back to the map's `ArcPool` once no version holds it | as above; each value moves into a reused `Arc` (`ArcPool::share`), and an application clones an `Arc` |
 //! | `OpLog<HashMap>, catch_up between publishes (untimed)` | `OpLog<HashMap>` whose writer calls `OpLog::catch_up` after each publish, outside the timed part (a writer with idle time between publishes; not back to back like the others) | the batch alone, on a version the catch-up brought up to date |
 //! | `OpLog<HashMap> + Reclaimer` | `OpLog<HashMap>` with a `poolswap::Reclaimer` running | as above; reclamation passes run on the reclaimer's thread |
-//! | `OpLog<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's arena |
+//! | `OpLog<Recycled<HashMap>>` | the same over `Recycled<HashMap>` | as above; new entries from, removed ones to, the version's free lists |
 //! | poolswap rcu + `copy_from` | `Container<Recycled<HashMap>>` | `rcu`: copy the whole map into a reused version, apply the batch |
 //! | left-right | `left_right` with an `Absorb` for the bench's `Op` | append the batch, `publish` (waits for readers of the copy it writes next) |
 //! | flashmap | `flashmap` | a write guard (waits for readers of the other copy), the batch, publish |

@@ -60,22 +60,22 @@ fn set_backend(backend: &mut String, v: u64) {
 }
 
 /// Removes route `oldest` and inserts route `oldest + ROUTES`, recycling the removed
-/// entry's buffers into the version's arena and taking the new one's from it.
+/// entry's buffers into the version's free lists and taking the new one's from it.
 /// `probe` is a buffer for the removed key, so that the op allocates nothing of its own.
 fn replace_route(routes: &mut Recycled<Routes>, oldest: usize, probe: &mut String) {
     use std::fmt::Write;
-    let (map, arena) = Recycled::parts_mut(routes);
+    let (map, free) = Recycled::parts_mut(routes);
     probe.clear();
     write!(probe, "/route/{oldest:06}").expect("a String takes any write");
     let (key, backends) = map
         .remove_entry(probe.as_str())
         .expect("the oldest route is present");
-    arena.recycle(key);
-    arena.recycle(backends);
-    let mut key: String = arena.take();
+    free.recycle(key);
+    free.recycle(backends);
+    let mut key: String = free.take();
     write!(key, "/route/{:06}", oldest + ROUTES).expect("a String takes any write");
-    let mut backends: Vec<String> = arena.take();
-    backends.push(arena.string_from("10.9.9.9:80"));
+    let mut backends: Vec<String> = free.take();
+    backends.push(free.string_from("10.9.9.9:80"));
     map.insert(key, backends);
 }
 

@@ -179,8 +179,8 @@ usage: hot_reload [PATH] [--secs N] [--readers N] [--reload-ms N] [--oplog] [--e
   --readers N     reader threads (default 2)
   --reload-ms N   pause between the starts of two reloads, in ms (default 5; 0 = back to
                   back)
-  --oplog         publish only the entries that changed since the last reload, through a
-                  change log (poolswap::oplog), instead of a whole new version
+  --oplog         publish only the entries that changed since the last reload, through an
+                  op log (poolswap::oplog), instead of a whole new version
   --edit-lines N  before each reload, edit N keys of a private copy of the file, which the
                   reloader reads instead (0 or at least 2; default 0, 64 with --oplog)
   --check         exit non-zero unless steady-state reloads allocated 0 bytes (with

@@ -621,7 +621,7 @@ fn a_panicking_drop_on_the_reclaimer_reaches_join() {
 }
 
 /// A reclamation returns the versions it frees oldest first, whatever it keeps, so the
-/// freshest is on top of the pool and the next `get` takes it (a change log's writer then
+/// freshest is on top of the pool and the next `get` takes it (an op log's writer then
 /// replays the fewest batches). A version kept retired *after* the freed ones in the list
 /// once reversed them: a pass moved each kept node forward by swapping it with a freed one.
 #[test]

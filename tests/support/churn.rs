@@ -1,5 +1,5 @@
-//! The workload of the zero-allocation tests of the change log (`tests/log_alloc.rs`,
-//! `tests/log_shared.rs`), as in `benches/delta.rs`: batches of six overwrites of stable
+//! The workload of the zero-allocation tests of the op log (`tests/oplog_alloc.rs`,
+//! `tests/oplog_shared.rs`), as in `benches/oplog.rs`: batches of six overwrites of stable
 //! keys and two pairs of a remove of the oldest churning key and an insert of a new one,
 //! so that the map's size stays put and every value fits the buffers of the one it
 //! replaces.
