@@ -12,6 +12,8 @@
 #![doc(test(attr(deny(warnings))))]
 // docs.rs builds with `--cfg docsrs`: feature-gated items say which feature they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// `loom` is the model checker's build, never a user's: the docs do not mark items by it.
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 mod compile_fail_tests;
 mod container;
