@@ -37,20 +37,26 @@
 //! just retired). poolswap rows take the `-fence` suffix as
 //! above.
 //!
-//! | group / function / parameter      | what is timed                                                                         | target (issue 19)         |
-//! |-----------------------------------|---------------------------------------------------------------------------------------|---------------------------|
-//! | `update/poolswap/t{2,16,64}`      | an update, N other threads registered as readers (read once), parked, holding nothing | ≤ 400 ns at 64, ≤ 1.2× t2 |
-//! | `update-held/poolswap/t64`        | an update, 64 parked threads each holding 8 guards on 8 different old versions        | ≤ 5 µs                    |
-//! | `update-active/poolswap/t1`       | an update, one reader thread spinning `acquire`, read, drop on the same container     | ≤ 1 µs                    |
-//! | `update-two/poolswap/one`         | an update of one container (its own pool) on one thread                               | –                         |
-//! | `update-two/poolswap/two`         | one update on each of two containers (own pools), on two threads at once              | ≥ 1.8× `one`'s updates/s  |
-//! | `drop/poolswap`                   | dropping the last guard on a retired `Vec<u64>` of 1,000 words                        | p99 ≤ 100 ns              |
-//! | `drop/arc-swap`                   | dropping the last `Arc` of a `Vec<u64>` of 1,000 words (frees it)                     | –                         |
-//! | `many-guards/poolswap/held{1,64}` | `acquire` + drop on one container while the thread holds guards on 1 or 64 others     | held64 ≤ 2× held1         |
+//! | group / function / parameter        | what is timed                                                                         | target (issues 19, 34)    |
+//! |-------------------------------------|---------------------------------------------------------------------------------------|---------------------------|
+//! | `update/poolswap/t{2,16,64}`        | an update, N other threads registered as readers (read once), parked, holding nothing | ≤ 400 ns at 64, ≤ 1.2× t2 |
+//! | `update-held/poolswap/t64`          | an update, 64 parked threads each holding 8 guards on the same 8 old versions         | ≤ 5 µs                    |
+//! | `update-held/poolswap/distinct512`  | an update, 64 parked threads each holding guards on 8 old versions of its own (512)   | ≤ 10× `update/…/t64`      |
+//! | `update-held/poolswap/distinct4096` | an update, 1 parked thread holding guards on 4,096 different old versions             | ≤ 10× `update/…/t2`       |
+//! | `update-active/poolswap/t1`         | an update, one reader thread spinning `acquire`, read, drop on the same container     | ≤ 1 µs                    |
+//! | `update-two/poolswap/one`           | an update of one container (its own pool) on one thread                               | –                         |
+//! | `update-two/poolswap/two`           | one update on each of two containers (own pools), on two threads at once              | ≥ 1.8× `one`'s updates/s  |
+//! | `drop/poolswap`                     | dropping the last guard on a retired `Vec<u64>` of 1,000 words                        | p99 ≤ 100 ns              |
+//! | `drop/arc-swap`                     | dropping the last `Arc` of a `Vec<u64>` of 1,000 words (frees it)                     | –                         |
+//! | `many-guards/poolswap/held{1,64}`   | `acquire` + drop on one container while the thread holds guards on 1 or 64 others     | held64 ≤ 2× held1         |
 //!
 //! - `update-held` builds the held versions in 8 rounds (every thread acquires one guard,
 //!   then the writer updates), so those 8 versions stay on the retired list for the whole
 //!   row and every update after the threshold runs a reclamation that finds them held.
+//!   The `distinct` rows build them one at a time (one thread acquires, then the writer
+//!   updates), so no two guards share a version: every pass finds 512 or 4,096 versions
+//!   held, and the automatic passes wait for as many retirements before the next. The
+//!   4,096 guards of one thread are counted past its 128 hazard slots.
 //! - `update-two`: criterion's throughput is in updates (1 per iteration for `one`, 2 for
 //!   `two`); the ratio of the two rows' updates per second (from the batches' own clock)
 //!   is printed and appended to `bench-alloc/update-two.tsv`. The second thread lives for
@@ -394,38 +400,48 @@ fn bench_update(
 
 /// Runs `f` while `others` threads are parked, each registered as a reader of `container`
 /// (it has read once) and holding guards on `held` different old versions: built in
-/// `held` rounds of [every thread acquires a guard; this thread updates].
+/// `held` rounds of [every thread acquires a guard; this thread updates], or, if
+/// `distinct`, in `held * others` turns of [one thread acquires a guard; this thread
+/// updates], so that no two threads hold the same version.
 fn with_parked<R>(
     container: &Container<Small>,
     others: usize,
     held: usize,
+    distinct: bool,
     f: impl FnOnce() -> R,
 ) -> R {
     let step = Barrier::new(others + 1);
+    let turns = if distinct { held * others } else { held };
     thread::scope(|s| {
-        for _ in 0..others {
-            s.spawn(|| {
+        for me in 0..others {
+            let step = &step;
+            s.spawn(move || {
                 drop(black_box(container.acquire()));
                 let mut guards = Vec::with_capacity(held);
-                for _ in 0..held {
-                    guards.push(container.acquire());
-                    step.wait(); // acquired
-                    step.wait(); // the writer updated
+                for turn in 0..turns {
+                    step.wait(); // a turn begins
+                    if !distinct || turn % others == me {
+                        guards.push(container.acquire());
+                    }
+                    step.wait(); // acquired; then the writer updates
                 }
                 assert!(
-                    guards.iter().all(|g| !poolswap::__private::is_counted(g))
+                    guards
+                        .iter()
+                        .take(HAZARD_SLOTS)
+                        .all(|g| !poolswap::__private::is_counted(g))
                         && guards.windows(2).all(|w| !Guard::ptr_eq(&w[0], &w[1])),
-                    "each guard holds a hazard slot, on a version of its own"
+                    "each guard holds a hazard slot while the thread has one, on a version of its own"
                 );
                 step.wait(); // parked
                 step.wait(); // measured
                 drop(guards);
             });
         }
-        for round in 0..held {
+        for turn in 0..turns {
             step.wait();
-            publish(container, round as u64);
             step.wait();
+            publish(container, turn as u64);
         }
         step.wait();
         let result = f();
@@ -434,15 +450,16 @@ fn with_parked<R>(
     })
 }
 
-/// Updates with 2, 16 and 64 parked reader threads holding nothing (`update`), and with
-/// 64 holding 8 old versions each (`update-held`).
+/// Updates with 2, 16 and 64 parked reader threads holding nothing (`update`), and
+/// (`update-held`) with 64 holding the same 8 old versions, 64 holding 8 of their own, and
+/// one holding 4,096.
 fn update(c: &mut Criterion) {
     let pool = Pool::new(|| [0; 8], |_: &mut Small| true);
     let container = Container::from_value(&pool, [0; 8]);
     let function = format!("poolswap{}", mode_suffix());
     let mut g = c.benchmark_group("update");
     for others in [2, 16, 64] {
-        with_parked(&container, others, 0, || {
+        with_parked(&container, others, 0, false, || {
             bench_update(
                 &mut g,
                 "update",
@@ -455,9 +472,15 @@ fn update(c: &mut Criterion) {
     g.finish();
 
     let mut g = c.benchmark_group("update-held");
-    with_parked(&container, 64, 8, || {
+    with_parked(&container, 64, 8, false, || {
         bench_update(&mut g, "update-held", &function, "t64", &container);
     });
+    for (others, held) in [(64, 8), (1, 4096)] {
+        with_parked(&container, others, held, true, || {
+            let parameter = format!("distinct{}", others * held);
+            bench_update(&mut g, "update-held", &function, &parameter, &container);
+        });
+    }
     g.finish();
 }
 

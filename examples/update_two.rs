@@ -6,12 +6,29 @@
 //! cargo build --release --example update_two
 //! target/release/examples/update_two 2000000
 //! target/release/examples/update_two 200000 --parked 64
+//! target/release/examples/update_two 200000 --parked 64 --held-distinct 8
 //! ```
 //!
 //! With `--parked K`, one writer instead, beside `K` other threads that have read its
 //! container once and then wait, holding nothing: each reclamation pass scans their hazard
-//! blocks (issue 19's `update/poolswap/t{2,64}` rows, outside criterion). Under callgrind,
-//! the difference between two counts of updates is the instructions per update.
+//! blocks (issue 19's `update/poolswap/t{2,64}` rows, outside criterion). With
+//! `--held-distinct N` besides, each of them waits holding guards on `N` old versions that
+//! no other thread holds (`K * N` distinct retired versions, all held; past a thread's
+//! hazard slots its guards are counted): the `update-held/poolswap/distinct*` rows. Under
+//! callgrind, the difference between the instruction counts of two runs over the
+//! difference of their counts of updates is the instructions per update:
+//!
+//! ```text
+//! valgrind --tool=callgrind --callgrind-out-file=a.out \
+//!     target/release/examples/update_two 16384 --parked 1 --held-distinct 4096
+//! valgrind --tool=callgrind --callgrind-out-file=b.out \
+//!     target/release/examples/update_two 32768 --parked 1 --held-distinct 4096
+//! # (total of b.out - total of a.out) / 16384, totals from `callgrind_annotate`
+//! ```
+//!
+//! A pass finds those versions held and waits for as many retirements before the next
+//! (`reclaim/retired.rs`), so a difference of counts spanning several passes (a multiple
+//! of `K * N`) gives the amortised figure.
 //!
 //! On a machine whose cores other processes keep busy, `benches/read.rs`'s `update-two`
 //! ratio measures the machine (two threads get no two free cores); the CPU time per update
@@ -19,7 +36,7 @@
 //! one alone (a cache line moving between cores, a yield while the other's pass ends).
 
 use std::hint::black_box;
-use std::sync::Barrier;
+use std::sync::{mpsc, Barrier};
 use std::thread;
 use std::time::Instant;
 
@@ -89,25 +106,46 @@ fn run(threads: usize, n: u64) {
 }
 
 /// One writer of `n` updates while `parked` other threads, registered as readers of its
-/// container, wait holding nothing; prints its figures.
-fn run_parked(parked: usize, n: u64) {
+/// container, wait holding guards on `held` old versions each, distinct (none if `held` is
+/// 0); prints its figures. The versions are retired one at a time: each thread in turn
+/// acquires one guard, then the writer updates.
+fn run_parked(parked: usize, held: usize, n: u64) {
     let pool = Pool::new(|| [0u64; 8], |_: &mut [u64; 8]| true);
     let container = Container::from_value(&pool, [0; 8]);
     let step = Barrier::new(parked + 1);
+    // Each thread's turn to acquire: the writer sends one message per guard.
+    let (turns, turn_rx): (Vec<_>, Vec<_>) = (0..parked).map(|_| mpsc::channel()).unzip();
+    let (acquired, acquired_rx) = mpsc::channel();
     thread::scope(|s| {
-        for _ in 0..parked {
-            s.spawn(|| {
+        for turn in turn_rx {
+            let (container, step, acquired) = (&container, &step, acquired.clone());
+            s.spawn(move || {
                 drop(black_box(container.acquire()));
-                step.wait(); // registered
+                let guards: Vec<_> = turn
+                    .iter()
+                    .take(held)
+                    .map(|()| {
+                        let guard = container.acquire();
+                        acquired.send(()).unwrap();
+                        guard
+                    })
+                    .collect();
+                step.wait(); // registered, holding its guards
                 step.wait(); // measured
+                drop(guards);
             });
+        }
+        for round in 0..held * parked {
+            turns[round % parked].send(()).unwrap();
+            acquired_rx.recv().unwrap();
+            updates(&container, 1);
         }
         step.wait();
         updates(&container, 10_000);
         let (wall, cpu) = timed_updates(&container, n);
         step.wait();
         println!(
-            "1 writer, {parked} parked readers: {wall:.1} ns wall, {cpu:.1} ns CPU per update ({} barrier mode)",
+            "1 writer, {parked} parked readers holding {held} distinct versions each: {wall:.1} ns wall, {cpu:.1} ns CPU per update ({} barrier mode)",
             barrier_mode()
         );
     });
@@ -121,12 +159,17 @@ fn main() {
     };
     let n = args.first().map_or(1_000_000, |a| number(a));
     match args.get(1..) {
-        Some([flag, k]) if flag == "--parked" => run_parked(number(k) as usize, n),
+        Some([flag, k]) if flag == "--parked" => run_parked(number(k) as usize, 0, n),
+        Some([flag, k, held, h]) if flag == "--parked" && held == "--held-distinct" => {
+            run_parked(number(k) as usize, number(h) as usize, n)
+        }
         Some([]) | None => {
             run(1, n);
             run(2, n);
         }
-        Some(rest) => panic!("usage: update_two [UPDATES] [--parked K], not {rest:?}"),
+        Some(rest) => {
+            panic!("usage: update_two [UPDATES] [--parked K [--held-distinct N]], not {rest:?}")
+        }
     }
 }
 

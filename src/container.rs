@@ -259,13 +259,13 @@ impl<T> Container<T> {
     /// Costs a thread-local lookup (the writer's share of the pool), one atomic increment
     /// of the pool handle (a version keeps its pool alive), a clock read, one atomic swap
     /// (`AcqRel`: publishes `new`, acquires the old version), then a lock and a push on the
-    /// pool's retired list. No barrier, unless the list then holds 8 versions: then a
-    /// reclamation pass over that list (one heavy barrier and one load per used hazard
-    /// slot, as [`reclaim`](crate::reclaim()) costs for one list). A version published
-    /// less than 50 µs after the previous one is published *fenced*: reclaiming it takes a
-    /// `fence(SeqCst)`, not `membarrier(2)`, and its readers take a `fence(SeqCst)` per
-    /// `acquire` until it is replaced or a reader thread stores it back plain. Never waits
-    /// for a reader; no allocation at steady state.
+    /// pool's retired list. No barrier, unless the list then holds 8 versions and twice
+    /// those that guards held at its last pass: then a reclamation pass over that list (one
+    /// heavy barrier and one load per used hazard slot, as [`reclaim`](crate::reclaim())
+    /// costs for one list). A version published less than 50 µs after the previous one is
+    /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)`, and
+    /// its readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader
+    /// thread stores it back plain. Never waits for a reader; no allocation at steady state.
     ///
     /// # Panics
     ///

@@ -52,10 +52,12 @@ fn steady_state_updates_and_reads_allocate_nothing() {
             },
         )
     };
-    // At most this many objects are ever in use at once: the current version, one held by
-    // each reader, and the one the writer is filling. Prefill that many, so the test does
-    // not depend on when (or whether) the readers first reach their worst case.
-    let working_set = 1 + READERS + 1;
+    // At most this many objects are ever in use at once: the current version, the one the
+    // writer is filling, and the retired ones: a `get_new` that finds nothing idle
+    // reclaims only once the list holds twice the versions its last pass found held (one
+    // per reader at most), so fewer than twice READERS. Prefill that many, so the test
+    // does not depend on when (or whether) the readers first reach their worst case.
+    let working_set = 1 + 2 * READERS + 1;
     pool.prefill(working_set);
     let mut version0 = pool.get();
     version0.push(0); // version 0, well formed: 1 + 0 % 8 copies of 0

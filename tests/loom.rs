@@ -624,3 +624,101 @@ fn background_reclaimer_vs_retire() {
         counts.assert_all_dropped();
     });
 }
+
+// The automatic passes' trigger (src/reclaim/retired.rs, "Retire"): a pool getter that
+// finds nothing idle, and an update at the threshold (8 retired versions), pass only once
+// the list holds twice the versions that the last pass left held. A version a pass left
+// must still come back at the next pass due (or an explicit one) once its guard is gone,
+// never while it is held.
+
+/// A guard held across a getter's pass makes the pass leave its version (one left held);
+/// the guard is then dropped on another thread while the writer retires one more version
+/// and gets again: the list holds two, twice what was left, so that get passes, racing
+/// with the drop. The held version comes back at that pass or the next due one, never
+/// while read, and the writer never builds a fourth object.
+#[test]
+fn getter_pass_due_at_twice_what_the_last_left() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
+        publish(&c, 2); // nothing idle, nothing retired: a second object; version 1 retired
+        publish(&c, 3); // a pass leaves version 1 (held); a third object; version 2 retired
+        let dropper = drop_on_another_thread(g, 1);
+        // Two retired, one left held: the get passes, racing with the drop; it returns
+        // version 2, and version 1 if the drop came first.
+        publish(&c, 4);
+        dropper.join().unwrap();
+        // Version 1 idle, or left again with version 3 retired since: due either way.
+        publish(&c, 5);
+        assert_eq!(
+            counts.made.load(SeqCst),
+            3,
+            "the writer built an object while a released version was due back"
+        );
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(
+            stats.live - stats.idle,
+            1,
+            "an old version is out: {stats:?}"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}
+
+/// The writer's threshold with a version left held: a pool with idle objects (so no get
+/// passes) retires 8 versions while a guard holds the first; the update at the threshold
+/// passes and leaves it. The guard is dropped on another thread while the writer retires
+/// 7 more; the 8th on the list (the threshold, and more than twice the one left) passes
+/// again, racing with the drop. Version 1 comes back at that pass or the explicit one
+/// after, never while read; no get builds an object.
+#[test]
+fn writer_threshold_with_a_version_left_held() {
+    // Versions retired to the pool's list at which an update passes (`RECLAIM_THRESHOLD`).
+    const THRESHOLD: usize = 8;
+    // Sixteen updates on one thread take more branches than loom's default allows.
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 20_000;
+    model.check(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        pool.prefill(THRESHOLD); // the pool's idle bound (`counting_pool`)
+        let g = c.acquire();
+        for v in 2..=THRESHOLD + 1 {
+            publish(&c, v);
+        }
+        // The 8th retirement passed: versions 2 to 8 idle, version 1 left on the list.
+        assert_eq!(
+            pool.stats().idle,
+            THRESHOLD as u64 - 1,
+            "{:?}",
+            pool.stats()
+        );
+        let mut v = THRESHOLD + 2;
+        for _ in 0..THRESHOLD - 2 {
+            publish(&c, v);
+            v += 1;
+        }
+        let dropper = drop_on_another_thread(g, 1);
+        publish(&c, v); // the list's 8th: a pass, racing with the drop
+        dropper.join().unwrap();
+        assert_eq!(
+            counts.made.load(SeqCst),
+            THRESHOLD + 1,
+            "a get built an object"
+        );
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(
+            stats.live - stats.idle,
+            1,
+            "an old version is out: {stats:?}"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}

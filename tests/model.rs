@@ -9,7 +9,8 @@
 //! list, and back to the pool only at a reclamation once no guard holds it, never at a
 //! guard's drop: the model keeps the retired list too, and reclaims where the crate does:
 //! when an update leaves `RECLAIM_THRESHOLD` versions retired, when a `get` finds nothing
-//! idle (then it looks again), and at [`Op::Reclaim`] (`poolswap::reclaim`, whose return
+//! idle (then it looks again), both only once the list holds twice the versions that the
+//! last reclamation found held, and at [`Op::Reclaim`] (`poolswap::reclaim`, whose return
 //! value the model predicts). The runs take [`serial`]: the retired list is the process's.
 //!
 //! The idle bound is modelled as documented on `PoolBuilder::max_idle`: it is never exceeded,
@@ -139,6 +140,9 @@ struct Model {
     /// Versions that left the container and were not reclaimed yet, oldest first: held
     /// (in `refs`) or free (not in `refs`: waiting for the next reclamation).
     retired: Vec<usize>,
+    /// How many of `retired` the last reclamation found held: an update or a `get`
+    /// reclaims only once `retired` holds twice as many.
+    held: usize,
     /// Versions returned by reclamations, by where the reclamation ran: a `get` that found
     /// nothing idle, an update at the threshold, `Op::Reclaim`. For the script's coverage.
     reclaimed_by_get: usize,
@@ -203,13 +207,14 @@ impl Model {
     /// The version `old` leaves the container and goes onto the retired list. After an
     /// update, the container's reference was its holder; after a swap or take, that holder
     /// is now the guard returned (`moved_to_guard`). An update (of any kind) that leaves
-    /// `RECLAIM_THRESHOLD` versions retired reclaims.
+    /// `RECLAIM_THRESHOLD` versions retired, and twice those the last reclamation found
+    /// held, reclaims.
     fn retire(&mut self, old: usize, moved_to_guard: bool, log: &Log) {
         if !moved_to_guard {
             self.drop_holder(old);
         }
         self.retired.push(old);
-        if self.retired.len() >= RECLAIM_THRESHOLD {
+        if self.retired.len() >= RECLAIM_THRESHOLD.max(2 * self.held) {
             self.reclaim(log, &[], Reclaimer::Threshold);
         }
     }
@@ -221,6 +226,7 @@ impl Model {
         let (held, free): (Vec<usize>, Vec<usize>) =
             self.retired.iter().partition(|id| refs.contains_key(id));
         self.retired = held;
+        self.held = self.retired.len();
         for &id in &free {
             self.give_back(id, log, reset_since);
         }
@@ -242,8 +248,9 @@ impl Model {
 
     /// Checks a `get` that returned `got` against the model, given the resets it ran. The
     /// get takes an idle object (resetting it; in reject mode, every idle object is reset
-    /// and discarded instead); finding none, it reclaims, and looks again if that returned
-    /// anything; else the factory runs.
+    /// and discarded instead); finding none, it reclaims if the retired list holds twice
+    /// the versions the last reclamation found held (and any), and looks again if that
+    /// returned anything; else the factory runs.
     fn get(&mut self, got: &Tracked, log: &Log) -> Result<(), TestCaseError> {
         let resets = log.resets();
         let new_resets = resets[self.resets_seen..].to_vec();
@@ -258,7 +265,8 @@ impl Model {
                 prop_assert!(self.idle.remove(&got.id), "handed out a non-idle object");
                 break true;
             }
-            if self.reclaim(log, &new_resets, Reclaimer::Get) == 0 {
+            let due = !self.retired.is_empty() && self.retired.len() >= 2 * self.held;
+            if !due || self.reclaim(log, &new_resets, Reclaimer::Get) == 0 {
                 break false;
             }
         };

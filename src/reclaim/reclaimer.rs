@@ -48,8 +48,8 @@ const IDLE_WAIT: Duration = Duration::from_millis(100);
 ///
 /// - an update that retires a version wakes the reclaimer if it sleeps (a lock and a
 ///   notify; nothing if it is awake) instead of reclaiming at 8 retired versions; it still
-///   reclaims by itself at 32 retired versions on its pool's list, should the reclaimer
-///   fall behind;
+///   reclaims by itself at 32 retired versions on its pool's list (and twice those that
+///   guards held at its last pass), should the reclaimer fall behind;
 /// - the reclaimer runs a pass at once, then one every millisecond while versions stay
 ///   retired because guards hold them (a guard's drop notifies nobody), and sleeps while
 ///   nothing is retired;

@@ -10,7 +10,19 @@
 //! [`RECLAIM_THRESHOLD`] versions; below that, the versions wait for the next pass, which a
 //! getter of the pool that finds nothing idle runs first ([`List::reclaim_pending`]). So an
 //! update usually makes no heavy barrier, and one pass serves every version retired since
-//! the last (folly's `hazptr` and haphazard amortise the same way).
+//! the last.
+//!
+//! Both of these automatic passes wait, besides, until the list holds twice the versions
+//! the last pass left on it because guards held them, so that as many were retired since
+//! (folly's `hazptr` and haphazard's `reclaim` trigger the same way, against a multiple of
+//! the hazard pointers). A pass then returns or judges for the first time at least half of
+//! what it takes, so the work of testing the list costs O(1) amortised per retirement
+//! however many versions guards hold. A getter that finds nothing idle and no pass due
+//! builds a new object, as if the list were empty: a pool whose guards hold `h` retired
+//! versions builds up to about `h` more objects (it holds about twice the held versions),
+//! and once it has them, updates at steady state allocate nothing. Explicit passes
+//! ([`reclaim`], [`List::reclaim`], [`List::reclaim_unless_heavy`], a container's drop, the
+//! background reclaimer, a getter at its pool's live bound) run whenever called.
 //!
 //! # Passes
 //!
@@ -193,7 +205,20 @@ pub(crate) struct List {
 struct ListState {
     /// Retired nodes, oldest first.
     retired: Vec<Retired>,
+    /// How many of `retired` passes put back because a guard held them, since the last
+    /// take (which takes them all): what the last pass left held. An automatic pass waits
+    /// until as many were retired after them ([`ListState::due`]).
+    held: usize,
     buffers: Buffers,
+}
+
+impl ListState {
+    /// Whether an automatic pass is due: the list holds at least `base` nodes and at least
+    /// twice those the last pass left held ([`retire`]'s rule; `base` 1 for a getter's).
+    fn due(&self, base: usize) -> bool {
+        debug_assert!(self.held <= self.retired.len());
+        self.retired.len() >= base.max(2 * self.held)
+    }
 }
 
 // SAFETY: `Retired` holds node pointers whose counted references may be dropped on any
@@ -272,6 +297,7 @@ impl List {
                 // guards hold, made once: the lists grow (allocate) only past their
                 // largest size so far.
                 retired: Vec::with_capacity(INITIAL_CAPACITY),
+                held: 0,
                 buffers: Buffers::new(),
             }),
             pending: AtomicUsize::new(0),
@@ -336,9 +362,10 @@ pub(crate) fn release_list(list: &'static List) {
 
 /// Hands a node just swapped out of its container, with the container's counted reference
 /// on it, to `list` (its pool's); runs a pass over that list if it reached
-/// [`RECLAIM_THRESHOLD`], or, while a background reclaimer runs, wakes that one instead
-/// (passing only at [`BACKSTOP`]). Costs a lock and a push (no allocation once the list
-/// has grown to its largest size), and, while a reclaimer runs, a `fence(SeqCst)`.
+/// [`RECLAIM_THRESHOLD`] and twice what the last pass left held (module docs), or, while a
+/// background reclaimer runs, wakes that one instead (passing only at [`BACKSTOP`], or
+/// twice what the last pass left held). Costs a lock and a push (no allocation once the
+/// list has grown to its largest size), and, while a reclaimer runs, a `fence(SeqCst)`.
 ///
 /// # Safety
 ///
@@ -358,13 +385,12 @@ pub(crate) unsafe fn retire(list: &'static List, mut retired: Retired) {
     list.retirements
         .store(retirements.wrapping_add(1), Ordering::Relaxed);
     let background = all_lists().wake.running();
-    if len
-        >= if background {
-            BACKSTOP
-        } else {
-            RECLAIM_THRESHOLD
-        }
-    {
+    let threshold = if background {
+        BACKSTOP
+    } else {
+        RECLAIM_THRESHOLD
+    };
+    if state.due(threshold) {
         list_pass(list, state);
     } else if background {
         drop(state);
@@ -455,8 +481,9 @@ impl List {
         self.passes_ended.load(Ordering::Acquire)
     }
 
-    /// [`reclaim`](Self::reclaim) if any node is retired here: for a pool getter that found
-    /// nothing idle, before it builds an object or waits. `looked` is
+    /// [`reclaim`](Self::reclaim) if a pass is due: any node is retired here, and at least
+    /// twice what the last pass left held (module docs). For a pool getter that found
+    /// nothing idle, before it builds an object. `looked` is
     /// [`passes_ended`](Self::passes_ended) as read before the getter looked at its pool.
     /// Returns how many nodes went back to the pool, plus 1 if another pass over this list
     /// ended since `looked` (it may have returned the getter's own version): a non-zero
@@ -481,7 +508,11 @@ impl List {
             if !self.has_pending() {
                 break;
             }
-            let n = match list_pass(self, self.state.lock()) {
+            let state = self.state.lock();
+            if !state.due(1) {
+                break;
+            }
+            let n = match list_pass(self, state) {
                 Some(n) => {
                     own += 1;
                     n
@@ -514,6 +545,7 @@ impl List {
         // to wait for the end (the Release in `end_pass`).
         self.passes.fetch_add(1, Ordering::Relaxed);
         judged.append(&mut state.retired);
+        state.held = 0;
         true
     }
 
@@ -533,6 +565,9 @@ impl List {
         if meanwhile != 0 && back != 0 {
             state.retired.rotate_right(back);
         }
+        // Added to what passes that ended since the last take put back: every node they
+        // left is on the list still.
+        state.held += back;
         // Relaxed: a hint, as in `retire`.
         self.pending.store(state.retired.len(), Ordering::Relaxed);
     }
