@@ -292,15 +292,18 @@ fn drop_on_another_thread(g: Guard<Obj>, value: usize) -> thread::JoinHandle<()>
 }
 
 /// A guard on a version outlives its retirement and is dropped on another thread while the
-/// writer reclaims: the version stays unchanged while held, the drop recycles nothing (no
-/// reset runs before the reclamation that follows it), and a reclamation after the drop
-/// returns it.
+/// writer reclaims: the version stays unchanged while held, the drop returns nothing (no
+/// reset runs before the reclamation that follows it), and version 1 comes back exactly
+/// once: at the racing `reclaim`, at the pass of the getter that follows it, or at the
+/// `reclaim` after the drop.
 #[test]
 fn guard_drop_vs_reclaim() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let g = c.acquire();
+        // Version 1's object: the getter below gets it back if a pass returned it.
+        let v1: *const Obj = &*g;
         publish(&c, 2); // version 1 retired, below the threshold: not reclaimed yet
         let resets = counts.resets.load(SeqCst);
         let dropper = drop_on_another_thread(g, 1);
@@ -308,13 +311,17 @@ fn guard_drop_vs_reclaim() {
         let early = poolswap::reclaim();
         // No reset ran, on the dropper's thread or anywhere: the pool resets on `get`.
         assert_eq!(counts.resets.load(SeqCst), resets, "a version was reset");
-        // Version 1's object, if that reclamation returned it: reset and refilled here,
-        // which must come after the guard's read (the slot's `Release` clear).
+        // Finds nothing idle unless that reclamation returned version 1, and then passes
+        // over the list itself, which returns version 1 if the guard is gone by then. Either
+        // way version 1's object is reset and refilled here, which must come after the
+        // guard's read (the slot's `Release` clear).
         let next = take_reset(&pool, 3);
+        let by_getter = usize::from(std::ptr::eq(&*next, v1) && early == 0);
         dropper.join().unwrap();
         drop(next);
         let late = poolswap::reclaim();
-        assert_eq!(early + late, 1, "version 1 returned {} times", early + late);
+        let returned = early + by_getter + late;
+        assert_eq!(returned, 1, "version 1 returned {returned} times");
         let stats = c.pool().stats();
         assert_eq!(
             stats.live - stats.idle,
