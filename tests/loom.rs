@@ -467,6 +467,47 @@ fn counted_guard_drop_vs_reclaim() {
     });
 }
 
+/// A counted guard (a clone of a slot guard) is read and dropped on one thread while a
+/// global pass on another claims its version (the count from the retired list's one to
+/// zero) and returns it, and the writer's getter, on a third, finds it in its depot and
+/// the pool resets and refills it. The object is a `Tracked`, so loom reports the guard's
+/// read unless it happens-before the reset: the claim must read the guard's `Release`
+/// decrement with `Acquire` (`RefCount::try_take_last`); with `Relaxed` this model fails
+/// (a concurrent read and write in `Pool::hand_out`). Why three threads: under loom a
+/// magazine operation issues a `fence(SeqCst)` (`barrier::signal`; a compiler fence
+/// elsewhere), and loom's fences acquire every store that a thread in the fencing thread's
+/// past has read, so a getter whose magazine operation follows the claim (the claim on its
+/// own thread, or a join of the pass) would be ordered after the reader by that fence.
+/// Here the getter's magazine operation may come before the claim, and its depot lock
+/// after the return.
+#[test]
+fn counted_guard_read_vs_claim_and_reset() {
+    loom::model(|| {
+        let pool = tracked_pool();
+        let c = Container::new(&pool, take_tracked(&pool, 1));
+        let g = c.acquire();
+        let counted = Guard::clone(&g);
+        assert!(poolswap::__private::is_counted(&counted));
+        drop(g);
+        c.update(take_tracked(&pool, 2)); // version 1 retired, held by `counted` alone
+        let reader = thread::spawn(move || {
+            assert_eq!(counted.get(), 1, "a held version changed");
+            drop(counted);
+        });
+        // Claims version 1 if the reader's drop came first.
+        let pass = thread::spawn(poolswap::reclaim);
+        // Version 1's object if that pass returned it by the depot's look (else the
+        // getter's own pass may return it, or it builds an object).
+        let next = take_tracked(&pool, 3);
+        pass.join().unwrap();
+        reader.join().unwrap();
+        drop(next);
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(stats.live - stats.idle, 1, "version 1 not back: {stats:?}");
+    });
+}
+
 /// A reader whose slots are all held reads through a counted reference while the writer
 /// retires its version, reclaims it, and publishes the same node anew: the ABA case of the
 /// counted fallback. Its re-load of `current` must not return the pointer from before the
