@@ -1,21 +1,26 @@
-//! Loom models of the swap/recycle protocol: readers, hazard slots and counted guards
+//! Loom models of the swap/reclaim protocol: readers, hazard slots and counted guards
 //! against updates and reclamation passes, `Cache`, `rcu`, the pool's close and the
 //! background reclaimer. The pool's own free lists, a thread's exit and the waits at the
 //! live bound are in `tests/loom_pool.rs`.
 //!
-//! Run with:
+//! Run in both builds (as CI does):
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom
 //! ```
+//!
+//! The crate's debug assertions load atomics, which are loom operations of their own, so
+//! each build explores interleavings the other does not: a model's assertions must hold in
+//! every execution, whichever pass, getter or thread returns a version.
 //!
 //! Under `cfg(loom)` every atomic, lock, `UnsafeCell` and thread-local in the crate is loom's
 //! (see `src/sync.rs`), so loom explores every interleaving of these small programs (up to
 //! the preemption bound), its `UnsafeCell` tracking reports a read of an object that races
-//! with its reset or refill (the use-after-recycle the Go README's notes describe), and the
-//! crate's `debug_assert!`s run in every interleaving. Objects hold an integer: writers
-//! store a version number, the pool's reset stores 0, so a reader that saw 0 saw an object
-//! that was being recycled.
+//! with its reset or refill (the use-after-return the Go README's notes describe), and the
+//! crate's `debug_assert!`s run in every interleaving of the debug build. Objects hold an
+//! integer: writers store a version number, the pool's reset stores 0, so a reader that saw
+//! 0 saw an object that was being reset for reuse.
 //!
 //! Loom runs each model thread's thread-local destructors (where the pool's exit hook runs)
 //! after the thread's closure, but its `JoinHandle::join` returns before them, unlike std's.
@@ -39,7 +44,7 @@ use objects::*;
 /// fallback.
 const HAZARD_SLOTS: usize = 4;
 
-/// A reader acquires while a writer publishes twice, so the first version can be recycled
+/// A reader acquires while a writer publishes twice, so the first version can be returned
 /// and handed out again (its node reused) while the reader is between its load and its
 /// check: the ABA case of the lock-free acquire.
 #[test]
@@ -60,7 +65,7 @@ fn acquire_vs_update_vs_release() {
             let c = c.clone();
             thread::spawn(move || {
                 let v = c.acquire().value;
-                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
             })
         };
         writer.join().unwrap();
@@ -100,7 +105,7 @@ fn guard_held_across_updates() {
 }
 
 /// The last two guards on a retired version are dropped at once, on two threads; a
-/// reclamation then recycles it exactly once, and it is reset exactly once when handed out
+/// reclamation then returns it exactly once, and it is reset exactly once when handed out
 /// again.
 #[test]
 fn last_two_guards_released_at_once() {
@@ -117,18 +122,18 @@ fn last_two_guards_released_at_once() {
         let t2 = thread::spawn(move || drop(b));
         t1.join().unwrap();
         t2.join().unwrap();
-        assert_eq!(pool.stats().idle, 0, "a guard's drop recycled its version");
+        assert_eq!(pool.stats().idle, 0, "a guard's drop returned its version");
         assert_eq!(poolswap::reclaim(), 1);
 
         // Version 1 is idle exactly once (in the main thread's depot, where it was
         // published): one more object would mean a double put.
         assert_eq!(pool.stats().idle, 1);
         let before = counts.resets.load(SeqCst);
-        let recycled = take_reset(&pool, 5);
+        let reused = take_reset(&pool, 5);
         assert_eq!(counts.resets.load(SeqCst), before + 1);
         assert_eq!(pool.stats().idle, 0);
         assert_eq!(pool.stats().created, 2);
-        drop(recycled);
+        drop(reused);
         drop((c, pool));
         counts.assert_all_dropped();
     });
@@ -194,7 +199,7 @@ fn last_guard_vs_close() {
 /// the pool's writer retires to it and runs its own pass over it (its next `get` finds
 /// nothing idle): a version the global pass keeps (a guard holds it) goes back on the
 /// pool's list, ahead of what was retired meanwhile, and comes back once its guard is
-/// gone; a held version is never recycled; nothing is lost or returned twice.
+/// gone; a held version is never returned; nothing is lost or returned twice.
 #[test]
 fn global_pass_vs_the_owners_retire_and_pass() {
     loom::model(|| {
@@ -206,7 +211,7 @@ fn global_pass_vs_the_owners_retire_and_pass() {
         // Retires version 2; the `get` first finds nothing idle and passes over the list
         // (or waits for the global pass that holds it).
         publish(&c, 3);
-        assert_eq!(g.value, 1, "a held version was recycled");
+        assert_eq!(g.value, 1, "a held version was reused");
         let returned = global.join().unwrap();
         assert!(
             returned <= 1,
@@ -256,7 +261,7 @@ fn two_pools_local_pass_vs_global_pass() {
 }
 
 /// A reader's slot store races with the writer's scan of the slots, and the reader's guard
-/// drop with the next scan: the reader never sees a recycled object, and every retired
+/// drop with the next scan: the reader never sees a reused object, and every retired
 /// version is collected.
 #[test]
 fn slot_store_and_drop_vs_scan() {
@@ -269,7 +274,7 @@ fn slot_store_and_drop_vs_scan() {
                 let g = c.acquire();
                 assert!(!poolswap::__private::is_counted(&g));
                 let v = g.value;
-                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
                 drop(g);
             })
         };
@@ -292,15 +297,18 @@ fn drop_on_another_thread(g: Guard<Obj>, value: usize) -> thread::JoinHandle<()>
 }
 
 /// A guard on a version outlives its retirement and is dropped on another thread while the
-/// writer reclaims: the version stays unchanged while held, the drop recycles nothing (no
-/// reset runs before the reclamation that follows it), and a reclamation after the drop
-/// returns it.
+/// writer reclaims: the version stays unchanged while held, the drop returns nothing (no
+/// reset runs before the reclamation that follows it), and version 1 comes back exactly
+/// once: at the racing `reclaim`, at the pass of the getter that follows it, or at the
+/// `reclaim` after the drop.
 #[test]
 fn guard_drop_vs_reclaim() {
     loom::model(|| {
         let (pool, counts) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let g = c.acquire();
+        // Version 1's object: the getter below gets it back if a pass returned it.
+        let v1: *const Obj = &*g;
         publish(&c, 2); // version 1 retired, below the threshold: not reclaimed yet
         let resets = counts.resets.load(SeqCst);
         let dropper = drop_on_another_thread(g, 1);
@@ -308,13 +316,17 @@ fn guard_drop_vs_reclaim() {
         let early = poolswap::reclaim();
         // No reset ran, on the dropper's thread or anywhere: the pool resets on `get`.
         assert_eq!(counts.resets.load(SeqCst), resets, "a version was reset");
-        // Version 1's object, if that reclamation returned it: reset and refilled here,
-        // which must come after the guard's read (the slot's `Release` clear).
+        // Finds nothing idle unless that reclamation returned version 1, and then passes
+        // over the list itself, which returns version 1 if the guard is gone by then. Either
+        // way version 1's object is reset and refilled here, which must come after the
+        // guard's read (the slot's `Release` clear).
         let next = take_reset(&pool, 3);
+        let by_getter = usize::from(std::ptr::eq(&*next, v1) && early == 0);
         dropper.join().unwrap();
         drop(next);
         let late = poolswap::reclaim();
-        assert_eq!(early + late, 1, "version 1 returned {} times", early + late);
+        let returned = early + by_getter + late;
+        assert_eq!(returned, 1, "version 1 returned {returned} times");
         let stats = c.pool().stats();
         assert_eq!(
             stats.live - stats.idle,
@@ -330,7 +342,7 @@ fn guard_drop_vs_reclaim() {
 /// A guard on a retired version is dropped on another thread; the writer's next update
 /// gets its object from the pool, which finds nothing idle and reclaims first: it must get
 /// version 1 back rather than build a third object (the writer never builds or waits while
-/// an unprotected retired version exists). The version is never recycled while read.
+/// an unprotected retired version exists). The version is never returned while read.
 #[test]
 fn writers_next_get_reclaims_a_released_version() {
     loom::model(|| {
@@ -435,8 +447,8 @@ fn cache_vs_update() {
 
 /// A counted guard (`swap`'s, on the version it retires) is dropped on another thread
 /// while the writer reclaims: the reclaimer's claim (the count from the list's one to zero)
-/// races with the guard's decrement. The version is never recycled while the guard reads
-/// it, the guard's drop never recycles it, and a reclamation after the drop does.
+/// races with the guard's decrement. The version is never returned while the guard reads
+/// it, the guard's drop never returns it, and a reclamation after the drop does.
 #[test]
 fn counted_guard_drop_vs_reclaim() {
     loom::model(|| {
@@ -460,13 +472,54 @@ fn counted_guard_drop_vs_reclaim() {
     });
 }
 
+/// A counted guard (a clone of a slot guard) is read and dropped on one thread while a
+/// global pass on another claims its version (the count from the retired list's one to
+/// zero) and returns it, and the writer's getter, on a third, finds it in its depot and
+/// the pool resets and refills it. The object is a `Tracked`, so loom reports the guard's
+/// read unless it happens-before the reset: the claim must read the guard's `Release`
+/// decrement with `Acquire` (`RefCount::try_take_last`); with `Relaxed` this model fails
+/// (a concurrent read and write in `Pool::hand_out`). Why three threads: under loom a
+/// magazine operation issues a `fence(SeqCst)` (`barrier::signal`; a compiler fence
+/// elsewhere), and loom's fences acquire every store that a thread in the fencing thread's
+/// past has read, so a getter whose magazine operation follows the claim (the claim on its
+/// own thread, or a join of the pass) would be ordered after the reader by that fence.
+/// Here the getter's magazine operation may come before the claim, and its depot lock
+/// after the return.
+#[test]
+fn counted_guard_read_vs_claim_and_reset() {
+    loom::model(|| {
+        let pool = tracked_pool();
+        let c = Container::new(&pool, take_tracked(&pool, 1));
+        let g = c.acquire();
+        let counted = Guard::clone(&g);
+        assert!(poolswap::__private::is_counted(&counted));
+        drop(g);
+        c.update(take_tracked(&pool, 2)); // version 1 retired, held by `counted` alone
+        let reader = thread::spawn(move || {
+            assert_eq!(counted.get(), 1, "a held version changed");
+            drop(counted);
+        });
+        // Claims version 1 if the reader's drop came first.
+        let pass = thread::spawn(poolswap::reclaim);
+        // Version 1's object if that pass returned it by the depot's look (else the
+        // getter's own pass may return it, or it builds an object).
+        let next = take_tracked(&pool, 3);
+        pass.join().unwrap();
+        reader.join().unwrap();
+        drop(next);
+        poolswap::reclaim();
+        let stats = pool.stats();
+        assert_eq!(stats.live - stats.idle, 1, "version 1 not back: {stats:?}");
+    });
+}
+
 /// A reader whose slots are all held reads through a counted reference while the writer
 /// retires its version, reclaims it, and publishes the same node anew: the ABA case of the
 /// counted fallback. Its re-load of `current` must not return the pointer from before the
-/// recycle (with that load `Relaxed`, the reader could keep a reference to an object being
+/// reuse (with that load `Relaxed`, the reader could keep a reference to an object being
 /// reset and refilled, and read 0).
 #[test]
-fn counted_reader_vs_recycle_and_republish() {
+fn counted_reader_vs_reuse_and_republish() {
     bounded(2, || {
         let (pool, counts) = counting_pool();
         let other_pool = Pool::new(|| 0u8, |n| *n = 0);
@@ -480,7 +533,7 @@ fn counted_reader_vs_recycle_and_republish() {
                 let g = c.acquire();
                 assert!(poolswap::__private::is_counted(&g));
                 let v = g.value;
-                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
                 drop(held);
             })
         };
@@ -544,7 +597,7 @@ fn slot_reused_after_a_foreign_drop() {
 /// block (loom's blocks have 2), while the writer retires that version and a pass scans:
 /// the scan must load slot 1, so the block's high-water mark must be raised before the
 /// reader's barrier. With the raise left out, or moved after the barrier, this model reads
-/// a recycled object (the reset races with the read).
+/// a reused object (the reset races with the read).
 #[test]
 fn second_slot_vs_scan() {
     loom::model(|| {
@@ -562,7 +615,7 @@ fn second_slot_vs_scan() {
                     "no slot for the second guard"
                 );
                 let v = second.value;
-                assert!((1..=3).contains(&v), "reader saw {v}: a recycled object");
+                assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
                 drop(second);
                 drop(first);
             })
@@ -570,7 +623,7 @@ fn second_slot_vs_scan() {
         publish(&c, 2);
         // A pass judges version 1 while the reader may hold it in slot 1.
         poolswap::reclaim();
-        // Reset lazily: a recycled version 1 is reset (and refilled) when handed out here.
+        // Reset lazily: a returned version 1 is reset (and refilled) when handed out here.
         publish(&c, 3);
         reader.join().unwrap();
         drop(c);

@@ -2,11 +2,16 @@
 //! on versions the pool hands out again while readers hold, read and drop guards on other
 //! threads.
 //!
-//! Run with:
+//! Run in both builds (as CI does):
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_log
+//! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_oplog
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_oplog
 //! ```
+//!
+//! The crate's debug assertions load atomics, which are loom operations of their own, so
+//! each build explores interleavings the other does not: a model's assertions must hold in
+//! every execution, whichever pass, getter or thread returns a version.
 //!
 //! Every version is a `Vec<usize>` that batch `n` extends with `n`, so the version numbered
 //! `s` must be exactly `[1, 2, ..., s]`: a reader that sees anything else saw a version

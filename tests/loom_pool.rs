@@ -1,20 +1,25 @@
 //! Loom models of the pool: its free lists (magazines, depots, stealing, trim and decay),
 //! a thread's exit and its `Local` claimed by a newcomer, and the waits at the live bound.
-//! The swap/recycle protocol's models are in `tests/loom.rs`.
+//! The swap/reclaim protocol's models are in `tests/loom.rs`.
 //!
-//! Run with:
+//! Run in both builds (as CI does):
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_pool
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_pool
 //! ```
+//!
+//! The crate's debug assertions load atomics, which are loom operations of their own, so
+//! each build explores interleavings the other does not: a model's assertions must hold in
+//! every execution, whichever pass, getter or thread returns a version.
 //!
 //! Under `cfg(loom)` every atomic, lock, `UnsafeCell` and thread-local in the crate is loom's
 //! (see `src/sync.rs`), so loom explores every interleaving of these small programs (up to
 //! the preemption bound), its `UnsafeCell` tracking reports a read of an object that races
-//! with its reset or refill (the use-after-recycle the Go README's notes describe), and the
-//! crate's `debug_assert!`s run in every interleaving. Objects hold an integer: writers
-//! store a version number, the pool's reset stores 0, so a reader that saw 0 saw an object
-//! that was being recycled.
+//! with its reset or refill (the use-after-return the Go README's notes describe), and the
+//! crate's `debug_assert!`s run in every interleaving of the debug build. Objects hold an
+//! integer: writers store a version number, the pool's reset stores 0, so a reader that saw
+//! 0 saw an object that was being reset for reuse.
 //!
 //! Loom runs each model thread's thread-local destructors (where the pool's exit hook runs)
 //! after the thread's closure, but its `JoinHandle::join` returns before them, unlike std's.

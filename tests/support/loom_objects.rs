@@ -1,6 +1,6 @@
 //! What the loom models share (`tests/loom.rs`, `tests/loom_pool.rs`): pooled integers
-//! whose makes, resets and drops are counted, pools and containers of them, and a model
-//! runner with a lower preemption bound.
+//! whose makes, resets and drops are counted, pools and containers of them, integers whose
+//! reads loom tracks, and a model runner with a lower preemption bound.
 //!
 //! Include it with `#[path = "support/loom_objects.rs"] mod objects;`. The counters use
 //! std's atomics and `Arc`, not loom's: loom then has no extra operations of the test's to
@@ -102,4 +102,41 @@ pub fn first_version(pool: &Pool<Obj>, v: usize) -> Container<Obj> {
 /// A version published with the value `v`.
 pub fn publish(c: &Container<Obj>, v: usize) {
     c.update(take_reset(c.pool(), v));
+}
+
+/// A pooled integer that loom tracks: its value lives in a `loom::cell::UnsafeCell`, so a
+/// read through a guard that does not happen-before the pool's reset (a write) is a race
+/// that loom reports, wherever the guard's reference to the object was taken.
+pub struct Tracked(loom::cell::UnsafeCell<usize>);
+
+// SAFETY: shared access (guards, on any thread) only reads; writes take `&mut self` (the
+// pool's reset, a getter's refill), which the pool and container give to one owner at a
+// time. Loom checks that every read happens-before the next write.
+unsafe impl Sync for Tracked {}
+
+impl Tracked {
+    /// The value; a read loom tracks.
+    pub fn get(&self) -> usize {
+        // SAFETY: a shared read; see the `Sync` impl.
+        self.0.with(|p| unsafe { *p })
+    }
+
+    /// Stores `v`; a write loom tracks.
+    pub fn set(&mut self, v: usize) {
+        // SAFETY: `&mut self` is the only reference to the object.
+        self.0.with_mut(|p| unsafe { *p = v })
+    }
+}
+
+/// A pool of `Tracked` whose reset stores 0.
+pub fn tracked_pool() -> Pool<Tracked> {
+    Pool::new(|| Tracked(loom::cell::UnsafeCell::new(0)), |t| t.set(0))
+}
+
+/// Takes a `Tracked`, checks that it was reset, and stores `v` in it.
+pub fn take_tracked(pool: &Pool<Tracked>, v: usize) -> poolswap::Pooled<'_, Tracked> {
+    let mut mine = pool.get();
+    assert_eq!(mine.get(), 0, "handed out without a reset");
+    mine.set(v);
+    mine
 }
