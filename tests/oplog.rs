@@ -475,11 +475,7 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     publish_with_a_reader_that_lets_go(&mut w, QUIET);
     let quiet = w.stats();
     // The held version keeps every batch in the op log.
-    assert_eq!(
-        quiet.ops_held,
-        (QUIET * BATCH) as usize,
-        "{quiet:?}"
-    );
+    assert_eq!(quiet.ops_held, (QUIET * BATCH) as usize, "{quiet:?}");
     // A reader holds the current version across a publish: the version the last publish
     // retired is idle, so this one takes it, and the next one the spare.
     let current = w.container().acquire();

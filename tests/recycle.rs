@@ -231,11 +231,14 @@ fn updates_through_pool_and_container_allocate_nothing_with_readers() {
         r.clear();
         true
     });
-    // At most this many versions are out at once: the current one, one per reader, and
-    // the one being filled. Warm each of them (their free lists and buffers) by hand, holding
-    // all at once, so that one first used late in the run does not count as steady state.
+    // At most this many versions are out at once: the current one, the one being filled,
+    // and the retired ones: a `get_new` that finds nothing idle reclaims only once the
+    // retired list holds twice the versions its last pass found held (at most one per
+    // reader), so fewer than twice READERS. Warm each of them (their free lists and
+    // buffers) by hand, holding all at once, so that one first used late in the run does
+    // not count as steady state.
     warm_parking_lot();
-    let working_set = 1 + READERS + 1;
+    let working_set = 1 + 2 * READERS + 1;
     for round in 0..warm_up.min(20) {
         let mut held: Vec<_> = (0..working_set).map(|_| pool.get()).collect();
         for r in &mut held {
