@@ -298,6 +298,38 @@ fn thread_exit_vs_claim() {
     });
 }
 
+/// A thread that holds its own `Local` steals from the depot of a thread that is exiting:
+/// its refill frees idle permits and parks them at the depot it took from, for that depot's
+/// owner to take back at its next spill. A depot whose thread exited gets no spill, so a
+/// permit parked there after the exit would be lost to every put until a trim (a burst of
+/// `max_idle` gets and drops after four threads exited kept 37-56 of 64): the exit gives up
+/// its `Local` under the depot's lock, and a refill parks only at a depot whose owner it
+/// sees alive under that lock. The close's debug assertion (`Local::close`) finds any
+/// permit parked at an exited thread's depot: fails when the refill ignores the exit, or
+/// when the exit gives up its `Local` after unlocking.
+#[test]
+fn steal_from_a_depot_vs_its_thread_exit() {
+    bounded(2, || {
+        let (pool, counts) = counting_pool();
+        // This thread's own `Local`, with one object in its magazine.
+        drop(take_reset(&pool, 1));
+        let leaver = {
+            let pool = pool.clone();
+            // Two objects in its magazine (of two), moved to its depot by its exit hook.
+            thread::spawn(move || drop([take_reset(&pool, 2), take_reset(&pool, 3)]))
+        };
+        // Loom's `join` returns before the leaver's exit hook runs, so what follows races
+        // with it: the first get from this thread's magazine, the second stolen from the
+        // leaver's depot (flushed there or not yet) or made.
+        leaver.join().unwrap();
+        drop([take_reset(&pool, 4), take_reset(&pool, 5)]);
+        let stats = pool.stats();
+        assert_eq!(stats.hits + stats.misses, 5, "{stats:?}");
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
 /// Two threads new to the pool race to claim the `Local` an exited thread left: exactly one
 /// may own it. A claim that checked and then set the ownership flag in two steps would let
 /// both use one magazine, which loom's `UnsafeCell` tracking reports.

@@ -35,7 +35,10 @@
 //! Spare and parked permits of threads that went quiet can make the pool drop an object
 //! while fewer than `max` are idle: per thread, up to `PERMIT_BATCH` near the ceiling, and
 //! further from it up to `MAGAZINE_PERMITS` in its magazine and `PARKED_MAX` in its depot.
-//! `trim` and decay give the parked permits back.
+//! `trim` and decay give the parked permits back. Threads that *exited* strand none: the
+//! exit gives back its spare and parked permits, and a refill from a depot whose thread
+//! exited gives its freed permits back instead of parking them there, where no spill would
+//! take them back.
 //!
 //! # The adaptive bound
 //!

@@ -30,8 +30,9 @@
 //!    without a lock; or, holding the depot's lock, the owner's exit hook and the pool's
 //!    close, which run only when the owner can no longer touch it unlocked (the thread is
 //!    exiting; no pool handle is left); or a trimmer, under rule 5. Ownership passes from
-//!    an exiting thread to the next through `owned`: a Release store on exit, an Acquire
-//!    CAS to claim.
+//!    an exiting thread to the next through `owned`: a Release store on exit, under the
+//!    depot's lock (a thief parks no permit at a depot whose thread exited: nothing would
+//!    take it back), an Acquire CAS to claim.
 //! 2. Nodes change hands only under a depot's lock, or through the refcount's last
 //!    decrement (see `refcount.rs`).
 //! 3. The depot's length and parked-permit mirrors, `hits` and the budget are Relaxed:
@@ -492,7 +493,14 @@ impl<N> Local<N> {
                 let node = NodePtr(m.nodes[*len]);
                 let freed = std::mem::take(&mut m.spare) + 1;
                 m.roomy = !budget.near_ceiling(MAGAZINE_PERMITS);
-                let excess = if m.roomy {
+                // A depot whose thread exited gets no spill that would take its parked
+                // permits back: parked there, they would be lost to every put until a trim
+                // (the exit gave back what was parked before it, and it gives up the
+                // `Local` under this lock, so this load sees it). Relaxed: the lock orders
+                // it after the exit's store; a stale `false` after a newcomer's claim only
+                // gives permits back that could have parked.
+                let parkable = ptr::eq(target, self) || target.owned.load(Ordering::Relaxed);
+                let excess = if m.roomy && parkable {
                     depot.park(freed, PARKED_MAX)
                 } else {
                     freed // parked, they would be out of reach of other threads' puts
@@ -637,7 +645,14 @@ impl<N> Local<N> {
                 let parked = depot.unpark(usize::MAX);
                 budget.unreserve(std::mem::take(&mut m.spare) + parked);
             })
+        };
+        if restart.is_some() {
+            // Under the depot's lock, so that a thief refilling from this depot either
+            // parked before the unpark above or sees the `Local` given up and parks
+            // nothing (see `refill_from`).
+            self.release_ownership();
         }
+        drop(depot);
     }
 
     /// What a thread's exit does to its `Local`: moves its magazine to the depot, where other
@@ -651,7 +666,6 @@ impl<N> Local<N> {
     pub(crate) unsafe fn abandon(&self, budget: &IdleBudget, slow_start: u32) {
         // SAFETY: per the caller.
         unsafe { self.flush_restarting(budget, Some(slow_start)) };
-        self.release_ownership();
     }
 
     /// Empties this `Local` for the pool's close: moves every node (magazine and depot) to
@@ -666,6 +680,12 @@ impl<N> Local<N> {
     unsafe fn close(&self, out: &mut Vec<NodePtr<N>>) -> usize {
         let mut depot = self.depot.lock();
         depot.closed = true;
+        // Relaxed: under the lock the exit's store is made under (see `refill_from`).
+        debug_assert!(
+            self.owned.load(Ordering::Relaxed) || depot.parked == 0,
+            "{} idle permits parked at the depot of a thread that exited, where no put takes them",
+            depot.parked
+        );
         let mut permits = 0;
         // SAFETY: per the caller, the lock held here excludes every other user of the
         // magazine; no user code runs.
@@ -723,8 +743,9 @@ impl<N> Local<N> {
             .is_ok()
     }
 
-    /// Gives up ownership, after a flush; another thread may then claim this `Local`.
-    pub(crate) fn release_ownership(&self) {
+    /// Gives up ownership, after a flush and under the depot's lock (see `refill_from`);
+    /// another thread may then claim this `Local`.
+    fn release_ownership(&self) {
         // Release: see `try_claim`.
         self.owned.store(false, Ordering::Release);
     }

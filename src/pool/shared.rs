@@ -788,8 +788,11 @@ pub(super) fn claim_local<T: Send + 'static>(shared: &Arc<Shared<T>>) -> Option<
         Some(local)
     } else {
         // The thread is exiting: leave the `Local` (empty: just made, or flushed by the
-        // thread that left it) for another thread to claim.
-        local.release_ownership();
+        // thread that left it) for another thread to claim, as its exit hook would, giving
+        // back what a thief parked there since the claim.
+        // SAFETY: this thread claimed the `Local` above and will not use it again; `shared`
+        // keeps it alive, and the budget is its pool's.
+        unsafe { local.abandon(&shared.budget, shared.slow_start()) };
         None
     }
 }

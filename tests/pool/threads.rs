@@ -1,8 +1,13 @@
 //! Objects crossing threads: a getter and a dropper on different threads, a thread's cache
-//! when it exits, and a thread that drops the pool's last handle.
+//! when it exits, a thread that drops the pool's last handle, and the idle budget after
+//! threads exit.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc;
 use std::thread;
+
+use poolswap::OptionContainer;
 
 use crate::tracked::DEFAULT_MAX_IDLE;
 
@@ -112,4 +117,71 @@ fn thread_dropping_the_last_handle_exits_cleanly() {
     drop(dropped_tx);
     t.join().unwrap();
     assert_eq!((log.made(), log.dropped()), (10, 10));
+}
+
+/// What threads that used a pool and exited leave behind must not shrink its idle bound:
+/// four threads share a container (`get_new`, `update`, `acquire`) and exit, then a burst
+/// of `max_idle` gets and drops on this thread keeps `max_idle` idle and drops nothing
+/// over the cap. This thread's first gets steal from the exited threads' depots; a steal
+/// parks its freed idle permits at the depot it took from, and a depot whose thread exited
+/// gets no spill to take them back, so before a refill gave them back instead, the burst
+/// kept 37-56 of 64 (the rest of the budget parked where no put could reach it).
+/// `faults` makes the factory and the reset panic now and then while the threads run
+/// (each operation under `catch_unwind`): the permits around user code come back too.
+fn exited_threads_strand_no_idle_budget(faults: bool) {
+    const MAX_IDLE: usize = 64;
+    let _serial = serial();
+    for round in 0..scaled(8, 1) {
+        let log = Log::new();
+        let p = tracked_pool(&log, MAX_IDLE, 0);
+        let c = OptionContainer::empty(&p);
+        thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|t| {
+                    let (c, log) = (&c, &log);
+                    s.spawn(move || {
+                        for i in 0..scaled(2_000, 40) {
+                            if faults {
+                                log.panic_in_factory.store(i % 11 == t, SeqCst);
+                                log.panic_in_reset.store(i % 13 == t, SeqCst);
+                            }
+                            let _ = catch_unwind(AssertUnwindSafe(|| {
+                                let mut next = c.get_new();
+                                next.value = i as u64;
+                                c.update(next);
+                                assert!(c.acquire().is_some());
+                            }));
+                        }
+                    })
+                })
+                .collect();
+            // Joined explicitly: `join` waits for the exit hooks.
+            for w in workers {
+                w.join().unwrap();
+            }
+        });
+        log.panic_in_factory.store(false, SeqCst);
+        log.panic_in_reset.store(false, SeqCst);
+        poolswap::reclaim();
+        let before = p.stats();
+        drop((0..MAX_IDLE).map(|_| p.get()).collect::<Vec<_>>());
+        let s = p.stats();
+        assert_eq!(
+            (s.idle, s.dropped_over_cap),
+            (MAX_IDLE as u64, 0),
+            "round {round}: the burst after the exits lost idle budget: {before:?} -> {s:?}"
+        );
+        drop(c);
+        assert_accounted(&p, &log, 0);
+    }
+}
+
+#[test]
+fn exited_threads_strand_no_idle_budget_without_faults() {
+    exited_threads_strand_no_idle_budget(false);
+}
+
+#[test]
+fn exited_threads_strand_no_idle_budget_with_panicking_factories_and_resets() {
+    exited_threads_strand_no_idle_budget(true);
 }
