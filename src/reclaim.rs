@@ -17,7 +17,9 @@
 //! idle, when an update leaves [`RECLAIM_THRESHOLD`] versions on its pool's list, when a
 //! container is dropped, at [`reclaim`], or on a background [`Reclaimer`]. The first two
 //! wait until the list holds twice what the last pass left held (`retired`): O(1)
-//! amortised work per retirement.
+//! amortised work per retirement. Versions still held when their pool's last handle goes
+//! are left to a short-lived thread (`orphans`), and the explicit passes repeat while they
+//! drop versions that may have held the last guard on a kept one.
 //!
 //! | file | what |
 //! |---|---|
@@ -26,6 +28,7 @@
 //! | `hazard` | hazard slots: per-thread blocks, protect, clear, the scan |
 //! | `retired` | retired lists (one per pool), reclamation passes |
 //! | `wake` | the handshake that wakes a sleeping background reclaimer |
+//! | `orphans` | the thread that reclaims versions whose pool's last handle is gone |
 //! | `reclaimer` | [`Reclaimer`], the background thread |
 //!
 //! # Why a returned version is never read
@@ -59,12 +62,14 @@
 #[allow(clippy::disallowed_methods)]
 pub(crate) mod barrier;
 mod hazard;
+mod orphans;
 mod reclaimer;
 pub(crate) mod registry;
 mod retired;
 mod wake;
 
 pub(crate) use self::hazard::{clear, free_slot, untag, Slot, FENCED};
+pub(crate) use self::orphans::adopt as adopt_orphans;
 pub use self::reclaimer::Reclaimer;
 // The async getters' reclaiming thread (`pool/wait_async.rs`) asks whether any version waits.
 #[cfg(all(feature = "async", not(loom)))]
@@ -95,10 +100,19 @@ const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAI
 /// dropped, on a background [`Reclaimer`], on the thread that serves awaiting getters
 /// (`async` feature) while one waits, and here. Call this to choose the thread that runs the
 /// return paths (and the `T::drop` of versions the pool does not keep), or to have the
-/// versions back before counting them or before the process goes idle. A version that
-/// another thread's pass took off its list at the same moment comes back when that pass
-/// ends, maybe after this call returns; a version whose object holds a guard on an older
-/// one frees that one only at the next reclamation.
+/// versions back before counting them. A version that another thread's pass took off its
+/// list at the same moment comes back when that pass ends, maybe after this call returns.
+///
+/// When a pass drops a version (its pool is closed or full) and leaves another held, it
+/// passes again: the dropped object may have held the last guard on it. So a chain of `n`
+/// versions that hold guards on older ones goes in one call of `n` passes.
+///
+/// Versions that guards still hold when their pool's last handle goes (every container of
+/// the pool dropped) need no call: the pool's close starts a thread, `poolswap-orphans`,
+/// that passes over that pool's retired list, waiting 1 ms after a pass that freed a
+/// version and up to 32 ms after one that freed none, and exits once the list is empty.
+/// Their `T::drop` runs on that thread, at most about 32 ms after the last guard's drop.
+/// (Not under Miri, which reports a thread alive at the program's end.)
 ///
 /// Costs: one load per retired list (one per pool) when nothing is retired, and two locks
 /// (process-wide, for the pass's buffers). Otherwise also two locks per list holding

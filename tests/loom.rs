@@ -775,3 +775,65 @@ fn writer_threshold_with_a_version_left_held() {
         counts.assert_all_dropped_unaided();
     });
 }
+
+/// A version that holds a guard on an older one (a history's link), counting its drops.
+struct Link {
+    older: Option<Guard<Link>>,
+    counts: Arc<Counts>,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.counts.dropped.fetch_add(1, SeqCst);
+    }
+}
+
+/// A reclamation passes again while its pass dropped a version and kept another: the
+/// dropped one may have held the last guard on it. Version 2 holds a guard on version 1; a
+/// reader holds one on version 2 and drops it on another thread while this thread
+/// reclaims (the pool keeps nothing idle: every return is a drop). One reclamation after
+/// the drop returns both, whichever way the drop and the first reclamation interleave:
+/// with a single pass per reclamation, the drop before the first pass's barrier left
+/// version 1 for a third one.
+#[test]
+fn a_reclamation_passes_again_after_dropping_a_version_that_held_a_guard() {
+    loom::model(|| {
+        let counts = Arc::new(Counts::default());
+        let pool = {
+            let counts = Arc::clone(&counts);
+            Pool::builder(
+                move || {
+                    counts.made.fetch_add(1, SeqCst);
+                    Link {
+                        older: None,
+                        counts: Arc::clone(&counts),
+                    }
+                },
+                |l: &mut Link| {
+                    l.older = None;
+                    true
+                },
+            )
+            .max_idle(0)
+            .build()
+        };
+        let c = Container::new(&pool, pool.get());
+        let mut next = c.get_new();
+        next.older = Some(c.acquire());
+        c.update(next); // version 2, holding a guard on version 1 (retired)
+        let g = c.acquire();
+        c.update(pool.get()); // version 2 retired, held by `g`
+        let reader = thread::spawn(move || drop(g));
+        poolswap::reclaim();
+        reader.join().unwrap();
+        poolswap::reclaim();
+        assert_eq!(
+            counts.dropped.load(SeqCst),
+            2,
+            "versions 1 and 2 not both dropped one reclamation after the last guard"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}

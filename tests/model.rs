@@ -578,14 +578,16 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<Model, Test
         drop(guards);
         for &id in &held {
             prop_assert!(
-                !log.was_dropped(id),
+                !log.was_dropped_here(id),
                 "a guard's drop dropped version {}",
                 id
             );
         }
-        // The last reclamation, on this thread: the versions go back to their pool, which
-        // is closed, and so are dropped.
-        prop_assert_eq!(poolswap::reclaim(), held.len(), "versions reclaimed");
+        // The last reclamation, on this thread, or the orphans' thread's passes over the
+        // closed pool's list: the versions go back to their pool, which is closed, and so
+        // are dropped.
+        prop_assert!(poolswap::reclaim() <= held.len(), "versions reclaimed");
+        log.wait_all_dropped_once();
     }
     let mut drops = log.drops();
     drops.sort_unstable();

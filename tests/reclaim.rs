@@ -639,3 +639,147 @@ fn a_reclamation_returns_the_freshest_version_on_top_whatever_it_keeps() {
     assert_eq!(*pool.get(), 2, "the freshest free version comes first");
     assert_eq!(*held, 3);
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Versions that outlive their pool, and versions that hold guards on older ones.
+
+/// A version that may hold a guard on an older one (a history, a diff base), and counts its
+/// drops and the thread names they ran on.
+struct Link {
+    older: Option<Guard<Link>>,
+    drops: Arc<Mutex<Vec<Option<String>>>>,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let name = thread::current().name().map(str::to_owned);
+        lock(&self.drops).push(name);
+    }
+}
+
+/// A pool of [`Link`]s whose drops go to `drops`, keeping at most `max_idle` idle.
+fn link_pool(drops: &Arc<Mutex<Vec<Option<String>>>>, max_idle: usize) -> Pool<Link> {
+    let drops = Arc::clone(drops);
+    Pool::builder(
+        move || Link {
+            older: None,
+            drops: Arc::clone(&drops),
+        },
+        |l: &mut Link| {
+            l.older = None;
+            true
+        },
+    )
+    .max_idle(max_idle)
+    .build()
+}
+
+/// Publishes `n` versions on `c`, each holding a guard on the one before it.
+fn publish_chain(c: &Container<Link>, n: usize) {
+    for _ in 0..n {
+        let mut next = c.get_new();
+        next.older = Some(c.acquire());
+        c.update(next);
+    }
+}
+
+/// One reclamation returns a whole chain of versions that hold guards on one another: a
+/// pass that drops a version (the pool keeps none idle here) lets go of its guard on the
+/// next older one, so the reclamation passes again while it dropped a version and kept
+/// another. It took one `reclaim` per link (9 calls) before.
+#[test]
+fn one_reclamation_drops_a_chain_of_versions_holding_guards_on_one_another() {
+    let _serial = serial();
+    let drops = Arc::default();
+    let pool = link_pool(&drops, 0);
+    let c = Container::new(&pool, pool.get());
+    publish_chain(&c, 8);
+    poolswap::reclaim(); // every retired version is held by the next one: none goes
+    assert!(lock(&drops).is_empty(), "a held version was dropped");
+    // The ninth version, the chain's head, leaves the container: nothing holds it now.
+    c.update(pool.get());
+    assert_eq!(
+        poolswap::reclaim(),
+        9,
+        "the chain did not go in one reclamation"
+    );
+    assert_eq!(lock(&drops).len(), 9);
+    assert_eq!(poolswap::reclaim(), 0);
+}
+
+/// How long [`wait_for_drops`] waits before it fails the test: a bound on a hang, not a
+/// speed goal (the orphans' thread passes at least every 32 ms; BENCHMARKS.md has the
+/// latency).
+const DROP_DEADLINE: Duration = Duration::from_secs(20);
+
+/// Waits until `drops` holds `n` entries, polling: the drops run on a background thread
+/// that nothing here can join. Panics past [`DROP_DEADLINE`].
+fn wait_for_drops(drops: &Mutex<Vec<Option<String>>>, n: usize) {
+    let start = std::time::Instant::now();
+    while lock(drops).len() < n {
+        assert!(
+            start.elapsed() < DROP_DEADLINE,
+            "{} of {n} versions dropped after {DROP_DEADLINE:?}",
+            lock(drops).len()
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A version whose last guard goes after its container and pool went is dropped with no
+/// call of the user's, in a process that makes none: the pool's close hands its retired
+/// list to the orphans' thread, which passes over it until it is empty, chains included.
+/// Before, such versions waited for the next reclamation anywhere in the process, which a
+/// quiet process never runs (6 versions, none dropped 2 s after the last guard).
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "no orphans' thread under Miri, which reports a thread alive at exit"
+)]
+fn a_quiet_process_drops_versions_held_past_their_pools_last_handle() {
+    let _serial = serial();
+    let drops = Arc::default();
+    let pool = link_pool(&drops, 16);
+    let c = Arc::new(Container::new(&pool, pool.get()));
+    // Two readers on other threads hold a guard each (the first on a version that four
+    // more retire, the second on the current one) past the container's and the pool's
+    // drops; the versions hold guards on one another too.
+    let (held_tx, held) = mpsc::channel();
+    let (go_tx, go) = mpsc::channel::<()>();
+    let go = Arc::new(Mutex::new(go));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (held_tx, go, mine) = (held_tx.clone(), Arc::clone(&go), Arc::clone(&c));
+            let reader = thread::spawn(move || {
+                let guard = mine.acquire();
+                drop(mine);
+                held_tx.send(()).unwrap();
+                let _ = lock(&go).recv();
+                drop(guard);
+            });
+            held.recv().unwrap();
+            publish_chain(&c, 4);
+            reader
+        })
+        .collect();
+
+    let made = pool.stats().created as usize;
+    drop(Arc::into_inner(c).expect("the readers dropped their handles"));
+    drop(pool);
+    let before = lock(&drops).len();
+    assert!(
+        before < made,
+        "every version went with its pool: nothing to test"
+    );
+    drop(go_tx); // the readers drop their guards and exit
+    for r in readers {
+        r.join().unwrap();
+    }
+    wait_for_drops(&drops, made);
+    let late = lock(&drops)[before..].to_vec();
+    assert!(
+        late.iter()
+            .all(|name| name.as_deref() == Some("poolswap-orphans")),
+        "dropped elsewhere than on the orphans' thread: {late:?}"
+    );
+}

@@ -28,7 +28,8 @@ use crate::reclaim::{self, Slot};
 /// call); dropping a counted guard, one atomic decrement (`Release`). Neither ever returns
 /// the version: dropping the last guard on a version that is no longer current runs no
 /// `reset` and no `T::drop`; the version goes back to its pool at the next reclamation, on
-/// a writer's side (see [`reclaim`](crate::reclaim())).
+/// a writer's side (see [`reclaim`](crate::reclaim())), or, if its pool's last handle is
+/// gone, on a background thread within about 32 ms.
 ///
 /// A guard held for long keeps its version out of the pool, and a slot guard keeps one of
 /// its thread's slots busy, wherever it travels.

@@ -279,6 +279,8 @@ impl<T> Shared<T> {
             // handle no reader can reach it.
             unsafe { Node::free_empty(node) };
         }
+        // Versions that guards still hold: no writer of this pool is left to reclaim them.
+        reclaim::adopt_orphans(self.retired);
         // SAFETY: idle nodes, now owned here, each with its object; no reader can exist.
         unsafe { free_all(idle) };
     }
@@ -381,28 +383,30 @@ impl<T> Shared<T> {
     }
 
     /// Returns a published node whose last reference was just dropped to the depot of the
-    /// thread that published it (or drops its object if the pool is full or closed).
-    fn return_retired(&self, node: NodePtr<PoolNode<T>>) {
+    /// thread that published it (or drops its object if the pool is full or closed); `true`
+    /// if it dropped the object.
+    fn return_retired(&self, node: NodePtr<PoolNode<T>>) -> bool {
         // SAFETY: the caller owns the node (its count is zero).
         let home = unsafe { node.0.as_ref().home() };
         // SAFETY: a `Local` lives as long as its pool's shared state, which `&self` is.
-        self.return_to(unsafe { home.as_ref() }, node);
+        self.return_to(unsafe { home.as_ref() }, node)
     }
 
     /// Donates an idle node to `local`'s depot (or, if `None`, the newest `Local`'s), with
     /// an idle permit; drops its object if the pool is full or closed. Wakes a getter waiting
     /// at the live bound either way.
-    fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) {
-        self.return_to_list(local, node, Generation::Primary);
+    fn return_to(&self, local: Option<&PoolLocal<T>>, node: NodePtr<PoolNode<T>>) -> bool {
+        self.return_to_list(local, node, Generation::Primary)
     }
 
-    /// [`return_to`](Self::return_to), to the list of `generation`.
+    /// [`return_to`](Self::return_to), to the list of `generation`; `true` if it dropped
+    /// the object instead.
     fn return_to_list(
         &self,
         local: Option<&PoolLocal<T>>,
         node: NodePtr<PoolNode<T>>,
         generation: Generation,
-    ) {
+    ) -> bool {
         // The node takes a permit parked in the depot, or one reserved from the budget.
         let refused = match local.or_else(|| self.locals.first()) {
             Some(local) => match local.donate_reserving_to(node, &self.budget, generation) {
@@ -414,9 +418,15 @@ impl<T> Shared<T> {
         };
         match refused {
             // Frees a live permit, and so wakes a waiter.
-            Some((node, why)) => self.discard(node, why),
+            Some((node, why)) => {
+                self.discard(node, why);
+                true
+            }
             // After the donation, whose depot lock is released (see the module docs).
-            None => self.wake(),
+            None => {
+                self.wake();
+                false
+            }
         }
     }
 
@@ -476,7 +486,8 @@ impl<T> Shared<T> {
         if this.max_live.is_some() {
             // Not to the magazine, where only this thread could take it: to this thread's
             // depot, where a getter waiting at the bound finds it.
-            return this.return_to(Shared::local(this), node);
+            this.return_to(Shared::local(this), node);
+            return;
         }
         match Shared::local(this) {
             Some(local) => {
@@ -485,7 +496,9 @@ impl<T> Shared<T> {
                     this.discard(node, Discard::OverCap);
                 }
             }
-            None => this.return_retired(node),
+            None => {
+                this.return_retired(node);
+            }
         }
     }
 
@@ -838,7 +851,7 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
         return;
     }
     // SAFETY: count 0, read with Acquire: this thread owns the node.
-    unsafe { give_back_version(node, pool) }
+    unsafe { give_back_version(node, pool) };
 }
 
 /// Returns a published node that the caller owns (its count reached zero in the caller's
@@ -848,7 +861,11 @@ pub(super) unsafe fn release<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared
 ///
 /// The caller owns `node` exclusively (count zero, read or set with `Acquire` after every
 /// other holder's `Release`). `pool` as for [`release`].
-pub(super) unsafe fn give_back_version<T>(node: NonNull<PoolNode<T>>, pool: Option<&Shared<T>>) {
+/// Returns `true` if the pool dropped the object (closed or full).
+pub(super) unsafe fn give_back_version<T>(
+    node: NonNull<PoolNode<T>>,
+    pool: Option<&Shared<T>>,
+) -> bool {
     // Take the keepalive out before the node is visible in a depot, where another thread
     // could check it out and publish it again.
     // SAFETY: exclusive ownership (per the caller).
@@ -856,9 +873,10 @@ pub(super) unsafe fn give_back_version<T>(node: NonNull<PoolNode<T>>, pool: Opti
     let shared = pool
         .or(keepalive.as_deref())
         .expect("a container version holds its pool");
-    shared.return_retired(NodePtr(node));
+    let dropped = shared.return_retired(NodePtr(node));
     // If this was the last `Arc` on the pool's state, this frees it.
     drop(keepalive);
+    dropped
 }
 
 impl<T> Drop for Shared<T> {

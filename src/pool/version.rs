@@ -218,13 +218,14 @@ impl<T> Version<T> {
             .try_take_last()
     }
 
-    /// Gives a claimed retired version back to its pool.
+    /// Gives a claimed retired version back to its pool; `true` if the pool dropped its
+    /// object.
     ///
     /// # Safety
     ///
     /// `node` is a `PoolNode<T>` that [`claim_retired`](Self::claim_retired) claimed for
     /// the caller, which owns it.
-    unsafe fn return_retired(node: NonNull<()>) {
+    unsafe fn return_retired(node: NonNull<()>) -> bool {
         // SAFETY: per the caller; a retired version holds its pool in its keepalive.
         unsafe { shared::give_back_version(node.cast::<PoolNode<T>>(), None) }
     }

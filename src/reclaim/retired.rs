@@ -22,7 +22,9 @@
 //! versions builds up to about `h` more objects (it holds about twice the held versions),
 //! and once it has them, updates at steady state allocate nothing. Explicit passes
 //! ([`reclaim`], [`List::reclaim`], [`List::reclaim_unless_heavy`], a container's drop, the
-//! background reclaimer, a getter at its pool's live bound) run whenever called.
+//! background reclaimer, a getter at its pool's live bound) run whenever called; [`reclaim`]
+//! and the orphans' thread (`orphans.rs`) pass again while a pass dropped a version and
+//! left another held ([`Pass::again`]).
 //!
 //! # Passes
 //!
@@ -95,8 +97,9 @@ pub(crate) struct Retired {
     /// Takes the node's count from one (the retired list's reference) to zero; `false`,
     /// changing nothing, if a counted guard still holds it.
     claim: unsafe fn(NonNull<()>) -> bool,
-    /// Returns a claimed node (count zero, owned by the caller) to its pool.
-    give_back: unsafe fn(NonNull<()>),
+    /// Returns a claimed node (count zero, owned by the caller) to its pool; `true` if the
+    /// pool dropped its object (closed or full), which may have let go of guards it held.
+    give_back: unsafe fn(NonNull<()>) -> bool,
     /// The list the node was retired to (its pool's), set by [`retire`]: where a pass
     /// that keeps the node puts it back. Lists are never freed.
     home: *const List,
@@ -108,15 +111,16 @@ impl Retired {
     /// # Safety
     ///
     /// `claim(node)` must take the node's count from one to zero and report whether it
-    /// did, and `give_back(node)` must give a node so claimed back to its pool; both may be
-    /// called on any thread while the node is on the retired list.
+    /// did, and `give_back(node)` must give a node so claimed back to its pool and say
+    /// whether the pool dropped its object; both may be called on any thread while the node
+    /// is on the retired list.
     /// `fenced` must be `true` only if every slot protection of `node` since it became
     /// current was followed by a full fence before its re-load (see the field).
     pub(crate) unsafe fn new(
         node: NonNull<()>,
         fenced: bool,
         claim: unsafe fn(NonNull<()>) -> bool,
-        give_back: unsafe fn(NonNull<()>),
+        give_back: unsafe fn(NonNull<()>) -> bool,
     ) -> Retired {
         Retired {
             node,
@@ -196,6 +200,9 @@ pub(crate) struct List {
     /// Whether a pool owns the list: set by `claim_list` under the lists' lock, cleared by
     /// `release_list`.
     owned: AtomicBool,
+    /// Pools that gave the list back so far (wrapping): a list adopted for a closed pool
+    /// (`orphans.rs`) is its until this changes.
+    releases: AtomicUsize,
     /// The list made before this one (null for the first): a global pass walks them from
     /// `Lists::newest` without the lists' lock. Set before the list is published, never
     /// changed after.
@@ -305,6 +312,7 @@ impl List {
             passes: AtomicUsize::new(0),
             passes_ended: AtomicUsize::new(0),
             owned: AtomicBool::new(false),
+            releases: AtomicUsize::new(0),
             next: AtomicPtr::new(next),
         }
     }
@@ -356,6 +364,9 @@ pub(crate) fn release_list(list: &'static List) {
         list.owned.load(Ordering::Relaxed),
         "a retired list released twice"
     );
+    // Relaxed: a name for the pool that owned the list (see `List::releases`), read by the
+    // orphans' thread as a hint: a stale value costs it one more pass over the list.
+    list.releases.fetch_add(1, Ordering::Relaxed);
     // Release: pairs with `claim_list`'s Acquire.
     list.owned.store(false, Ordering::Release);
 }
@@ -429,9 +440,48 @@ pub(super) fn retirements() -> usize {
 
 /// Returns every retired node, of every pool, that no slot protects and no counted guard
 /// holds (module docs); returns how many. Never waits for a reader: held nodes stay on
-/// their lists. See [`crate::reclaim()`] for its costs.
+/// their lists. Passes again while a pass dropped an object and left nodes held
+/// ([`Pass::again`]). See [`crate::reclaim()`] for its costs.
 pub(super) fn reclaim() -> usize {
-    global_pass()
+    until_settled(|| Some(global_pass()))
+}
+
+/// What a pass did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Pass {
+    /// Nodes it returned to their pools.
+    pub(super) returned: usize,
+    /// Nodes it put back because a guard held them.
+    kept: usize,
+    /// Whether a pool dropped the object of a node it returned (the pool was closed or
+    /// full).
+    dropped: bool,
+}
+
+impl Pass {
+    /// Whether another pass could return more at once: an object dropped here may have
+    /// held the last guard on a node this pass kept (a version holding a guard on an older
+    /// one, as a history does). So a chain of `n` such versions goes in one explicit
+    /// reclamation of `n` passes, not in `n` reclamations. No object dropped, or nothing
+    /// kept: no second pass (a pool that keeps its returns keeps their guards too, until
+    /// their reset).
+    fn again(&self) -> bool {
+        self.dropped && self.kept > 0
+    }
+}
+
+/// Runs `pass` until it runs none (`None`) or has nothing more to free ([`Pass::again`]);
+/// returns how many nodes went back in all. At most one pass more than the longest chain
+/// of versions that hold guards on one another.
+pub(super) fn until_settled(mut pass: impl FnMut() -> Option<Pass>) -> usize {
+    let mut returned = 0;
+    while let Some(done) = pass() {
+        returned += done.returned;
+        if !done.again() {
+            break;
+        }
+    }
+    returned
 }
 
 /// Whether any node of any pool was retired and not yet reclaimed, as of a recent moment.
@@ -452,7 +502,19 @@ impl List {
     /// A pass over this list alone ([`reclaim`] for one pool); returns how many nodes went
     /// back.
     pub(crate) fn reclaim(&'static self) -> usize {
-        list_pass(self, self.state.lock()).unwrap_or(0)
+        list_pass(self, self.state.lock()).map_or(0, |p| p.returned)
+    }
+
+    /// [`reclaim`](Self::reclaim), again while a pass dropped an object and left nodes held
+    /// ([`Pass::again`]).
+    pub(super) fn reclaim_settled(&'static self) -> usize {
+        until_settled(|| list_pass(self, self.state.lock()))
+    }
+
+    /// How many pools gave this list back so far (see the field).
+    pub(super) fn releases(&self) -> usize {
+        // Relaxed: see `release_list`.
+        self.releases.load(Ordering::Relaxed)
     }
 
     /// [`reclaim`](Self::reclaim), unless the pass would need the heavy barrier and
@@ -470,7 +532,7 @@ impl List {
         if !heavy && !full_only {
             return None;
         }
-        list_pass(self, state)
+        list_pass(self, state).map(|p| p.returned)
     }
 
     /// How many passes that took nodes off this list have ended: read by a pool getter
@@ -513,9 +575,9 @@ impl List {
                 break;
             }
             let n = match list_pass(self, state) {
-                Some(n) => {
+                Some(pass) => {
                     own += 1;
-                    n
+                    pass.returned
                 }
                 None => 0,
             };
@@ -583,7 +645,7 @@ impl List {
 
 /// A pass over one list, whose lock `state` is: held only to take the list and to give
 /// back what stays on it; `None` if nothing was retired (no pass ran).
-fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Option<usize> {
+fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Option<Pass> {
     let mut buffers = state.buffers.take();
     if !list.take_into(&mut state, &mut buffers.judged) {
         state.buffers.keep_larger(buffers);
@@ -595,11 +657,16 @@ fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Optio
     let released = give_back(&buffers.judged[kept..]);
     list.state.lock().buffers.keep_larger(buffers);
     list.end_pass();
-    Some(released.unwrap_or_else(|payload| panic::resume_unwind(payload)))
+    let (returned, dropped) = released.unwrap_or_else(|payload| panic::resume_unwind(payload));
+    Some(Pass {
+        returned,
+        kept,
+        dropped,
+    })
 }
 
 /// A pass over every list ([`reclaim`]).
-fn global_pass() -> usize {
+fn global_pass() -> Pass {
     let (mut buffers, mut taken) = {
         let mut state = all_lists().state.lock();
         (state.buffers.take(), std::mem::take(&mut state.taken))
@@ -613,9 +680,10 @@ fn global_pass() -> usize {
             taken.push(list);
         }
     }
-    let mut released = Ok(0);
+    let mut released = Ok((0, false));
+    let mut kept = 0;
     if !taken.is_empty() {
-        let kept = judge(&mut buffers);
+        kept = judge(&mut buffers);
         for list in &taken {
             list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
         }
@@ -630,7 +698,12 @@ fn global_pass() -> usize {
         state.buffers.keep_larger(buffers);
         keep_larger(&mut state.taken, taken);
     }
-    released.unwrap_or_else(|payload| panic::resume_unwind(payload))
+    let (returned, dropped) = released.unwrap_or_else(|payload| panic::resume_unwind(payload));
+    Pass {
+        returned,
+        kept,
+        dropped,
+    }
 }
 
 /// Whether every node of a batch was published fenced, so that a `fence(SeqCst)` serves
@@ -713,19 +786,25 @@ fn partition(
 /// Returns the claimed nodes of a pass to their pools, no lock held: the pool's return
 /// path may drop an object (`T::drop`), which may read or update a container itself.
 /// Oldest first, so the freshest version is the one on top of its depot. Every node goes
-/// back even if one return panics; returns how many, or the first panic, for the caller
-/// to resume after it ended its pass.
-fn give_back(batch: &[Retired]) -> Result<usize, Box<dyn std::any::Any + Send>> {
+/// back even if one return panics; returns how many and whether a pool dropped an object
+/// (a panicking drop counts), or the first panic, for the caller to resume after it ended
+/// its pass.
+fn give_back(batch: &[Retired]) -> Result<(usize, bool), Box<dyn std::any::Any + Send>> {
     let mut panicked = None;
+    let mut dropped = false;
     for r in batch {
         // SAFETY: `claim` succeeded: this thread owns the node (count zero) and no slot
         // protects it, so no reader can still read it.
         let give_back = || unsafe { (r.give_back)(r.node) };
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(give_back)) {
-            panicked.get_or_insert(payload);
+        match panic::catch_unwind(AssertUnwindSafe(give_back)) {
+            Ok(d) => dropped |= d,
+            Err(payload) => {
+                dropped = true;
+                panicked.get_or_insert(payload);
+            }
         }
     }
-    panicked.map_or(Ok(batch.len()), Err)
+    panicked.map_or(Ok((batch.len(), dropped)), Err)
 }
 
 /// Puts `buffer` (emptied) back in `slot` unless `slot` holds a larger one.

@@ -59,11 +59,11 @@ pub struct Log {
     pub panic_on_drop: AtomicBool,
 }
 
-/// Which ids were reset (with the thread it ran on) and dropped, in order.
+/// Which ids were reset and dropped, in order, each with the thread it ran on.
 #[derive(Default)]
 struct History {
     resets: Vec<(usize, ThreadId)>,
-    drops: Vec<usize>,
+    drops: Vec<(usize, ThreadId)>,
 }
 
 impl Log {
@@ -114,12 +114,36 @@ impl Log {
 
     /// Ids dropped, in order.
     pub fn drops(&self) -> Vec<usize> {
-        self.history().drops.clone()
+        self.history().drops.iter().map(|&(id, _)| id).collect()
     }
 
     /// Whether an object with this id was dropped.
     pub fn was_dropped(&self, id: usize) -> bool {
-        self.history().drops.contains(&id)
+        self.history().drops.iter().any(|&(d, _)| d == id)
+    }
+
+    /// Whether an object with this id was dropped on the calling thread.
+    pub fn was_dropped_here(&self, id: usize) -> bool {
+        let here = thread::current().id();
+        self.history().drops.contains(&(id, here))
+    }
+
+    /// Waits until every object the factory made was dropped, polling (a background thread
+    /// may still be dropping some: the orphans' thread, which passes over the retired list
+    /// of a pool whose last handle went while guards held versions), then checks that each
+    /// was dropped exactly once. Panics if that takes over 20 s: a bound on a hang.
+    pub fn wait_all_dropped_once(&self) {
+        let start = std::time::Instant::now();
+        while self.history().drops.len() < self.made.load(SeqCst) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "{} of {} objects dropped after 20 s",
+                self.history().drops.len(),
+                self.made.load(SeqCst)
+            );
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.assert_all_dropped_once();
     }
 
     /// Every object the factory made was dropped exactly once, and nothing else was.
@@ -202,7 +226,7 @@ impl Drop for Tracked {
         log.dropped.fetch_add(1, SeqCst);
         log.alive.fetch_sub(1, SeqCst);
         if log.history.is_some() {
-            log.history().drops.push(self.id);
+            log.history().drops.push((self.id, thread::current().id()));
         }
         if log.panic_on_drop.load(SeqCst) && !thread::panicking() {
             panic!("drop failed on purpose");
