@@ -55,10 +55,12 @@
 //! ```text
 //! cargo bench --bench oplog                  # n = 10,000 and 100,000 (a few minutes)
 //! OPLOG_BIG=1 cargo bench --bench oplog      # and n = 1,000,000 (slow, ~3 GB)
-//! OPLOG_ONLY=flashmap cargo bench --bench oplog   # systems whose name contains this
+//! OPLOG_ONLY=flashmap,left cargo bench --bench oplog   # systems whose name contains one of these
 //! OPLOG_N=100000 cargo bench --bench oplog   # only this n
 //! OPLOG_K=10 cargo bench --bench oplog       # only the rows of this k (and the long hold)
 //! OPLOG_RESERVE=1 cargo bench --bench oplog  # initial maps with room for 2n entries
+//! OPLOG_READERS=3 cargo bench --bench oplog  # 3 reader threads (more than the cores)
+//! OPLOG_WAIT_US=0 cargo bench --bench oplog   # the `OpLog::new` row's writer never waits
 //! POOLSWAP_BARRIER=fence cargo bench --bench oplog
 //! cargo bench --bench oplog -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -294,6 +296,11 @@ trait System {
     fn stale_share(&self) -> Option<f64> {
         None
     }
+    /// The op log's counters so far, where the system has one: applications, operations
+    /// appended, waits that got the retired version back, waits that timed out.
+    fn counters(&self) -> Option<[u64; 4]> {
+        None
+    }
     /// What the writer does between publishes, outside the timed part: nothing, but for
     /// the row of a writer with idle time (`OpLog::catch_up`).
     fn idle(&mut self) {}
@@ -421,6 +428,10 @@ where
         let stats = self.0.stats();
         Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
     }
+    fn counters(&self) -> Option<[u64; 4]> {
+        let s = self.0.stats();
+        Some([s.applied, s.appended, s.waited, s.wait_timeouts])
+    }
 }
 
 /// `OpLog<HashMap>` with `OpLog::catch_up` after each publish, outside the timed
@@ -450,6 +461,9 @@ impl System for OpLogIdle {
     }
     fn stale_share(&self) -> Option<f64> {
         self.0.stale_share()
+    }
+    fn counters(&self) -> Option<[u64; 4]> {
+        self.0.counters()
     }
     fn idle(&mut self) {
         (self.0).0.catch_up();
@@ -827,6 +841,9 @@ struct Plan {
     only_k: Option<usize>,
     /// `OPLOG_RESERVE`: every initial map has room for twice its entries.
     reserve: bool,
+    /// `OPLOG_READERS`: reader threads of the rows whose readers let go of each guard
+    /// (default 1; the held-guard rows keep one).
+    readers: usize,
 }
 
 impl Plan {
@@ -941,6 +958,8 @@ struct Row {
     peak: u64,
     /// Full syncs during the timed publishes, and in all so far.
     full_syncs: Option<(u64, u64)>,
+    /// [`System::counters`] over the timed publishes.
+    counters: Option<[u64; 4]>,
 }
 
 impl Row {
@@ -1003,6 +1022,8 @@ struct Measured {
     peak: u64,
     /// Full syncs during the timed publishes, and in all so far.
     full_syncs: Option<(u64, u64)>,
+    /// [`System::counters`] over the timed publishes.
+    counters: Option<[u64; 4]>,
 }
 
 /// Runs one row: warm-up, then the timed publishes, the reader thread running throughout.
@@ -1018,13 +1039,19 @@ fn run_row<S: System>(
     let lo = AtomicU64::new(wl.lo);
     let flags = Flags::default();
     let n = wl.n;
-    let reader = sys.reader();
+    // The held-guard rows keep one reader: theirs is the reader that holds.
+    let readers: Vec<_> = (0..if hold == Hold::No { plan.readers } else { 1 })
+        .map_while(|_| sys.reader())
+        .collect();
     thread::scope(|s| {
-        let reader = reader.map(|r| {
-            let (lo, flags) = (&lo, &flags);
-            s.spawn(move || read_loop(r, n, lo, flags, hold))
-        });
-        if reader.is_some() {
+        let readers: Vec<_> = readers
+            .into_iter()
+            .map(|r| {
+                let (lo, flags) = (&lo, &flags);
+                s.spawn(move || read_loop(r, n, lo, flags, hold))
+            })
+            .collect();
+        if !readers.is_empty() {
             while !flags.started.load(Relaxed) {
                 thread::yield_now();
             }
@@ -1039,6 +1066,7 @@ fn run_row<S: System>(
             sys.idle();
         }
         let syncs_before = sys.full_syncs();
+        let counters_before = sys.counters();
         let mut times = Vec::with_capacity(timed);
         let mut allocated = Snapshot::default();
         counting_alloc::reset_peak_live();
@@ -1067,10 +1095,21 @@ fn run_row<S: System>(
         let syncs = sys
             .full_syncs()
             .map(|after| (after - syncs_before.unwrap_or(0), after));
+        let counters = sys
+            .counters()
+            .zip(counters_before)
+            .map(|(after, before)| [0, 1, 2, 3].map(|i| after[i] - before[i]));
         flags.stop.store(true, Relaxed);
-        let reads = reader.map(|r| r.join().expect("the reader panicked"));
+        let reads = readers
+            .into_iter()
+            .map(|r| r.join().expect("a reader panicked"))
+            .reduce(|a, b| Reads {
+                hits: a.hits + b.hits,
+                nanos: a.nanos + b.nanos,
+                lookups: a.lookups + b.lookups,
+            });
         if let Some(reads) = &reads {
-            assert!(reads.hits > 0, "the reader found no key");
+            assert!(reads.hits > 0, "the readers found no key");
         }
         times.sort_unstable();
         Measured {
@@ -1079,6 +1118,7 @@ fn run_row<S: System>(
             reads,
             peak,
             full_syncs: syncs,
+            counters,
         }
     })
 }
@@ -1144,6 +1184,7 @@ fn bench<S: System>(
             reads,
             peak,
             full_syncs,
+            counters,
         } = run_row(&mut sys, &mut wl, plan, k, hold, base);
         let lookup_ns = reads
             .filter(|_| hold == Hold::No)
@@ -1159,6 +1200,7 @@ fn bench<S: System>(
             lookup_ns,
             peak,
             full_syncs,
+            counters,
         };
         eprintln!(
             "oplog: {system}, n={n}, k={k}{}: {} publishes, p50 {} µs, p99 {} µs",
@@ -1344,6 +1386,8 @@ fn render(report: &Report, plan: Plan) -> String {
                 "lookup ns",
                 "peak MB",
                 "full syncs",
+                "applied/op",
+                "waits timed out",
             ],
         );
         for k in KS {
@@ -1354,7 +1398,7 @@ fn render(report: &Report, plan: Plan) -> String {
             {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     row.system,
                     row.k,
                     row.times.len(),
@@ -1366,6 +1410,12 @@ fn render(report: &Report, plan: Plan) -> String {
                     row.lookup_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
                     mb(row.peak),
                     row.syncs_cell(),
+                    row.counters.map_or("–".into(), |c| format!(
+                        "{:.2}",
+                        c[0] as f64 / c[1].max(1) as f64
+                    )),
+                    row.counters
+                        .map_or("–".into(), |c| format!("{} of {}", c[3], c[2] + c[3])),
                 );
             }
         }
@@ -1527,11 +1577,21 @@ fn main() {
     let only = std::env::var("OPLOG_ONLY").ok();
     let only_k = std::env::var("OPLOG_K").ok().and_then(|v| v.parse().ok());
     let reserve = std::env::var_os("OPLOG_RESERVE").is_some_and(|v| v != "0");
+    let readers = std::env::var("OPLOG_READERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let plan = Plan {
         smoke,
         only_k,
         reserve,
+        readers,
     };
+    // `OPLOG_WAIT_US`: the `OpLog::new` row's writer waits this long instead of the
+    // default (`OpLogBuilder::max_wait`), to choose the default.
+    let wait_us: Option<u64> = std::env::var("OPLOG_WAIT_US")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let one_n: Option<u64> = std::env::var("OPLOG_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]
@@ -1542,7 +1602,10 @@ fn main() {
     } else {
         &[10_000, 100_000]
     };
-    let wanted = |name: &str| only.as_deref().map_or(true, |o| name.contains(o));
+    let wanted = |name: &str| {
+        only.as_deref()
+            .map_or(true, |o| o.split(',').any(|o| name.contains(o)))
+    };
     let started = Instant::now();
     let mut report = Report::default();
     for &n in ns {
@@ -1557,6 +1620,15 @@ fn main() {
         system!("floor (HashMap in place, unshared)", Floor);
         system!("poolswap OpLog<HashMap>", |m| OpLogSys(
             OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
+            None
+        ));
+        system!("poolswap OpLog<HashMap> (OpLog::new)", |m| OpLogSys(
+            match wait_us {
+                Some(us) => OpLog::builder(m)
+                    .max_wait(Duration::from_micros(us))
+                    .build(),
+                None => OpLog::new(m),
+            },
             None
         ));
         if n == HELD_N || smoke {

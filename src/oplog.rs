@@ -41,9 +41,10 @@
 //!
 //! 1. takes a version from the pool: the one the last publish retired, if its readers
 //!    have let go (it runs a reclamation pass for it first when that is cheap enough:
-//!    see "What it costs"), else another idle one. The pool hands out only versions no
-//!    reader holds, so the writer never waits for a reader and never writes a version a
-//!    reader can see;
+//!    see "What it costs"; readers that acquired it just before the last swap are waited
+//!    for, at most [`max_wait`](OpLogBuilder::max_wait), 100 µs by default), else another
+//!    idle one. The pool hands out only versions no reader holds, so the writer never
+//!    writes a version a reader can see, and never waits for a reader past that bound;
 //! 2. brings it up to batch `n - 1`: replays the operations it lacks, or, if the op log no
 //!    longer holds them all or the version is new from the pool's factory, first copies
 //!    the current version whole ([`Absorb::sync_from`]);
@@ -79,14 +80,19 @@
 //!   on the spare, three batches at a time on about a third of the publishes.
 //!   [`OpLog::catch_up`] moves that work off the publish path; [`OpLogStats::applied`]
 //!   counts it all.
+//! - **Waiting**: while readers still hold the version the last publish retired, up to
+//!   [`max_wait`](OpLogBuilder::max_wait) of spinning, a scan of the hazard slots per look
+//!   and a reclamation pass once no slot shows the version (`oplog/wait.rs`); after a wait
+//!   that timed out, the next publishes skip it (1, then 2, 4, ... up to 64).
 //! - **Synchronisation**: one [`Container::update`] (a swap, and a push on the retired
 //!   list under its lock), one take from the pool, and at most one reclamation pass
+//!   besides the wait's
 //!   ([`reclaim`](crate::reclaim()): a barrier and a scan of the hazard slots). The pass runs
 //!   when the version the last publish retired waits on the retired list and no pass
 //!   ended since, and either the pass needs only a fence or the op log holds at least 32
 //!   operations (worth a `membarrier`); otherwise the pool's getter runs one only when
 //!   nothing is idle. Deciding costs a relaxed and an acquire load, and the list's lock
-//!   when something is retired. Never waits for a reader.
+//!   when something is retired.
 //! - **Allocations**: none of the op log's own once it reached its size: it stores
 //!   operations in segments of 32 KiB and keeps up to 8 emptied ones for reuse. Applying
 //!   an operation allocates what the operation does: the ready-made ones ([`MapOp`],
@@ -133,6 +139,7 @@ mod segments;
 mod shared_map;
 mod spare;
 mod stats;
+mod wait;
 
 pub use self::op_log_builder::OpLogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
@@ -382,6 +389,15 @@ pub struct OpLog<T, O> {
     /// Where the versions report their drop (`oplog/drop_reports.rs`).
     #[allow(clippy::disallowed_types)] // std's `Arc`, as the container's: see the import.
     drop_reports: Arc<drop_reports::DropReports>,
+    /// The longest a publish waits for the version the last publish retired
+    /// (`oplog/wait.rs`).
+    max_wait: std::time::Duration,
+    /// Node addresses (only compared) of the version the last publish published and of
+    /// the one it retired; 0 for none yet.
+    published: usize,
+    retired: usize,
+    /// Publishes that skip the wait after waits that timed out.
+    wait_backoff: wait::Backoff,
     stats: OpLogStats,
 }
 
@@ -398,6 +414,10 @@ const HEAVY_PASS_OPS: usize = 32;
 fn out_of_reach(seq: u64, base: u64) -> bool {
     seq == UNSYNCED || seq < base
 }
+
+/// How long a publish waits by default for the version the last publish retired: see
+/// [`OpLogBuilder::max_wait`].
+pub(crate) const DEFAULT_MAX_WAIT: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// How many operations the op log keeps by default: see [`OpLogBuilder::max_ops`].
 pub(crate) const DEFAULT_MAX_OPS: usize = 1 << 16;
@@ -502,9 +522,10 @@ where
     /// [`Versioned::seq`] of the new version says); with nothing pending, publishes nothing
     /// and returns the current number.
     ///
-    /// Costs *(lag + 1) × k* operation applications, one [`Container::update`], at most
-    /// one reclamation pass, and a full copy when no version the pool hands out is within
-    /// the op log's reach (module docs, "What it costs"). Never waits for a reader.
+    /// Costs *(lag + 1) × k* operation applications, one [`Container::update`], a
+    /// reclamation pass or a few, and a full copy when no version the pool hands out is
+    /// within the op log's reach (module docs, "What it costs"). Waits for readers of the
+    /// version the last publish retired at most [`OpLogBuilder::max_wait`].
     ///
     /// # Panics
     ///
@@ -543,6 +564,10 @@ where
             max_ops,
             passes_seen,
             dropping,
+            max_wait,
+            published,
+            retired,
+            wait_backoff,
             stats,
             ..
         } = self;
@@ -560,6 +585,8 @@ where
             // would take the idle version, which lacks what the op log holds.
             list.reclaim_unless_heavy(log.len() >= HEAVY_PASS_OPS);
         }
+        // Readers that acquired it just before the last swap are about to let go of it.
+        wait::for_retired(list, *retired, *max_wait, wait_backoff, stats);
         // The freshest version back from the readers, else whatever the pool has.
         let mut next = container
             .pool()
@@ -634,7 +661,9 @@ where
         stats.appended += batch as u64;
         let seq = *head + 1;
         next.seq = seq;
+        let addr = Pooled::node_addr(&next);
         container.update(next);
+        *retired = std::mem::replace(published, addr);
         // After the update: a pass that ends from now on may have taken the version it
         // retired off the list.
         *passes_seen = list.passes_ended();

@@ -192,3 +192,74 @@ fn a_dropped_spare_vs_publish() {
         assert_eq!(w.stats().versions as u64, live - 1, "{:?}", w.stats());
     });
 }
+
+/// The publish's bounded wait (`OpLogBuilder::max_wait`) against a reader that leaves the
+/// version the last publish retired: the reader holds version 1 while batch 2 retires it,
+/// then lets go on its thread while batch 3's publish waits for it (under loom the wait
+/// makes at most two looks, whatever the clock, and yields between them). Where the wait
+/// gets it back, batch 3 is written on it and the pool makes no third version; where it
+/// times out, batch 3 takes a new one; no reader sees a version being written; and some
+/// execution gets it back (fails without the wait's pass, `oplog/wait.rs`).
+#[test]
+fn bounded_wait_vs_a_reader_that_leaves() {
+    bounded(3, || {
+        let mut w: Writer = OpLog::new(Vec::new());
+        publish(&mut w, 1);
+        let table = w.container().clone();
+        let held = table.acquire(); // version 1
+        publish(&mut w, 2); // retires version 1
+        let reader = thread::spawn(move || {
+            check(&held);
+            drop(held);
+        });
+        publish(&mut w, 3); // waits for version 1
+        reader.join().unwrap();
+        check(&table.acquire());
+        let stats = w.stats();
+        // No wait at all if the reader let go before batch 3's publish began.
+        assert!(stats.waited + stats.wait_timeouts <= 1, "{stats:?}");
+        assert_eq!(
+            w.container().pool().stats().created,
+            2 + stats.wait_timeouts,
+            "a wait that got the version back made another anyway: {stats:?}"
+        );
+        if stats.waited == 1 {
+            GOT_IT_BACK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    assert!(
+        GOT_IT_BACK.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "in no execution did the wait get the version back"
+    );
+}
+
+/// Executions of [`bounded_wait_vs_a_reader_that_leaves`] whose wait got the version back
+/// (std's atomic: it counts across loom's executions).
+static GOT_IT_BACK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The bounded wait against a reader that does not leave: it holds version 1 through
+/// batch 3's publish, which waits, times out (it never blocks on the reader), and writes a
+/// new version; the held one stays whole.
+#[test]
+fn bounded_wait_vs_a_reader_that_stays() {
+    bounded(3, || {
+        let mut w: Writer = OpLog::new(Vec::new());
+        publish(&mut w, 1);
+        let table = w.container().clone();
+        let holder = thread::spawn(move || {
+            let g = table.acquire();
+            check(&g);
+            g
+        });
+        let held = holder.join().unwrap();
+        publish(&mut w, 2);
+        publish(&mut w, 3);
+        check(&held);
+        check(&w.container().acquire());
+        let stats = w.stats();
+        if Versioned::seq(&held) == 1 {
+            // Batch 2 retired it: batch 3 waited for it and timed out.
+            assert_eq!((stats.waited, stats.wait_timeouts), (0, 1), "{stats:?}");
+        }
+    });
+}

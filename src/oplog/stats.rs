@@ -31,6 +31,12 @@ pub struct OpLogStats {
     /// ([module docs](super#how-it-works), "How it works"). Full copies are counted in
     /// [`full_syncs`](OpLogStats::full_syncs) instead.
     pub stale_takes: u64,
+    /// Publishes that waited for the version the last publish retired and got it back
+    /// within [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait).
+    pub waited: u64,
+    /// Publishes that waited [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait)
+    /// for the version the last publish retired and took another: a reader held it longer.
+    pub wait_timeouts: u64,
     /// Published operations the op log holds now for versions that lack them (not the
     /// pending batch, nor those waiting in [`dropping`](OpLogStats::dropping)).
     pub ops_held: usize,

@@ -150,6 +150,15 @@ impl<T> Drop for Pooled<'_, T> {
     }
 }
 
+impl<T> Pooled<'_, T> {
+    /// The address of the guard's node: what a container's retired list names the object
+    /// by once it was published and retired (`List::holds`). Only compared, never
+    /// dereferenced.
+    pub(crate) fn node_addr(this: &Self) -> usize {
+        this.node.as_ptr() as usize
+    }
+}
+
 /// The node a guard holds, for the unit tests' look at its count.
 #[cfg(all(test, not(loom)))]
 pub(super) fn pooled_node<T>(pooled: &Pooled<'_, T>) -> NonNull<PoolNode<T>> {

@@ -511,6 +511,28 @@ impl List {
         until_settled(|| list_pass(self, self.state.lock()))
     }
 
+    /// Whether the node at address `node` is on this list now: retired, and not taken by
+    /// a pass (one in flight holds its nodes off the list). The list's lock and a scan,
+    /// O(versions on the list).
+    pub(crate) fn holds(&self, node: usize) -> bool {
+        self.state
+            .lock()
+            .retired
+            .iter()
+            .any(|r| r.node.as_ptr() as usize == node)
+    }
+
+    /// Whether no hazard slot seems to protect the node at address `node` now: one scan of
+    /// every thread's slots, without a barrier, so only a hint (a slot stored a moment ago
+    /// may not show yet, one cleared a moment ago may still show; a counted guard does not
+    /// show). For a writer that waits for a version to be free before it runs a pass,
+    /// which decides. O(slots in use), loads only.
+    pub(crate) fn looks_unprotected(node: usize) -> bool {
+        let mut held = false;
+        scan(|p| held |= p as usize == node);
+        !held
+    }
+
     /// How many pools gave this list back so far (see the field).
     pub(super) fn releases(&self) -> usize {
         // Relaxed: see `release_list`.
