@@ -16,6 +16,7 @@
 //! | name             | write                                          | read                          |
 //! |------------------|------------------------------------------------|-------------------------------|
 //! | `poolswap`       | `get_new`, fill, `update`                      | `acquire`, look up, release   |
+//! | `poolswap-foldhash` | the same, the map hashed with foldhash's fast hasher instead of std's SipHash | the same |
 //! | `arc-swap`       | fill a fresh map, `store(Arc::new(map))`       | `load`, look up               |
 //! | `rwlock-arc`     | fill a fresh map, swap it in under write lock  | clone the `Arc` under read lock, look up |
 //! | `rwlock-inplace` | write lock, `clear`, refill in place           | read lock, look up            |
@@ -37,8 +38,17 @@
 //! ```
 //!
 //! `scripts/bench.sh` runs both and writes the README's tables.
+//!
+//! Every strategy but `poolswap-foldhash` hashes with std's `RandomState` (SipHash-1-3,
+//! keyed per map): what a `HashMap` uses unless told otherwise. Go's map hashes with AES
+//! instructions where the CPU has them, so the Go original's benchmark
+//! (`compare/go/`) fills its map with a faster hash; `poolswap-foldhash` is the same
+//! strategy with a hasher of that class (foldhash, as `hashbrown` uses by default), to show
+//! what of the difference is the hash.
 
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -73,7 +83,7 @@ fn thread_counts() -> Vec<usize> {
 const WRITE_PCTS: [u64; 3] = [1, 10, 50];
 
 /// Inserts every entry: the work of one write.
-fn fill(map: &mut Map) {
+fn fill<S: BuildHasher>(map: &mut HashMap<&'static str, &'static str, S>) {
     for &(k, v) in entries() {
         map.insert(k, v);
     }
@@ -98,14 +108,14 @@ trait Strategy: Sync {
     fn read(&self, local: &mut Self::Local, key: &str) -> Option<&'static str>;
 }
 
-/// poolswap: recycled maps, refcounted versions.
-struct PoolSwap(Container<Map>);
+/// poolswap: recycled maps, refcounted versions; `S` is the maps' hasher.
+struct PoolSwap<S = RandomState>(Container<HashMap<&'static str, &'static str, S>>);
 
-impl PoolSwap {
+impl<S: BuildHasher + Default + Send + Sync + 'static> PoolSwap<S> {
     fn new() -> Self {
         let pool = Pool::new(
-            || Map::with_capacity(ENTRIES),
-            |m: &mut Map| {
+            || HashMap::with_capacity_and_hasher(ENTRIES, S::default()),
+            |m: &mut HashMap<&'static str, &'static str, S>| {
                 m.clear();
                 true
             },
@@ -116,7 +126,7 @@ impl PoolSwap {
     }
 }
 
-impl Strategy for PoolSwap {
+impl<S: BuildHasher + Default + Send + Sync + 'static> Strategy for PoolSwap<S> {
     type Local = ();
     fn local(&self) {}
     fn write(&self) {
@@ -287,7 +297,14 @@ fn heavy(c: &mut Criterion) {
     entries(); // build the keys before anything is timed
     let group = format!("heavy-{}", setting());
     for pct in WRITE_PCTS {
-        bench(c, &group, "poolswap", pct, PoolSwap::new());
+        bench(c, &group, "poolswap", pct, PoolSwap::<RandomState>::new());
+        bench(
+            c,
+            &group,
+            "poolswap-foldhash",
+            pct,
+            PoolSwap::<foldhash::fast::RandomState>::new(),
+        );
         bench(
             c,
             &group,

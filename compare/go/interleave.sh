@@ -15,12 +15,16 @@
 #   GOMEMLIMIT_GO=512MiB    GOMEMLIMIT of the Go runs
 #   BENCHTIME_01/_10/_50    Go's -test.benchtime per ratio, as in run.sh
 #   POOLSWAP_GO_SRC, POOLSWAP_GO_REF   where the Go source comes from, as in run.sh
+#   HASHERS="std foldhash"  the Rust side's hashers: `std` runs `poolswap/wNN` (std's
+#                           SipHash), `foldhash` runs `poolswap-foldhash/wNN`; each round
+#                           runs Go and every listed Rust side, Go first in odd rounds and
+#                           last in even ones
 # The Rust side runs benches/heavy.rs's `poolswap/wNN` under glibc's defaults (set
 # MALLOC_MMAP_THRESHOLD_ to change that), with its criterion output and allocation
 # side files in a scratch directory, so target/criterion (which scripts/tables.py
 # reads) is left alone.
 #
-# About 4 minutes with the defaults on the 2-core VM (226 s measured).
+# About 7 minutes with the defaults on the 2-core VM (Go and both hashers, 3 rounds).
 set -euo pipefail
 shopt -s inherit_errexit # a failure inside $(...) stops the script too
 
@@ -29,6 +33,11 @@ root=$(cd "$here/../.." && pwd)
 ROUNDS=${ROUNDS:-5}
 WRITES=${WRITES:-"01 10 50"}
 GOMEMLIMIT_GO=${GOMEMLIMIT_GO:-512MiB}
+HASHERS=${HASHERS:-"std foldhash"}
+for h in $HASHERS; do
+    [[ $h == std || $h == foldhash ]] ||
+        { echo "interleave.sh: HASHERS takes std and foldhash, not $h" >&2; exit 2; }
+done
 BENCHTIME_01=${BENCHTIME_01:-1s}
 BENCHTIME_10=${BENCHTIME_10:-1000x}
 BENCHTIME_50=${BENCHTIME_50:-1000x}
@@ -60,14 +69,14 @@ go_run() { # writes -> ns/op
         awk '/^BenchmarkHotSwap\// { for (i = 3; i < NF; i++) if ($(i + 1) == "ns/op") print $i }'
 }
 
-rust_run() { # writes -> ns/op (criterion's mean; the heavy bench samples flat)
-    local w=$((10#$1)) id
+rust_run() { # writes, strategy -> ns/op (criterion's mean; the heavy bench samples flat)
+    local w=$((10#$1)) name=$2 id
     rm -rf "$tmp/criterion" "$tmp/target"
     (cd "$root" && CRITERION_HOME="$tmp/criterion" CARGO_TARGET_DIR="$tmp/target" \
-        "$rust_bin" --bench "^heavy-[^/]*/poolswap/w$w\$" >"$tmp/rust.log" 2>&1) ||
+        "$rust_bin" --bench "^heavy-[^/]*/$name/w$w\$" >"$tmp/rust.log" 2>&1) ||
         { cat "$tmp/rust.log" >&2; return 1; }
-    id=$(cd "$tmp/criterion" && ls -d heavy-*/poolswap/w"$w" 2>/dev/null | head -n1) || true
-    [[ -n $id ]] || { cat "$tmp/rust.log" >&2; echo "interleave.sh: no poolswap/w$w result" >&2; return 1; }
+    id=$(cd "$tmp/criterion" && ls -d heavy-*/"$name"/w"$w" 2>/dev/null | head -n1) || true
+    [[ -n $id ]] || { cat "$tmp/rust.log" >&2; echo "interleave.sh: no $name/w$w result" >&2; return 1; }
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["mean"]["point_estimate"])' \
         "$tmp/criterion/$id/new/estimates.json"
 }
@@ -75,12 +84,18 @@ rust_run() { # writes -> ns/op (criterion's mean; the heavy bench samples flat)
 mkdir -p "$here/results"
 tsv=$here/results/interleave.tsv
 printf 'round\twrites\tlanguage\tns_per_op\n' >"$tsv"
+rust_sides=""
+for h in $HASHERS; do rust_sides+=" rust-$h"; done
 for ((r = 1; r <= ROUNDS; r++)); do
     for w in $WRITES; do
-        # ABBA: Go first in odd rounds, Rust first in even ones.
-        if ((r % 2)); then order="go rust"; else order="rust go"; fi
+        # ABBA: Go first in odd rounds, last in even ones.
+        if ((r % 2)); then order="go$rust_sides"; else order="$rust_sides go"; fi
         for lang in $order; do
-            ns=$("${lang}_run" "$w")
+            case $lang in
+                go) ns=$(go_run "$w") ;;
+                rust-std) ns=$(rust_run "$w" poolswap) ;;
+                rust-foldhash) ns=$(rust_run "$w" poolswap-foldhash) ;;
+            esac
             [[ $ns =~ ^[0-9.]+$ ]] || { echo "interleave.sh: no ns/op from $lang at $w%" >&2; exit 1; }
             printf '%s\t%s\t%s\t%s\n' "$r" "$((10#$w))" "$lang" "$ns" | tee -a "$tsv" >&2
         done
@@ -91,17 +106,19 @@ summary=$(python3 - "$tsv" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 ns = {(int(r["round"]), int(r["writes"]), r["language"]): float(r["ns_per_op"]) for r in rows}
+sides = sorted({k[2] for k in ns if k[2] != "go"})
 for w in sorted({k[1] for k in ns}):
     rounds = sorted({k[0] for k in ns if k[1] == w})
     go = [ns[(r, w, "go")] for r in rounds]
-    ru = [ns[(r, w, "rust")] for r in rounds]
-    # Each round's two runs are neighbours in time: their ratio cancels most drift.
-    ratios = [b / a for a, b in zip(go, ru)]
-    print(f"writes {w}%: Rust/Go per round {' '.join(f'{x:.2f}' for x in ratios)}, "
-          f"median {statistics.median(ratios):.2f}x; "
-          f"Go median {statistics.median(go)/1e3:.1f} us ({min(go)/1e3:.1f}-{max(go)/1e3:.1f}), "
-          f"Rust median {statistics.median(ru)/1e3:.1f} us ({min(ru)/1e3:.1f}-{max(ru)/1e3:.1f}), "
-          f"{len(rounds)} rounds")
+    for side in sides:
+        ru = [ns[(r, w, side)] for r in rounds]
+        # Each round's runs are neighbours in time: their ratio cancels most drift.
+        ratios = [b / a for a, b in zip(go, ru)]
+        print(f"writes {w}%, {side}: Rust/Go per round {' '.join(f'{x:.2f}' for x in ratios)}, "
+              f"median {statistics.median(ratios):.2f}x; "
+              f"Go median {statistics.median(go)/1e3:.1f} us ({min(go)/1e3:.1f}-{max(go)/1e3:.1f}), "
+              f"Rust median {statistics.median(ru)/1e3:.1f} us ({min(ru)/1e3:.1f}-{max(ru)/1e3:.1f}), "
+              f"{len(rounds)} rounds")
 EOF
 )
 echo "$summary"
@@ -116,7 +133,7 @@ echo "$summary"
     echo "rust_malloc_mmap_threshold: ${MALLOC_MMAP_THRESHOLD_:-glibc default}"
     echo "loadavg_start: $load_start"
     echo "loadavg_end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-    echo "command: ROUNDS=$ROUNDS WRITES=\"$WRITES\" compare/go/interleave.sh"
+    echo "command: ROUNDS=$ROUNDS WRITES=\"$WRITES\" HASHERS=\"$HASHERS\" compare/go/interleave.sh"
     echo "elapsed_s: $((SECONDS - start))"
     echo "$summary"
 } >"$here/results/interleave-info.txt"
