@@ -9,6 +9,7 @@
 //! | `raw` | `Raw`, the state and lock-free protocol both flavours share |
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
+//! | `subscribe` | `Subscriber`, a reader that waits for the next version, and `Closed` |
 //!
 //! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
 //! they differ in what they return (`Guard<T>` or `Option<Guard<T>>`).
@@ -19,9 +20,11 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 mod cache;
 mod guard;
 mod raw;
+mod subscribe;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
+pub use self::subscribe::{Closed, Subscriber};
 use self::raw::Raw;
 use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
@@ -805,7 +808,10 @@ impl<T> OptionContainer<T> {
 /// ```
 impl<T> From<Container<T>> for OptionContainer<T> {
     fn from(c: Container<T>) -> OptionContainer<T> {
-        OptionContainer { raw: c.raw }
+        let mut raw = c.raw;
+        // Its subscribers hold a `Weak` of an `Arc<Container<T>>` that no longer upgrades.
+        raw.close_subscribers();
+        OptionContainer { raw }
     }
 }
 

@@ -90,6 +90,9 @@
 //!   compare-and-swap is `Relaxed`: it continues the release sequence of the swap that
 //!   published the version.
 //! - Slots and barriers: `reclaim/hazard.rs`.
+//! - The subscribers' signal: loaded `Acquire` after each store to `current`, which a
+//!   subscriber's read-modify-write of `current` orders against its install
+//!   (`subscribe.rs`).
 //! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
 //!   `Release` for the ABA case (`refcount.rs`).
 //!
@@ -107,6 +110,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
+use super::subscribe::Signal;
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
 use crate::reclaim::{self, untag, Slot, FENCED};
@@ -117,7 +121,7 @@ use crate::sync::{self, AtomicPtr, Ordering};
 /// on; an [`OptionContainer`](crate::OptionContainer) may be empty.
 pub(super) struct Raw<T> {
     /// The current version, or null while empty. Holds one reference on it.
-    current: CachePadded<AtomicPtr<PoolNode<T>>>,
+    pub(super) current: CachePadded<AtomicPtr<PoolNode<T>>>,
     /// Every version published here comes from this pool, whose node memory outlives
     /// `&self`: the reader protocol depends on it (see the module docs).
     pool: Pool<T>,
@@ -128,6 +132,10 @@ pub(super) struct Raw<T> {
     /// need not see a hint, and models stay as small as without it.
     #[allow(clippy::disallowed_types)]
     last_update: HintU64,
+    /// The subscribers' signal (`subscribe.rs`), an `Arc::into_raw` pointer holding the
+    /// container's count on it; null until the first subscriber. A publisher loads it after
+    /// its store to `current`, and counts its version there if it is not null.
+    pub(super) signal: AtomicPtr<Signal>,
 }
 
 /// A version published less than this long (ns; 50 µs) after the previous one is published
@@ -177,6 +185,7 @@ impl<T> Raw<T> {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             pool: pool.clone(),
             last_update: HintU64::new(0),
+            signal: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -333,13 +342,14 @@ impl<T> Raw<T> {
         // this retries at most twice.
         let mut seen = expected;
         loop {
-            // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through
+            // AcqRel on success, as `replace` (whose subscriber duty it shares). Relaxed on failure: nothing is read through
             // the value seen, and `version` was never visible.
             match self
                 .current
                 .compare_exchange(seen, new, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(old) => {
+                    self.notify_subscribers();
                     let (old, fenced) = untag(old);
                     if let Some(old) = Version::from_ptr(old) {
                         self.retire(old, fenced);
@@ -432,8 +442,11 @@ impl<T> Raw<T> {
     /// counted reference, and whether it was fenced.
     fn replace(&self, new: *mut PoolNode<T>) -> Option<(Version<T>, bool)> {
         // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
-        // contents, published by an earlier swap, are visible to the guard `swap` returns.
+        // contents, published by an earlier swap, are visible to the guard `swap` returns;
+        // and a subscriber's install, if this reads its touch of `current` (`subscribe.rs`).
         let (old, fenced) = untag(self.current.swap(new, Ordering::AcqRel));
+        // After the swap: see `subscribe.rs`, "The signal's installation".
+        self.notify_subscribers();
         Version::from_ptr(old).map(|old| (old, fenced))
     }
 
@@ -494,6 +507,8 @@ impl<T> Raw<T> {
 
 impl<T> Drop for Raw<T> {
     fn drop(&mut self) {
+        // Before the take: subscribers see `Closed`, not a change to an empty container.
+        self.close_subscribers();
         drop(self.take());
         // A writer-side moment: the last version, and any other retired one no guard
         // holds, go back to their pools now rather than at some later reclamation
