@@ -10,6 +10,7 @@
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
 //! | `subscribe` | `Subscriber`, a reader that waits for the next version, and `Closed` |
+//! | `wakers` | the list of tasks awaiting `Subscriber::changed` (feature `async`) |
 //!
 //! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
 //! they differ in what they return (`Guard<T>` or `Option<Guard<T>>`).
@@ -21,6 +22,8 @@ mod cache;
 mod guard;
 mod raw;
 mod subscribe;
+#[cfg(all(feature = "async", not(loom)))]
+mod wakers;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};

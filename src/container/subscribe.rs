@@ -24,17 +24,18 @@
 //!   newer than its count (a later change is then reported for a version it already has, at
 //!   most once per race), never an older one.
 //! - A waiter first registers where the publisher will wake it (blocking: holds the
-//!   signal's lock; async: inserts an event-listener listener), then sets `WAITING` with a
+//!   signal's lock; async: puts its task's waker in the signal's list, `wakers.rs`, under
+//!   that list's lock), then sets `WAITING` with a
 //!   `fetch_or` (`AcqRel`) that also returns the count, and sleeps only if the count is the
 //!   one it saw. A publisher whose `fetch_add` returns `WAITING` clears it (`fetch_and`,
 //!   `AcqRel`) and wakes every waiter: it locks and unlocks the lock, then notifies the
-//!   condition variable and the event. No wake-up is lost: the two read-modify-writes are
+//!   condition variable and takes the wakers' list to wake it. No wake-up is lost: the two read-modify-writes are
 //!   ordered. If the waiter's `fetch_or` came first, the publisher's `fetch_add` or
 //!   `fetch_and` reads its flag, so the waiter's registration happens before the publisher's
 //!   notification: a blocking waiter held the lock from before its `fetch_or` until its wait
-//!   released it, so the publisher's lock comes after it sleeps; an async waiter's listener is
-//!   in the list when the publisher's `notify` looks (hence `notify`'s relaxed flavour, with
-//!   no fence). If the publisher's `fetch_add` came first, the waiter's `fetch_or` returns the
+//!   released it, so the publisher's lock comes after it sleeps; an async waiter unlocked the
+//!   wakers' list before its `fetch_or`, so the publisher's lock of that list comes after,
+//!   and finds its waker. If the publisher's `fetch_add` came first, the waiter's `fetch_or` returns the
 //!   new count and it does not sleep. A waiter whose flag a `fetch_and` cleared before it
 //!   slept is woken by that publisher's notification, sees no change, and sets the flag again.
 //! - Closing (the container's drop) sets `CLOSED` with a `fetch_or` and wakes every waiter the
@@ -69,6 +70,14 @@ use std::time::Duration;
 use std::sync::{Arc as StdArc, Weak as StdWeak};
 
 use super::raw::Raw;
+#[cfg(all(feature = "async", not(loom)))]
+use super::wakers::{Slot, Wakers};
+#[cfg(all(feature = "async", not(loom)))]
+use std::future::Future;
+#[cfg(all(feature = "async", not(loom)))]
+use std::pin::Pin;
+#[cfg(all(feature = "async", not(loom)))]
+use std::task::{Context, Poll};
 use super::{Container, Guard, OptionContainer};
 use crate::sync::{self, AtomicU64, Condvar, Deadline, Mutex, Ordering};
 
@@ -100,9 +109,9 @@ pub(super) struct Signal {
     lock: Mutex<()>,
     /// Blocking waiters sleep here.
     cond: Condvar,
-    /// Async waiters' listeners. Its list is allocated at the first async wait.
+    /// Async waiters' wakers (`wakers.rs`). Allocates at the first async wait.
     #[cfg(all(feature = "async", not(loom)))]
-    event: event_listener::Event,
+    wakers: Wakers,
 }
 
 impl Signal {
@@ -112,7 +121,7 @@ impl Signal {
             lock: Mutex::new(()),
             cond: Condvar::new(),
             #[cfg(all(feature = "async", not(loom)))]
-            event: event_listener::Event::new(),
+            wakers: Wakers::new(),
         }
     }
 
@@ -150,13 +159,10 @@ impl Signal {
         // lock from its `fetch_or` to its sleep.
         drop(self.lock.lock());
         self.cond.notify_all();
+        // Takes the list's lock: after the registration of an async waiter that set
+        // `WAITING` before (module docs).
         #[cfg(all(feature = "async", not(loom)))]
-        {
-            use event_listener::IntoNotification;
-            // Relaxed (no fence): the state's read-modify-writes order every listener that
-            // registered before its `fetch_or` before this call (module docs).
-            self.event.notify(usize::MAX.relaxed());
-        }
+        self.wakers.wake_all();
     }
 
     /// The state, for a subscriber that is about to compare its count.
@@ -340,15 +346,16 @@ impl Error for Closed {}
 ///   container allocates its signal (one allocation, a compare-and-swap).
 /// - A publication: with no signal (nobody ever subscribed), one load. With one and no
 ///   waiter asleep, one atomic read-modify-write. With waiters asleep, one more, a lock
-///   and unlock, and a wake-up of each (the condition variable's `notify_all`, the
-///   listeners' wakers).
+///   and unlock, and a wake-up of each (the condition variable's `notify_all`; for tasks,
+///   one lock of the wakers' list, taken whole, and each waker's `wake` after the unlock).
 /// - [`has_changed`](Subscriber::has_changed): one load.
 ///   [`acquire`](Subscriber::acquire): one load, the `Weak`'s upgrade and drop (two atomic
 ///   read-modify-writes on the `Arc`'s count, shared with the other subscribers), and the
 ///   container's `acquire`.
 /// - A wait that finds a change: one load. One that sleeps: a read-modify-write to
-///   register, and a lock (blocking) or an insertion in the listener list (async; no
-///   allocation: the listener lives in the future) per sleep.
+///   register, and a lock (blocking), or a lock of the wakers' list and a clone of the
+///   task's waker (async; an allocation only when the list grows past its largest size).
+///   A woken task takes no lock; a future dropped while registered takes one.
 ///
 /// # Send and Sync
 ///
@@ -553,7 +560,8 @@ impl<C> Subscriber<C> {
     /// # Cancel safety
     ///
     /// Cancel-safe: the future marks a version seen only when it returns it, and holds
-    /// nothing between polls but its listener in the signal's list (dropped with it). A
+    /// nothing between polls but its task's waker in the signal's list (cleared when it
+    /// is dropped). A
     /// version published while the future was pending and before it was dropped is seen
     /// by the next wait.
     ///
@@ -583,18 +591,48 @@ impl<C> Subscriber<C> {
     #[cfg(all(feature = "async", not(loom)))]
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub async fn changed(&mut self) -> Result<(), Closed> {
-        let signal = &*self.signal;
-        if let Some(found) = check(&mut self.seen, signal.load()) {
-            return found;
+        Changed {
+            signal: &self.signal,
+            seen: &mut self.seen,
+            slot: None,
         }
-        loop {
-            // On the future's own state: no allocation (event-listener's stack listener).
-            event_listener::listener!(signal.event => listener);
-            // After the listener's insertion (module docs).
-            if let Some(found) = check(&mut self.seen, signal.register()) {
-                return found;
-            }
-            listener.await;
+        .await
+    }
+}
+
+/// The future of [`Subscriber::changed`]: registers its task's waker, then sets `WAITING`
+/// and looks (module docs); unregisters when dropped.
+#[cfg(all(feature = "async", not(loom)))]
+struct Changed<'a> {
+    signal: &'a Signal,
+    seen: &'a mut u64,
+    /// Its registration in the signal's wakers, once it has one.
+    slot: Option<Slot>,
+}
+
+#[cfg(all(feature = "async", not(loom)))]
+impl Future for Changed<'_> {
+    type Output = Result<(), Closed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(found) = check(this.seen, this.signal.load()) {
+            return Poll::Ready(found);
+        }
+        this.signal.wakers.register(&mut this.slot, cx.waker());
+        // After the registration (module docs).
+        match check(this.seen, this.signal.register()) {
+            Some(found) => Poll::Ready(found),
+            None => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(all(feature = "async", not(loom)))]
+impl Drop for Changed<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            self.signal.wakers.unregister(slot);
         }
     }
 }
