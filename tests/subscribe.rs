@@ -393,6 +393,26 @@ mod changed {
         }
     }
 
+    /// A task that starts and drops a wait over and over between two publications (a
+    /// `select!` with a timeout in a loop) clears its registration each time, and the wait
+    /// it keeps is still woken.
+    #[test]
+    fn waits_dropped_over_and_over_leave_the_last_one_woken() {
+        let (_pool, c) = container(1);
+        let mut sub = c.subscribe();
+        let (count, waker) = counting();
+        for _ in 0..if cfg!(miri) { 20 } else { 1_000 } {
+            let mut fut = Box::pin(sub.changed());
+            assert!(poll(fut.as_mut(), &waker).is_pending());
+        }
+        assert_eq!(count.0.load(SeqCst), 0);
+        let mut fut = Box::pin(sub.changed());
+        assert!(poll(fut.as_mut(), &waker).is_pending());
+        publish(&c, 2);
+        assert_eq!(count.0.load(SeqCst), 1, "woken once: the dropped waits were cleared");
+        assert_eq!(poll(fut.as_mut(), &waker), Poll::Ready(Ok(())));
+    }
+
     #[test]
     fn a_pending_changed_is_woken_with_closed_when_the_container_goes() {
         let (_pool, c) = container(1);

@@ -325,7 +325,7 @@ impl Error for Closed {}
 ///     let mut seen = Vec::new();
 ///     while sub.wait_changed().is_ok() {
 ///         match sub.acquire() {
-///             Ok(current) => seen.push(current.clone()),
+///             Ok(current) => seen.push(current.as_str().to_owned()),
 ///             Err(_closed) => break,
 ///         }
 ///     }
