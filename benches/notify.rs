@@ -240,12 +240,18 @@ fn main() {
     drop(rt);
 
     println!("{tasks} tasks, {rounds} rounds per system, 2 tokio workers");
-    println!("| system | notify p50 µs | notify p99 µs | wake-up p50 µs | wake-up p99 µs | samples |");
+    println!(
+        "| system | notify p50 µs | notify p99 µs | wake-up p50 µs | wake-up p99 µs | samples |"
+    );
     println!("|---|---|---|---|---|---|");
     for (name, s) in [("poolswap Subscriber", &mut ps), ("tokio watch", &mut wa)] {
         s.notify_ns.sort_unstable();
         s.wake_ns.sort_unstable();
-        assert_eq!(s.wake_ns.len(), tasks * rounds, "{name}: a wake-up was lost");
+        assert_eq!(
+            s.wake_ns.len(),
+            tasks * rounds,
+            "{name}: a wake-up was lost"
+        );
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
             pct(&s.notify_ns, 0.5),
@@ -264,7 +270,12 @@ fn main() {
     let mut rows = [
         ("get_new + fill, no update (floor)", &plain, false, f64::NAN),
         ("update, nobody subscribed", &plain, true, f64::NAN),
-        ("update, one subscriber not waiting", &subscribed, true, f64::NAN),
+        (
+            "update, one subscriber not waiting",
+            &subscribed,
+            true,
+            f64::NAN,
+        ),
     ];
     // Interleaved, so that a drift of the machine spreads over all rows.
     for _ in 0..3 {

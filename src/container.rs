@@ -27,8 +27,8 @@ mod wakers;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
-pub use self::subscribe::{Closed, Subscriber};
 use self::raw::Raw;
+pub use self::subscribe::{Closed, Subscriber};
 use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
 

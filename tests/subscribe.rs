@@ -3,7 +3,6 @@
 //! hand and dropped at every poll point. No sleep synchronizes anything here: threads meet
 //! on barriers, channels and the waits under test.
 
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread;
 use std::time::Duration;
@@ -211,7 +210,10 @@ fn after_the_close_every_call_returns_closed() {
     drop(c);
     assert_eq!(sub.has_changed(), Err(Closed));
     assert_eq!(sub.wait_changed(), Err(Closed));
-    assert_eq!(sub.wait_changed_timeout(Duration::from_secs(1)), Err(Closed));
+    assert_eq!(
+        sub.wait_changed_timeout(Duration::from_secs(1)),
+        Err(Closed)
+    );
     assert!(sub.acquire().is_err());
     assert!(format!("{sub:?}").contains("closed: true"));
     let e: Box<dyn std::error::Error> = Box::new(Closed);
@@ -242,7 +244,11 @@ fn a_subscriber_does_not_keep_the_container_alive() {
     drop(c);
     assert!(weak.upgrade().is_none());
     poolswap::reclaim();
-    assert_eq!(pool.stats().idle, 1, "the last version went back to the pool");
+    assert_eq!(
+        pool.stats().idle,
+        1,
+        "the last version went back to the pool"
+    );
     drop(sub);
 }
 
@@ -288,6 +294,7 @@ fn subscribers_are_send_and_sync() {
 #[cfg(feature = "async")]
 mod changed {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::future::Future;
     use std::pin::pin;
     use std::task::{Context, Poll, Wake, Waker};
@@ -373,7 +380,8 @@ mod changed {
                 if !publish_before_drop {
                     publish(&c, 2);
                 }
-                let case = format!("{polls} polls, publication before the drop: {publish_before_drop}");
+                let case =
+                    format!("{polls} polls, publication before the drop: {publish_before_drop}");
                 assert!(other_count.0.load(SeqCst) >= 1, "{case}: other not woken");
                 assert_eq!(
                     poll(other_fut.as_mut(), &other_waker),
@@ -409,7 +417,11 @@ mod changed {
         let mut fut = Box::pin(sub.changed());
         assert!(poll(fut.as_mut(), &waker).is_pending());
         publish(&c, 2);
-        assert_eq!(count.0.load(SeqCst), 1, "woken once: the dropped waits were cleared");
+        assert_eq!(
+            count.0.load(SeqCst),
+            1,
+            "woken once: the dropped waits were cleared"
+        );
         assert_eq!(poll(fut.as_mut(), &waker), Poll::Ready(Ok(())));
     }
 
@@ -427,7 +439,10 @@ mod changed {
 
     /// Tasks on another runtime's threads: a publication from a plain thread wakes each.
     #[test]
-    #[cfg_attr(miri, ignore = "smol's executor and its reactor thread are slow under Miri")]
+    #[cfg_attr(
+        miri,
+        ignore = "smol's executor and its reactor thread are slow under Miri"
+    )]
     fn changed_under_smol_sees_every_round() {
         let (_pool, c) = container(0);
         let rounds = 200;

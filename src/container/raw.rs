@@ -110,7 +110,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
-use super::subscribe::Signal;
+use super::subscribe::{count, Signal};
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
 use crate::reclaim::{self, untag, Slot, FENCED};
@@ -121,7 +121,7 @@ use crate::sync::{self, AtomicPtr, Ordering};
 /// on; an [`OptionContainer`](crate::OptionContainer) may be empty.
 pub(super) struct Raw<T> {
     /// The current version, or null while empty. Holds one reference on it.
-    pub(super) current: CachePadded<AtomicPtr<PoolNode<T>>>,
+    current: CachePadded<AtomicPtr<PoolNode<T>>>,
     /// Every version published here comes from this pool, whose node memory outlives
     /// `&self`: the reader protocol depends on it (see the module docs).
     pool: Pool<T>,
@@ -135,7 +135,7 @@ pub(super) struct Raw<T> {
     /// The subscribers' signal (`subscribe.rs`), an `Arc::into_raw` pointer holding the
     /// container's count on it; null until the first subscriber. A publisher loads it after
     /// its store to `current`, and counts its version there if it is not null.
-    pub(super) signal: AtomicPtr<Signal>,
+    signal: AtomicPtr<Signal>,
 }
 
 /// A version published less than this long (ns; 50 µs) after the previous one is published
@@ -502,6 +502,88 @@ impl<T> Raw<T> {
     pub(super) fn is_empty(&self) -> bool {
         // Relaxed: an instantaneous reading; nothing is dereferenced.
         self.current.load(Ordering::Relaxed).is_null()
+    }
+}
+
+/// The subscribers' side of the container (`subscribe.rs` tells the protocol).
+impl<T> Raw<T> {
+    /// The container's signal, installed now if it has none, and the subscriber's first
+    /// token: every publication that this returns without counting is one that the caller's
+    /// later acquires see (module docs, "The signal's installation").
+    pub(super) fn subscribe(&self) -> (sync::Arc<Signal>, u64) {
+        // Acquire: pairs with the installing compare-and-swap: the signal's memory.
+        let mut signal = self.signal.load(Ordering::Acquire);
+        if signal.is_null() {
+            let new = sync::Arc::into_raw(sync::Arc::new(Signal::new())).cast_mut();
+            // AcqRel on success: Release publishes the signal's memory; Acquire on failure
+            // reads the winner's.
+            match self.signal.compare_exchange(
+                ptr::null_mut(),
+                new,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => signal = new,
+                Err(installed) => {
+                    // SAFETY: `new` came from `into_raw` just above and was never shared.
+                    drop(unsafe { sync::Arc::from_raw(new) });
+                    signal = installed;
+                }
+            }
+        }
+        self.touch_current();
+        // SAFETY: `signal` came from `into_raw`, and the container's count on it lives until
+        // the container's drop, which `&self` excludes.
+        let signal = unsafe {
+            sync::Arc::increment_strong_count(signal);
+            sync::Arc::from_raw(signal)
+        };
+        let token = count(signal.load());
+        (signal, token)
+    }
+
+    /// A read-modify-write of `current` that stores the value it read (module docs, "The
+    /// signal's installation"). A reader comparing addresses sees no change.
+    fn touch_current(&self) {
+        // Relaxed: the value only seeds the compare-and-swap.
+        let mut now = self.current.load(Ordering::Relaxed);
+        // AcqRel on success. Release: a publisher whose swap reads this value sees the
+        // signal. Acquire: with coherence, later loads return what this read or later.
+        // Relaxed on failure: the loop tries again with the value seen.
+        while let Err(seen) =
+            self.current
+                .compare_exchange_weak(now, now, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            now = seen;
+        }
+    }
+
+    /// Counts a publication just stored in `current`, if the container has a signal: one
+    /// load when nobody ever subscribed.
+    #[inline]
+    pub(super) fn notify_subscribers(&self) {
+        // Acquire: pairs with the installing compare-and-swap: the signal's memory. This
+        // load follows the store to `current`: see the module docs for why that suffices.
+        let signal = self.signal.load(Ordering::Acquire);
+        if !signal.is_null() {
+            // SAFETY: a non-null `signal` came from `into_raw` and the container's count on
+            // it lives until the container's drop, which `&self` excludes.
+            unsafe { &*signal }.published();
+        }
+    }
+
+    /// Closes the signal, if any, and gives up the container's count on it: at the
+    /// container's drop, or when it becomes another flavour (whose subscribers would hold a
+    /// `Weak` that no longer upgrades).
+    pub(super) fn close_subscribers(&mut self) {
+        // Relaxed: `&mut self`: no other thread reaches this container now.
+        let signal = self.signal.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !signal.is_null() {
+            // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
+            // count out of `self.signal`: it is given back once, here.
+            let signal = unsafe { sync::Arc::from_raw(signal) };
+            signal.close();
+        }
     }
 }
 

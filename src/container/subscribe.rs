@@ -61,23 +61,20 @@
 
 use std::error::Error;
 use std::fmt;
-use std::ptr;
-use std::time::Duration;
-
-// std's `Arc`, not the facade's: the subscriber's handle on the container is a `Weak` of the
-// `Arc` users hold (`Container::subscribe` takes `self: &Arc<Self>`), which is public.
-#[allow(clippy::disallowed_types)]
-use std::sync::{Arc as StdArc, Weak as StdWeak};
-
-use super::raw::Raw;
-#[cfg(all(feature = "async", not(loom)))]
-use super::wakers::{Slot, Wakers};
 #[cfg(all(feature = "async", not(loom)))]
 use std::future::Future;
 #[cfg(all(feature = "async", not(loom)))]
 use std::pin::Pin;
+// std's `Arc`, not the facade's: the subscriber's handle on the container is a `Weak` of the
+// `Arc` users hold (`Container::subscribe` takes `self: &Arc<Self>`), which is public.
+#[allow(clippy::disallowed_types)]
+use std::sync::{Arc as StdArc, Weak as StdWeak};
 #[cfg(all(feature = "async", not(loom)))]
 use std::task::{Context, Poll};
+use std::time::Duration;
+
+#[cfg(all(feature = "async", not(loom)))]
+use super::wakers::{Slot, Wakers};
 use super::{Container, Guard, OptionContainer};
 use crate::sync::{self, AtomicU64, Condvar, Deadline, Mutex, Ordering};
 
@@ -90,7 +87,7 @@ const ONE: u64 = 4;
 
 /// The publication count in `state`.
 #[inline]
-fn count(state: u64) -> u64 {
+pub(super) fn count(state: u64) -> u64 {
     state >> 2
 }
 
@@ -115,7 +112,7 @@ pub(super) struct Signal {
 }
 
 impl Signal {
-    fn new() -> Signal {
+    pub(super) fn new() -> Signal {
         Signal {
             state: AtomicU64::new(0),
             lock: Mutex::new(()),
@@ -167,7 +164,7 @@ impl Signal {
 
     /// The state, for a subscriber that is about to compare its count.
     #[inline]
-    fn load(&self) -> u64 {
+    pub(super) fn load(&self) -> u64 {
         // Acquire: pairs with the Release of `published`: a version counted here is visible
         // to the acquire that follows.
         self.state.load(Ordering::Acquire)
@@ -178,87 +175,6 @@ impl Signal {
         // AcqRel. Release: the registration before it happens before the notification of a
         // publisher that reads the flag. Acquire: as in `load`.
         self.state.fetch_or(WAITING, Ordering::AcqRel)
-    }
-}
-
-impl<T> Raw<T> {
-    /// The container's signal, installed now if it has none, and the subscriber's first
-    /// token: every publication that this returns without counting is one that the caller's
-    /// later acquires see (module docs, "The signal's installation").
-    pub(super) fn subscribe(&self) -> (sync::Arc<Signal>, u64) {
-        // Acquire: pairs with the installing compare-and-swap: the signal's memory.
-        let mut signal = self.signal.load(Ordering::Acquire);
-        if signal.is_null() {
-            let new = sync::Arc::into_raw(sync::Arc::new(Signal::new())).cast_mut();
-            // AcqRel on success: Release publishes the signal's memory; Acquire on failure
-            // reads the winner's.
-            match self.signal.compare_exchange(
-                ptr::null_mut(),
-                new,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => signal = new,
-                Err(installed) => {
-                    // SAFETY: `new` came from `into_raw` just above and was never shared.
-                    drop(unsafe { sync::Arc::from_raw(new) });
-                    signal = installed;
-                }
-            }
-        }
-        self.touch_current();
-        // SAFETY: `signal` came from `into_raw`, and the container's count on it lives until
-        // the container's drop, which `&self` excludes.
-        let signal = unsafe {
-            sync::Arc::increment_strong_count(signal);
-            sync::Arc::from_raw(signal)
-        };
-        let token = count(signal.load());
-        (signal, token)
-    }
-
-    /// A read-modify-write of `current` that stores the value it read (module docs, "The
-    /// signal's installation"). A reader comparing addresses sees no change.
-    fn touch_current(&self) {
-        // Relaxed: the value only seeds the compare-and-swap.
-        let mut now = self.current.load(Ordering::Relaxed);
-        // AcqRel on success. Release: a publisher whose swap reads this value sees the
-        // signal. Acquire: with coherence, later loads return what this read or later.
-        // Relaxed on failure: the loop tries again with the value seen.
-        while let Err(seen) =
-            self.current
-                .compare_exchange_weak(now, now, Ordering::AcqRel, Ordering::Relaxed)
-        {
-            now = seen;
-        }
-    }
-
-    /// Counts a publication just stored in `current`, if the container has a signal: one
-    /// load when nobody ever subscribed.
-    #[inline]
-    pub(super) fn notify_subscribers(&self) {
-        // Acquire: pairs with the installing compare-and-swap: the signal's memory. This
-        // load follows the store to `current`: see the module docs for why that suffices.
-        let signal = self.signal.load(Ordering::Acquire);
-        if !signal.is_null() {
-            // SAFETY: a non-null `signal` came from `into_raw` and the container's count on
-            // it lives until the container's drop, which `&self` excludes.
-            unsafe { &*signal }.published();
-        }
-    }
-
-    /// Closes the signal, if any, and gives up the container's count on it: at the
-    /// container's drop, or when it becomes another flavour (whose subscribers would hold a
-    /// `Weak` that no longer upgrades).
-    pub(super) fn close_subscribers(&mut self) {
-        // Relaxed: `&mut self`: no other thread reaches this container now.
-        let signal = self.signal.swap(ptr::null_mut(), Ordering::Relaxed);
-        if !signal.is_null() {
-            // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
-            // count out of `self.signal`: it is given back once, here.
-            let signal = unsafe { sync::Arc::from_raw(signal) };
-            signal.close();
-        }
     }
 }
 
@@ -698,6 +614,7 @@ impl<T> Subscriber<OptionContainer<T>> {
 impl<C> Subscriber<C> {
     /// The container and the count to mark seen once a guard is taken: read before the
     /// acquire (module docs, "Synchronization").
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     fn upgrade(&self) -> Result<(StdArc<C>, u64), Closed> {
         let state = self.signal.load();
         if state & CLOSED != 0 {
