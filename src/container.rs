@@ -272,6 +272,9 @@ impl<T> Container<T> {
     /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)`, and
     /// its readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader
     /// thread stores it back plain. Never waits for a reader; no allocation at steady state.
+    /// Subscribers ([`subscribe`](Container::subscribe)): one load when the container never
+    /// had one; otherwise one atomic read-modify-write more, and, if some are waiting, a
+    /// lock and a wake-up of each, on this thread.
     ///
     /// # Panics
     ///

@@ -294,9 +294,9 @@ fn subscribers_are_send_and_sync() {
 #[cfg(feature = "async")]
 mod changed {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::future::Future;
     use std::pin::pin;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::task::{Context, Poll, Wake, Waker};
 
     /// A waker that counts its wake-ups.
