@@ -93,7 +93,9 @@ async fn main() {
                     Err(_elapsed) => println!("indexer: no reload for a second"),
                     Ok(Err(_closed)) => break, // the configuration's container is gone
                     Ok(Ok(())) => {
-                        let Ok(current) = changes.acquire() else { break };
+                        let Ok(current) = changes.acquire() else {
+                            break;
+                        };
                         let mut next = index.get_new();
                         rebuild(&mut next, &current);
                         let built: usize = next.by_backend.values().map(Vec::len).sum();
