@@ -447,6 +447,10 @@ impl<C> Subscriber<C> {
         if let Some(found) = check(&mut self.seen, self.signal.load()) {
             return found.map(|()| true);
         }
+        if timeout.is_zero() {
+            // A poll: no registration, so no `WAITING` left for the next publisher.
+            return Ok(false);
+        }
         let Some(deadline) = Deadline::after(timeout) else {
             // Past what the clock represents: no deadline.
             return self.wait_changed().map(|()| true);
