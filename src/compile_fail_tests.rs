@@ -61,6 +61,20 @@
 //! let _old = c.take();
 //! ```
 //!
+//! # `Subscriber`: `Send` and `Sync` as its container's
+//!
+//! A subscriber holds a `Weak` of the container's `Arc` and hands out guards, so it crosses
+//! threads only when the container does (auto traits, no manual impl):
+//!
+//! ```compile_fail,E0277
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Subscriber<poolswap::Container<std::cell::Cell<u8>>>>();
+//! ```
+//! ```
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::Subscriber<poolswap::Container<std::sync::atomic::AtomicU8>>>();
+//! ```
+//!
 //! # `Guard` and `MappedGuard`: `Send` and `Sync` need `T: Send + Sync`, as `Arc<T>`
 //!
 //! ```compile_fail,E0277

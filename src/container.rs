@@ -9,6 +9,8 @@
 //! | `raw` | `Raw`, the state and lock-free protocol both flavours share |
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
+//! | `subscribe` | `Subscriber`, a reader that waits for the next version, and `Closed` |
+//! | `wakers` | the list of tasks awaiting `Subscriber::changed` (feature `async`) |
 //!
 //! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
 //! they differ in what they return (`Guard<T>` or `Option<Guard<T>>`).
@@ -19,10 +21,14 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 mod cache;
 mod guard;
 mod raw;
+mod subscribe;
+#[cfg(all(feature = "async", not(loom)))]
+mod wakers;
 
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
+pub use self::subscribe::{Closed, Subscriber};
 use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
 
@@ -266,6 +272,9 @@ impl<T> Container<T> {
     /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)`, and
     /// its readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader
     /// thread stores it back plain. Never waits for a reader; no allocation at steady state.
+    /// Subscribers ([`subscribe`](Container::subscribe)): one load when the container never
+    /// had one; otherwise one atomic read-modify-write more, and, if some are waiting, a
+    /// lock and a wake-up of each, on this thread.
     ///
     /// # Panics
     ///
@@ -805,7 +814,10 @@ impl<T> OptionContainer<T> {
 /// ```
 impl<T> From<Container<T>> for OptionContainer<T> {
     fn from(c: Container<T>) -> OptionContainer<T> {
-        OptionContainer { raw: c.raw }
+        let mut raw = c.raw;
+        // Its subscribers hold a `Weak` of an `Arc<Container<T>>` that no longer upgrades.
+        raw.close_subscribers();
+        OptionContainer { raw }
     }
 }
 

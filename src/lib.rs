@@ -28,7 +28,7 @@ mod serialize;
 #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 mod sync;
 
-pub use container::{Cache, Container, Guard, MappedGuard, OptionContainer};
+pub use container::{Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber};
 pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 

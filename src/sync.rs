@@ -126,6 +126,33 @@ mod std_types {
             std::sync::Arc::ptr_eq(&this.0, &other.0)
         }
 
+        /// The pointer to the value, giving up this handle's count without dropping it.
+        pub(crate) fn into_raw(this: Self) -> *const T {
+            std::sync::Arc::into_raw(this.0)
+        }
+
+        /// The handle [`into_raw`](Arc::into_raw) gave up.
+        ///
+        /// # Safety
+        ///
+        /// As `std::sync::Arc::from_raw`: `ptr` came from `into_raw` of an `Arc<T>`, and
+        /// the count it gave up is taken back once.
+        pub(crate) unsafe fn from_raw(ptr: *const T) -> Self {
+            // SAFETY: the caller's contract is std's.
+            Arc(unsafe { std::sync::Arc::from_raw(ptr) })
+        }
+
+        /// Adds one to the count of the `Arc` whose [`into_raw`](Arc::into_raw) gave `ptr`.
+        ///
+        /// # Safety
+        ///
+        /// As `std::sync::Arc::increment_strong_count`: `ptr` came from `into_raw` and that
+        /// `Arc`'s count is at least one for the whole call.
+        pub(crate) unsafe fn increment_strong_count(ptr: *const T) {
+            // SAFETY: the caller's contract is std's.
+            unsafe { std::sync::Arc::increment_strong_count(ptr) }
+        }
+
         /// A `Weak` on the same value (std only: loom's `Arc` has none).
         pub(crate) fn downgrade(this: &Self) -> Weak<T> {
             Weak(std::sync::Arc::downgrade(&this.0))
@@ -301,9 +328,50 @@ impl Condvar {
         mutex.lock()
     }
 
+    /// Unlocks `guard`'s mutex, waits for a notification (or a spurious wake-up), and
+    /// locks it again.
+    #[cfg(not(any(loom, miri)))]
+    pub(crate) fn wait<'a, T>(
+        &self,
+        _mutex: &'a Mutex<T>,
+        mut guard: MutexGuard<'a, T>,
+    ) -> MutexGuard<'a, T> {
+        self.0.wait(&mut guard);
+        guard
+    }
+
+    /// As above.
+    #[cfg(all(miri, not(loom)))]
+    pub(crate) fn wait<'a, T>(
+        &self,
+        _mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+    ) -> MutexGuard<'a, T> {
+        // As in `Mutex::lock`: no critical section runs user code.
+        self.0
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// As above.
+    #[cfg(loom)]
+    pub(crate) fn wait<'a, T>(
+        &self,
+        _mutex: &'a Mutex<T>,
+        guard: MutexGuard<'a, T>,
+    ) -> MutexGuard<'a, T> {
+        // As in `Mutex::lock`: a poisoned lock means the model has failed already.
+        self.0.wait(guard).unwrap()
+    }
+
     /// Wakes one waiting thread, if any.
     pub(crate) fn notify_one(&self) {
         self.0.notify_one();
+    }
+
+    /// Wakes every waiting thread.
+    pub(crate) fn notify_all(&self) {
+        self.0.notify_all();
     }
 }
 

@@ -90,6 +90,9 @@
 //!   compare-and-swap is `Relaxed`: it continues the release sequence of the swap that
 //!   published the version.
 //! - Slots and barriers: `reclaim/hazard.rs`.
+//! - The subscribers' signal: loaded `Acquire` after each store to `current`, which a
+//!   subscriber's read-modify-write of `current` orders against its install
+//!   (`subscribe.rs`).
 //! - The count: `Arc`'s orderings, plus `try_increment` `Acquire` and `reset_to_one`
 //!   `Release` for the ABA case (`refcount.rs`).
 //!
@@ -107,6 +110,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicU64 as HintU64;
 
 use super::guard::Guard;
+use super::subscribe::{count, Signal};
 use crate::pool::version::{PoolNode, Version};
 use crate::pool::{Pool, Publishable};
 use crate::reclaim::{self, untag, Slot, FENCED};
@@ -128,6 +132,10 @@ pub(super) struct Raw<T> {
     /// need not see a hint, and models stay as small as without it.
     #[allow(clippy::disallowed_types)]
     last_update: HintU64,
+    /// The subscribers' signal (`subscribe.rs`), an `Arc::into_raw` pointer holding the
+    /// container's count on it; null until the first subscriber. A publisher loads it after
+    /// its store to `current`, and counts its version there if it is not null.
+    signal: AtomicPtr<Signal>,
 }
 
 /// A version published less than this long (ns; 50 µs) after the previous one is published
@@ -177,6 +185,7 @@ impl<T> Raw<T> {
             current: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             pool: pool.clone(),
             last_update: HintU64::new(0),
+            signal: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -333,13 +342,14 @@ impl<T> Raw<T> {
         // this retries at most twice.
         let mut seen = expected;
         loop {
-            // AcqRel on success, as `replace`. Relaxed on failure: nothing is read through
+            // AcqRel on success, as `replace` (whose subscriber duty it shares). Relaxed on failure: nothing is read through
             // the value seen, and `version` was never visible.
             match self
                 .current
                 .compare_exchange(seen, new, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(old) => {
+                    self.notify_subscribers();
                     let (old, fenced) = untag(old);
                     if let Some(old) = Version::from_ptr(old) {
                         self.retire(old, fenced);
@@ -432,8 +442,11 @@ impl<T> Raw<T> {
     /// counted reference, and whether it was fenced.
     fn replace(&self, new: *mut PoolNode<T>) -> Option<(Version<T>, bool)> {
         // AcqRel. Release: readers that load `new` see it filled. Acquire: the old version's
-        // contents, published by an earlier swap, are visible to the guard `swap` returns.
+        // contents, published by an earlier swap, are visible to the guard `swap` returns;
+        // and a subscriber's install, if this reads its touch of `current` (`subscribe.rs`).
         let (old, fenced) = untag(self.current.swap(new, Ordering::AcqRel));
+        // After the swap: see `subscribe.rs`, "The signal's installation".
+        self.notify_subscribers();
         Version::from_ptr(old).map(|old| (old, fenced))
     }
 
@@ -492,8 +505,92 @@ impl<T> Raw<T> {
     }
 }
 
+/// The subscribers' side of the container (`subscribe.rs` tells the protocol).
+impl<T> Raw<T> {
+    /// The container's signal, installed now if it has none, and the subscriber's first
+    /// token: every publication that this returns without counting is one that the caller's
+    /// later acquires see (module docs, "The signal's installation").
+    pub(super) fn subscribe(&self) -> (sync::Arc<Signal>, u64) {
+        // Acquire: pairs with the installing compare-and-swap: the signal's memory.
+        let mut signal = self.signal.load(Ordering::Acquire);
+        if signal.is_null() {
+            let new = sync::Arc::into_raw(sync::Arc::new(Signal::new())).cast_mut();
+            // AcqRel on success: Release publishes the signal's memory; Acquire on failure
+            // reads the winner's.
+            match self.signal.compare_exchange(
+                ptr::null_mut(),
+                new,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => signal = new,
+                Err(installed) => {
+                    // SAFETY: `new` came from `into_raw` just above and was never shared.
+                    drop(unsafe { sync::Arc::from_raw(new) });
+                    signal = installed;
+                }
+            }
+        }
+        self.touch_current();
+        // SAFETY: `signal` came from `into_raw`, and the container's count on it lives until
+        // the container's drop, which `&self` excludes.
+        let signal = unsafe {
+            sync::Arc::increment_strong_count(signal);
+            sync::Arc::from_raw(signal)
+        };
+        let token = count(signal.load());
+        (signal, token)
+    }
+
+    /// A read-modify-write of `current` that stores the value it read (module docs, "The
+    /// signal's installation"). A reader comparing addresses sees no change.
+    fn touch_current(&self) {
+        // Relaxed: the value only seeds the compare-and-swap.
+        let mut now = self.current.load(Ordering::Relaxed);
+        // AcqRel on success. Release: a publisher whose swap reads this value sees the
+        // signal. Acquire: with coherence, later loads return what this read or later.
+        // Relaxed on failure: the loop tries again with the value seen.
+        while let Err(seen) =
+            self.current
+                .compare_exchange_weak(now, now, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            now = seen;
+        }
+    }
+
+    /// Counts a publication just stored in `current`, if the container has a signal: one
+    /// load when nobody ever subscribed.
+    #[inline]
+    pub(super) fn notify_subscribers(&self) {
+        // Acquire: pairs with the installing compare-and-swap: the signal's memory. This
+        // load follows the store to `current`: see the module docs for why that suffices.
+        let signal = self.signal.load(Ordering::Acquire);
+        if !signal.is_null() {
+            // SAFETY: a non-null `signal` came from `into_raw` and the container's count on
+            // it lives until the container's drop, which `&self` excludes.
+            unsafe { &*signal }.published();
+        }
+    }
+
+    /// Closes the signal, if any, and gives up the container's count on it: at the
+    /// container's drop, or when it becomes another flavour (whose subscribers would hold a
+    /// `Weak` that no longer upgrades).
+    pub(super) fn close_subscribers(&mut self) {
+        // Relaxed: `&mut self`: no other thread reaches this container now.
+        let signal = self.signal.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !signal.is_null() {
+            // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
+            // count out of `self.signal`: it is given back once, here.
+            let signal = unsafe { sync::Arc::from_raw(signal) };
+            signal.close();
+        }
+    }
+}
+
 impl<T> Drop for Raw<T> {
     fn drop(&mut self) {
+        // Before the take: subscribers see `Closed`, not a change to an empty container.
+        self.close_subscribers();
         drop(self.take());
         // A writer-side moment: the last version, and any other retired one no guard
         // holds, go back to their pools now rather than at some later reclamation

@@ -1,0 +1,148 @@
+//! Loom models of change notification (`src/container/subscribe.rs`): a publication racing
+//! a subscriber that goes to sleep, the first subscriber's install racing an update, and the
+//! container's drop racing a sleeping subscriber. A lost wake-up leaves the subscriber
+//! asleep with every other thread finished, which loom reports as a deadlock (the facade's
+//! condition variable is loom's).
+//!
+//! Run in both builds (as CI does):
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom -C debug-assertions" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_notify
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_notify
+//! ```
+#![cfg(loom)]
+
+use std::sync::Arc;
+
+use loom::thread;
+use poolswap::Closed;
+
+#[path = "support/loom_objects.rs"]
+mod objects;
+use objects::*;
+
+/// A subscriber that saw version 1 waits while a writer publishes 2: whichever of the
+/// writer's count and the subscriber's registration comes first, the wait returns and the
+/// subscriber then reads 2.
+#[test]
+fn a_publication_racing_a_subscriber_going_to_sleep_wakes_it() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let mut sub = c.subscribe();
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || publish(&c, 2))
+        };
+        assert_eq!(sub.wait_changed(), Ok(()));
+        assert_eq!(sub.acquire().unwrap().value, 2);
+        writer.join().unwrap();
+    });
+}
+
+/// Two subscribers (one a clone, on its own thread) sleep while a writer publishes: the
+/// publisher wakes every waiter, not one.
+#[test]
+fn a_publication_wakes_every_sleeping_subscriber() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let mut sub = c.subscribe();
+        let mut other = sub.clone();
+        let waiter = thread::spawn(move || {
+            assert_eq!(other.wait_changed(), Ok(()));
+            assert_eq!(other.acquire().unwrap().value, 2);
+        });
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || publish(&c, 2))
+        };
+        assert_eq!(sub.wait_changed(), Ok(()));
+        assert_eq!(sub.acquire().unwrap().value, 2);
+        writer.join().unwrap();
+        waiter.join().unwrap();
+    });
+}
+
+/// The container's first subscriber installs its signal while a writer publishes: the
+/// writer may load no signal and count nothing, so the subscriber must then read the new
+/// version; if it read the old one, the writer counted the new one and the wait returns.
+#[test]
+fn the_first_subscribe_racing_an_update_misses_nothing() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || publish(&c, 2))
+        };
+        let mut sub = c.subscribe();
+        if sub.acquire().unwrap().value == 1 {
+            assert_eq!(sub.wait_changed(), Ok(()));
+            assert_eq!(sub.acquire().unwrap().value, 2);
+        }
+        writer.join().unwrap();
+    });
+}
+
+/// A second subscriber, which finds the signal installed, races an update the same way:
+/// the writer's load of the signal may precede the install the subscriber read.
+#[test]
+fn a_second_subscribe_racing_the_install_and_an_update_misses_nothing() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let first = {
+            let c = c.clone();
+            thread::spawn(move || drop(c.subscribe()))
+        };
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || publish(&c, 2))
+        };
+        let mut sub = c.subscribe();
+        if sub.acquire().unwrap().value == 1 {
+            assert_eq!(sub.wait_changed(), Ok(()));
+            assert_eq!(sub.acquire().unwrap().value, 2);
+        }
+        first.join().unwrap();
+        writer.join().unwrap();
+    });
+}
+
+/// The container's last handle goes on another thread while the subscriber sleeps (or is
+/// about to): the wait returns `Closed` instead of hanging.
+#[test]
+fn the_container_dropped_wakes_a_sleeping_subscriber_with_closed() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let mut sub = c.subscribe();
+        let dropper = thread::spawn(move || drop(c));
+        assert_eq!(sub.wait_changed(), Err(Closed));
+        assert!(sub.acquire().is_err());
+        dropper.join().unwrap();
+    });
+}
+
+/// A timed wait racing a publication: it returns the change or a timeout (under loom the
+/// deadline passes after one wait), never hangs, and a timeout leaves the change to the
+/// next look.
+#[test]
+fn a_timed_wait_racing_a_publication_returns_and_loses_nothing() {
+    loom::model(|| {
+        let (pool, _) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let mut sub = c.subscribe();
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || publish(&c, 2))
+        };
+        let changed = sub
+            .wait_changed_timeout(std::time::Duration::from_micros(1))
+            .unwrap();
+        writer.join().unwrap();
+        assert_eq!(sub.has_changed(), Ok(!changed));
+        assert_eq!(sub.acquire().unwrap().value, 2);
+    });
+}
