@@ -264,7 +264,9 @@ impl<T> Pool<T> {
     /// Cancel-safe: between polls the future holds no object and no permit, only its place
     /// in the pool's waiter list; dropping it removes that place and, if a returned object
     /// had already woken it, wakes the next waiter in its stead. Waiters are woken in the
-    /// order they started waiting.
+    /// order they started waiting. So it composes with any runtime's timer for a get with a
+    /// timeout (deadpool's `timeout_get`): `tokio::time::timeout(d, pool.get_async())`, or
+    /// a race with the timer of the runtime in use, gives up its place when the timer wins.
     ///
     /// # Costs
     ///

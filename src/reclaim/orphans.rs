@@ -33,9 +33,11 @@ use std::time::Duration;
 use super::retired::List;
 
 /// The wait before the thread's first pass, and after a pass that returned a version.
+#[cfg_attr(any(loom, miri), allow(dead_code))] // the thread is left out there
 const FIRST_WAIT: Duration = Duration::from_millis(1);
 
 /// The longest wait between two passes.
+#[cfg_attr(any(loom, miri), allow(dead_code))] // the thread is left out there
 const LONGEST_WAIT: Duration = Duration::from_millis(32);
 
 /// Hands the list of a pool whose last handle just went to the orphans' thread, if it

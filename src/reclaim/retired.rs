@@ -507,6 +507,7 @@ impl List {
 
     /// [`reclaim`](Self::reclaim), again while a pass dropped an object and left nodes held
     /// ([`Pass::again`]).
+    #[cfg_attr(any(loom, miri), allow(dead_code))] // the orphans' thread's, left out there
     pub(super) fn reclaim_settled(&'static self) -> usize {
         until_settled(|| list_pass(self, self.state.lock()))
     }
@@ -534,6 +535,7 @@ impl List {
     }
 
     /// How many pools gave this list back so far (see the field).
+    #[cfg_attr(any(loom, miri), allow(dead_code))] // the orphans' thread's, left out there
     pub(super) fn releases(&self) -> usize {
         // Relaxed: see `release_list`.
         self.releases.load(Ordering::Relaxed)
