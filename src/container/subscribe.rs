@@ -214,7 +214,7 @@ impl Error for Closed {}
 /// a wait returns. [`has_changed`](Subscriber::has_changed) says whether a version was
 /// published since; [`wait_changed`](Subscriber::wait_changed) (blocking),
 /// [`wait_changed_timeout`](Subscriber::wait_changed_timeout) and, with the `async` feature,
-/// [`changed`](Subscriber::changed) return as soon as one is, at once if one already was:
+/// `changed` return as soon as one is, at once if one already was:
 /// a version published while nobody waited is seen by the next wait. Every publication
 /// counts (an update, a swap, a successful compare-and-swap or `rcu`, a `take`), even of
 /// equal contents; several publications between two waits make one change.
