@@ -15,11 +15,26 @@
 use std::sync::Arc;
 
 use loom::thread;
-use poolswap::Closed;
+use poolswap::{Closed, Container};
 
 #[path = "support/loom_objects.rs"]
 mod objects;
 use objects::*;
+
+/// Publishes version `v` of `c` on a new model thread.
+fn publish_on_a_thread(c: &Arc<Container<Obj>>, v: usize) -> thread::JoinHandle<()> {
+    let c = Arc::clone(c);
+    thread::spawn(move || publish(&c, v))
+}
+
+/// A subscriber that raced the publication of version 2 sees it: at its first acquire,
+/// or else at the wait that follows, which must return.
+fn sees_version_2(sub: &mut poolswap::Subscriber<Container<Obj>>) {
+    if sub.acquire().unwrap().value == 1 {
+        assert_eq!(sub.wait_changed(), Ok(()));
+        assert_eq!(sub.acquire().unwrap().value, 2);
+    }
+}
 
 /// A subscriber that saw version 1 waits while a writer publishes 2: whichever of the
 /// writer's count and the subscriber's registration comes first, the wait returns and the
@@ -30,10 +45,7 @@ fn a_publication_racing_a_subscriber_going_to_sleep_wakes_it() {
         let (pool, _) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let mut sub = c.subscribe();
-        let writer = {
-            let c = c.clone();
-            thread::spawn(move || publish(&c, 2))
-        };
+        let writer = publish_on_a_thread(&c, 2);
         assert_eq!(sub.wait_changed(), Ok(()));
         assert_eq!(sub.acquire().unwrap().value, 2);
         writer.join().unwrap();
@@ -53,10 +65,7 @@ fn a_publication_wakes_every_sleeping_subscriber() {
             assert_eq!(other.wait_changed(), Ok(()));
             assert_eq!(other.acquire().unwrap().value, 2);
         });
-        let writer = {
-            let c = c.clone();
-            thread::spawn(move || publish(&c, 2))
-        };
+        let writer = publish_on_a_thread(&c, 2);
         assert_eq!(sub.wait_changed(), Ok(()));
         assert_eq!(sub.acquire().unwrap().value, 2);
         writer.join().unwrap();
@@ -72,15 +81,9 @@ fn the_first_subscribe_racing_an_update_misses_nothing() {
     loom::model(|| {
         let (pool, _) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
-        let writer = {
-            let c = c.clone();
-            thread::spawn(move || publish(&c, 2))
-        };
+        let writer = publish_on_a_thread(&c, 2);
         let mut sub = c.subscribe();
-        if sub.acquire().unwrap().value == 1 {
-            assert_eq!(sub.wait_changed(), Ok(()));
-            assert_eq!(sub.acquire().unwrap().value, 2);
-        }
+        sees_version_2(&mut sub);
         writer.join().unwrap();
     });
 }
@@ -96,15 +99,9 @@ fn a_second_subscribe_racing_the_install_and_an_update_misses_nothing() {
             let c = c.clone();
             thread::spawn(move || drop(c.subscribe()))
         };
-        let writer = {
-            let c = c.clone();
-            thread::spawn(move || publish(&c, 2))
-        };
+        let writer = publish_on_a_thread(&c, 2);
         let mut sub = c.subscribe();
-        if sub.acquire().unwrap().value == 1 {
-            assert_eq!(sub.wait_changed(), Ok(()));
-            assert_eq!(sub.acquire().unwrap().value, 2);
-        }
+        sees_version_2(&mut sub);
         first.join().unwrap();
         writer.join().unwrap();
     });
@@ -134,10 +131,7 @@ fn a_timed_wait_racing_a_publication_returns_and_loses_nothing() {
         let (pool, _) = counting_pool();
         let c = Arc::new(first_version(&pool, 1));
         let mut sub = c.subscribe();
-        let writer = {
-            let c = c.clone();
-            thread::spawn(move || publish(&c, 2))
-        };
+        let writer = publish_on_a_thread(&c, 2);
         let changed = sub
             .wait_changed_timeout(std::time::Duration::from_micros(1))
             .unwrap();

@@ -38,10 +38,10 @@ const LOOM_LOOKS: u32 = 2;
 /// off `list`, for at most `max`: spins, looks at the hazard slots without a barrier, and
 /// once no slot seems to hold the version, runs a reclamation pass over `list`, which
 /// returns it if no guard holds it. Counts the outcome in `stats` when it waited:
-/// [`OpLogStats::waited`] or [`OpLogStats::wait_timeouts`]. Costs the list's lock and a
-/// scan of the list to begin with; per look, a scan of the hazard slots (loads); per
-/// pass, a barrier and another scan. Nothing when the version is back already or `max` is
-/// zero. Never yields: a thread that gives up its core while readers keep the cores busy
+/// [`OpLogStats::waited`] or [`OpLogStats::wait_timeouts`]. Costs a relaxed load to begin
+/// with, and while anything is retired the list's lock and a scan of the list; per look, a
+/// scan of the hazard slots (loads); per pass, a barrier and another scan. Only the load
+/// when nothing is retired; nothing when `max` is zero. Never yields: a thread that gives up its core while readers keep the cores busy
 /// may wait a whole time slice (milliseconds) for it back.
 pub(super) fn for_retired(
     list: &'static List,
@@ -50,7 +50,14 @@ pub(super) fn for_retired(
     backoff: &mut Backoff,
     stats: &mut OpLogStats,
 ) {
-    if max.is_zero() || retired == 0 || backoff.skip() || !list.holds(retired) {
+    // `has_pending` first: a relaxed load, where `holds` takes the list's lock, and an
+    // empty list (the version came back already) is the common case.
+    if max.is_zero()
+        || retired == 0
+        || backoff.skip()
+        || !list.has_pending()
+        || !list.holds(retired)
+    {
         return;
     }
     #[cfg(not(loom))]
