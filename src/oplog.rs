@@ -44,7 +44,9 @@
 //!    see "What it costs"; readers that acquired it just before the last swap are waited
 //!    for, at most [`max_wait`](OpLogBuilder::max_wait), 100 µs by default), else another
 //!    idle one. The pool hands out only versions no reader holds, so the writer never
-//!    writes a version a reader can see, and never waits for a reader past that bound;
+//!    writes a version a reader can see. If readers hold every version the op log can
+//!    bring up to date, it waits for one, at most as long as a full copy takes, and then
+//!    makes one (see "Full copies" below);
 //! 2. brings it up to batch `n - 1`: replays the operations it lacks, or, if the op log no
 //!    longer holds them all or the version is new from the pool's factory, first copies
 //!    the current version whole ([`Absorb::sync_from`]);
@@ -55,14 +57,15 @@
 //! ([`Absorb::absorb_owned`]: it takes the operation's data instead of a clone), and the op
 //! log drops it; the others apply it by reference ([`Absorb::absorb`]).
 //!
-//! With readers that let go between publishes, two versions alternate. A reader that holds
-//! a guard across a publish makes the writer take a third, the *spare*, which then waits
-//! idle while the op log keeps what it lacks. Once a spare lacks more than three batches
-//! (per spare, and at most 1,024 operations or half of
-//! [`max_ops`](OpLogBuilder::max_ops)), a publish replays the oldest three on it, so that
-//! it never falls out of the op log's reach. Past [`max_ops`](OpLogBuilder::max_ops)
-//! operations, the oldest are dropped, and a version that lacked them (a reader held it
-//! that long) gets a full copy if a publish must take it.
+//! The constructor makes three versions ([`OpLogBuilder::versions`]). With readers that
+//! let go between publishes, two of them alternate. A reader that holds a guard across a
+//! publish makes the writer take the third, the *spare*, which otherwise waits idle while
+//! the op log keeps what it lacks. Once a spare lacks more than three batches (per spare,
+//! and at most 1,024 operations or half of [`max_ops`](OpLogBuilder::max_ops)), a publish
+//! replays the oldest three on it, so that it never falls out of the op log's reach. Past
+//! [`max_ops`](OpLogBuilder::max_ops) operations, the oldest are dropped, and a version
+//! that lacked them (a reader held it that long) gets a full copy if a publish must take
+//! it.
 //!
 //! This is left-right's operation log (Jon Gjengset's `left-right` crate, its `Absorb`
 //! trait), generalised from two copies to the pool's versions, and without its wait: where
@@ -83,7 +86,11 @@
 //! - **Waiting**: while readers still hold the version the last publish retired, up to
 //!   [`max_wait`](OpLogBuilder::max_wait) of spinning, a scan of the hazard slots per look
 //!   and a reclamation pass once no slot shows the version (`oplog/wait.rs`); after a wait
-//!   that timed out, the next publishes skip it (1, then 2, 4, ... up to 64).
+//!   that timed out, the next publishes skip it (1, then 2, 4, ... up to 64). While
+//!   readers hold every version within the op log's reach (more reader threads than
+//!   versions, some descheduled in the middle of a read), up to the time the last full
+//!   copy took, yielding, with a pass per look: the rent-or-buy rule, which never costs
+//!   more than twice the better of waiting and copying.
 //! - **Synchronisation**: one [`Container::update`] (a swap, and a push on the retired
 //!   list under its lock), one take from the pool, and at most one reclamation pass
 //!   besides the wait's
@@ -100,13 +107,15 @@
 //!   reuses a removed entry's buffers for a later insert ([`Absorb::absorb_all`]), a
 //!   [`Recycled`](crate::Recycled) map takes buffers from its free lists, and a
 //!   [`SharedMap`] reuses its `Arc`s.
-//! - **Full copies** (O(n), on the publishing thread; [`OpLogStats::full_syncs`]): one
-//!   for each version the pool makes (on the first publishes, unless
-//!   [`OpLogBuilder::versions`] made them at build time), and one when a publish finds
-//!   readers holding every version within the op log's reach and must take one a reader
-//!   held past [`max_ops`](OpLogBuilder::max_ops) operations. An idle spare never needs
-//!   one.
-//! - **Memory**: a whole `T` per version (usually three or four), and the op log: up to
+//! - **Full copies** (O(n), on the publishing thread; [`OpLogStats::full_syncs`]): none
+//!   while an idle version is within the op log's reach, nor while one comes back within
+//!   a full copy's time. One when readers hold every version within reach longer than
+//!   that (the pool's factory then makes a version), or when the only one idle is a
+//!   version a reader held past [`max_ops`](OpLogBuilder::max_ops) operations. An idle
+//!   spare never needs one. With a zero `max_wait`, a publish copies at once instead of
+//!   waiting.
+//! - **Memory**: a whole `T` per version (three, made by the constructor; more only
+//!   after readers held every version longer than a full copy takes), and the op log: up to
 //!   [`max_ops`](OpLogBuilder::max_ops) operations while a reader holds a version, about
 //!   three batches per spare otherwise. [`SharedMap`] has the versions share one copy of
 //!   each value. Idle versions stay in the pool until its `trim`
@@ -121,6 +130,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Deref;
+use std::time::Duration;
 
 // The readers' handle is std's `Arc`, not the facade's: it is public (`container()`), and
 // it only shares the container, whose own atomics are the facade's (loom's under loom).
@@ -391,13 +401,17 @@ pub struct OpLog<T, O> {
     drop_reports: Arc<drop_reports::DropReports>,
     /// The longest a publish waits for the version the last publish retired
     /// (`oplog/wait.rs`).
-    max_wait: std::time::Duration,
+    max_wait: Duration,
     /// Node addresses (only compared) of the version the last publish published and of
     /// the one it retired; 0 for none yet.
     published: usize,
     retired: usize,
     /// Publishes that skip the wait after waits that timed out.
     wait_backoff: wait::Backoff,
+    /// How long the last full copy took (at build time, or in a publish): the longest a
+    /// publish waits for readers to let go of a version within reach rather than copy one
+    /// (`oplog/wait.rs`). Zero if there was none.
+    copy_time: Duration,
     stats: OpLogStats,
 }
 
@@ -415,9 +429,14 @@ fn out_of_reach(seq: u64, base: u64) -> bool {
     seq == UNSYNCED || seq < base
 }
 
+/// Versions an op log's constructor makes, the current one included
+/// ([`OpLogBuilder::versions`]): the current one, the one the last publish retired (which
+/// readers may still hold), and a spare for the publish that finds that one held.
+pub(crate) const DEFAULT_VERSIONS: usize = 3;
+
 /// How long a publish waits by default for the version the last publish retired: see
 /// [`OpLogBuilder::max_wait`].
-pub(crate) const DEFAULT_MAX_WAIT: std::time::Duration = std::time::Duration::from_micros(100);
+pub(crate) const DEFAULT_MAX_WAIT: Duration = Duration::from_micros(100);
 
 /// How many operations the op log keeps by default: see [`OpLogBuilder::max_ops`].
 pub(crate) const DEFAULT_MAX_OPS: usize = 1 << 16;
@@ -565,6 +584,7 @@ where
             passes_seen,
             dropping,
             max_wait,
+            copy_time,
             published,
             retired,
             wait_backoff,
@@ -587,27 +607,41 @@ where
         }
         // Readers that acquired it just before the last swap are about to let go of it.
         wait::for_retired(list, *retired, *max_wait, wait_backoff, stats);
-        // The freshest version back from the readers, else whatever the pool has.
-        let mut next = container
-            .pool()
-            .get_returned()
-            .unwrap_or_else(|| container.get_new());
-        // One that lacks more than the op log holds (a reader held it past `max_ops`, and a
-        // reclamation just returned it) would cost a full copy here: another idle version
-        // within reach is taken instead, and this one kept as the pool's victim. If none is
-        // idle, a pass, with the heavy barrier if need be (still far cheaper than a full
-        // copy), may return the version the last publish retired.
-        if out_of_reach(next.seq, *base) {
-            let pool = container.pool();
-            let within = spare::take_within_reach(pool, *base, stats).or_else(|| {
-                list.reclaim_unless_heavy(true)?;
-                spare::take_within_reach(pool, *base, stats)
-            });
+        // The freshest version back from the readers, else whatever idle one the pool has
+        // (a pass first, if need be), never one from the factory: that would cost a full
+        // copy.
+        let pool = container.pool();
+        let mut next = pool.get_returned().or_else(|| pool.get_unless_new());
+        // None, or one that lacks more than the op log holds (a reader held it past
+        // `max_ops`, and a reclamation just returned it): a full copy here. Another idle
+        // version within reach is taken instead, and this one kept as the pool's victim.
+        // If none is idle, a pass, with the heavy barrier if need be (still far cheaper
+        // than a full copy), may return the version the last publish retired; failing
+        // that, the publish waits for readers to let go of one, as long as a full copy
+        // would take, then copies (`oplog/wait.rs`: rent or buy). With a zero `max_wait`,
+        // it never waits.
+        if next.as_ref().map_or(true, |v| out_of_reach(v.seq, *base)) {
+            let within = spare::take_within_reach(pool, *base, stats)
+                .or_else(|| {
+                    list.reclaim_unless_heavy(true)?;
+                    spare::take_within_reach(pool, *base, stats)
+                })
+                .or_else(|| {
+                    let rent = if max_wait.is_zero() {
+                        Duration::ZERO
+                    } else {
+                        (*copy_time).max(*max_wait)
+                    };
+                    wait::for_within_reach(pool, list, *base, rent, stats)
+                });
             if let Some(within) = within {
-                Pooled::put_in_depot_as_victim(std::mem::replace(&mut next, within));
-                stats.set_aside += 1;
+                if let Some(out) = next.replace(within) {
+                    Pooled::put_in_depot_as_victim(out);
+                    stats.set_aside += 1;
+                }
             }
         }
+        let mut next = next.unwrap_or_else(|| container.get_new());
         let had = next.seq;
         if !out_of_reach(had, *base) && had + 1 < *head {
             stats.stale_takes += 1;
@@ -622,7 +656,7 @@ where
             // version is normally at `head`; it is older only if someone published into
             // the container around the writer (module docs).
             let current = container.acquire();
-            next.value.sync_from(&current.value);
+            *copy_time = timed(|| next.value.sync_from(&current.value));
             stats.full_syncs += 1;
             current.seq
         } else {
@@ -710,7 +744,8 @@ where
     /// }
     /// let stats = w.stats();
     /// assert_eq!((stats.publishes, stats.appended), (10, 10));
-    /// assert!(stats.full_syncs >= 1); // the pool's first extra version
+    /// assert_eq!(stats.full_syncs, 0); // the versions were copied at build time
+    /// assert!(stats.applied >= 2 * stats.appended); // by two versions at least
     /// ```
     #[must_use]
     pub fn stats(&self) -> OpLogStats {
@@ -720,6 +755,22 @@ where
             dropping: self.dropping_len(),
             ..self.stats
         }
+    }
+}
+
+/// Runs `f` and returns how long it took; zero under loom, whose models count looks, not
+/// time (`oplog/wait.rs`).
+fn timed(f: impl FnOnce()) -> Duration {
+    #[cfg(not(loom))]
+    {
+        let start = std::time::Instant::now();
+        f();
+        start.elapsed()
+    }
+    #[cfg(loom)]
+    {
+        f();
+        Duration::ZERO
     }
 }
 

@@ -19,6 +19,9 @@
 //! race itself), or a replay that skipped or repeated a batch.
 #![cfg(loom)]
 
+// std's atomics count across loom's executions.
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
 use loom::thread;
 use poolswap::oplog::{OpLog, VecOp, Versioned};
 use poolswap::Cache;
@@ -197,9 +200,10 @@ fn a_dropped_spare_vs_publish() {
 /// version the last publish retired: the reader holds version 1 while batch 2 retires it,
 /// then lets go on its thread while batch 3's publish waits for it (under loom the wait
 /// makes at most two looks, whatever the clock, and yields between them). Where the wait
-/// gets it back, batch 3 is written on it and the pool makes no third version; where it
-/// times out, batch 3 takes a new one; no reader sees a version being written; and some
-/// execution gets it back (fails without the wait's pass, `oplog/wait.rs`).
+/// gets it back, batch 3 is written on it; where it times out, batch 3 takes the spare
+/// built with the op log; the pool never makes a version; no reader sees a version being
+/// written; and some execution gets it back (fails without the wait's pass,
+/// `oplog/wait.rs`).
 #[test]
 fn bounded_wait_vs_a_reader_that_leaves() {
     bounded(3, || {
@@ -216,12 +220,13 @@ fn bounded_wait_vs_a_reader_that_leaves() {
         reader.join().unwrap();
         check(&table.acquire());
         let stats = w.stats();
-        // No wait at all if the reader let go before batch 3's publish began.
+        // No wait at all if the reader let go before batch 3's publish began; no second
+        // wait, the spare being idle.
         assert!(stats.waited + stats.wait_timeouts <= 1, "{stats:?}");
         assert_eq!(
-            w.container().pool().stats().created,
-            2 + stats.wait_timeouts,
-            "a wait that got the version back made another anyway: {stats:?}"
+            (w.container().pool().stats().created, stats.full_syncs),
+            (3, 0),
+            "a publish made a version: {stats:?}"
         );
         if stats.waited == 1 {
             GOT_IT_BACK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -238,8 +243,8 @@ fn bounded_wait_vs_a_reader_that_leaves() {
 static GOT_IT_BACK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The bounded wait against a reader that does not leave: it holds version 1 through
-/// batch 3's publish, which waits, times out (it never blocks on the reader), and writes a
-/// new version; the held one stays whole.
+/// batch 3's publish, which waits, times out (it never blocks on the reader), and writes
+/// the spare; the held one stays whole.
 #[test]
 fn bounded_wait_vs_a_reader_that_stays() {
     bounded(3, || {
@@ -262,4 +267,60 @@ fn bounded_wait_vs_a_reader_that_stays() {
             assert_eq!((stats.waited, stats.wait_timeouts), (0, 1), "{stats:?}");
         }
     });
+}
+
+/// With two versions, a reader holds the one the last publish retired while the next
+/// publish runs: no version within the op log's reach is idle, so after the bounded wait
+/// the publish waits again, for any version (rather than copy one whole: `oplog/wait.rs`),
+/// and makes a new one from the factory only once that wait timed out too. The reader lets
+/// go on its thread after some yields (each makes loom run another thread; a wait yields
+/// once per look): two, so that the second wait gets the version back, or four, so that
+/// both time out. In every execution: no reader sees a version being written, the pool
+/// made a version exactly when both waits timed out, and then the publish copied it whole.
+/// Some execution's second wait got the held version back (fails if the publish copies at
+/// once), and some made a version.
+#[test]
+fn a_publish_that_finds_every_version_held_waits_before_it_copies() {
+    static SECOND_WAIT_GOT_IT: AtomicUsize = AtomicUsize::new(0);
+    static MADE_ONE: AtomicUsize = AtomicUsize::new(0);
+    for yields in [2, 4] {
+        bounded(3, move || {
+            let mut w: Writer = OpLog::builder(Vec::new()).versions(2).build();
+            publish(&mut w, 1);
+            let table = w.container().clone();
+            let held = table.acquire(); // version 1
+            publish(&mut w, 2); // retires version 1; version 0 is written again
+            let reader = thread::spawn(move || {
+                check(&held);
+                for _ in 0..yields {
+                    thread::yield_now();
+                }
+                drop(held);
+            });
+            publish(&mut w, 3); // version 1 or a new one
+            reader.join().unwrap();
+            check(&table.acquire());
+            let stats = w.stats();
+            let made = w.container().pool().stats().created - 2;
+            assert!(made <= 1 && stats.wait_timeouts <= 2, "{stats:?}");
+            assert_eq!(made, stats.full_syncs, "{stats:?}");
+            assert_eq!(
+                made == 1,
+                stats.wait_timeouts == 2,
+                "a version made while a wait could still get one back, or none made: {stats:?}"
+            );
+            if stats.wait_timeouts == 1 && stats.waited == 1 {
+                SECOND_WAIT_GOT_IT.fetch_add(1, Relaxed);
+            }
+            MADE_ONE.fetch_add(made as usize, Relaxed);
+        });
+    }
+    assert!(
+        SECOND_WAIT_GOT_IT.load(Relaxed) > 0,
+        "in no execution did the wait for any version get the held one back"
+    );
+    assert!(
+        MADE_ONE.load(Relaxed) > 0,
+        "in no execution did both waits time out"
+    );
 }

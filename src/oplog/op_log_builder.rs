@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::drop_reports::DropReports;
 use super::{
     Absorb, OpLog, OpLogStats, Segments, Versioned, DEFAULT_MAX_OPS, DEFAULT_MAX_WAIT,
-    DEFAULT_SPARE_LAG, UNSYNCED,
+    DEFAULT_SPARE_LAG, DEFAULT_VERSIONS, UNSYNCED,
 };
 use crate::{Container, Pool};
 
@@ -73,25 +73,31 @@ where
         self
     }
 
-    /// How many versions to make at build time, the initial one included (default 1):
+    /// How many versions to make at build time, the initial one included (default 3):
     /// each extra one is a full copy of `init` ([`Absorb::sync_from`]), made here rather
-    /// than on a publish. Without them, the first publishes that find no idle version make
-    /// one from the pool's factory and copy the current version into it, on the publishing
-    /// thread: an O(n) publish for each version the workload needs beyond the first, the
-    /// last of which may come late (when a reader first holds a guard at the wrong moment).
-    /// A writer with readers that each hold one guard at a time circulates three (the
-    /// current version, one a reader still holds, the one being written); readers that
-    /// hold guards across publishes need more.
+    /// than on a publish. A writer with readers that each hold one guard at a time
+    /// circulates three: the current version, the one the last publish retired (readers
+    /// that acquired it just before the swap may still hold it), and a spare for the
+    /// publish that finds that one held past [`max_wait`](OpLogBuilder::max_wait).
+    ///
+    /// A publish never makes a version while the op log can bring an idle one up to date.
+    /// When readers hold every version within reach, it waits for one to come back as long
+    /// as the slowest of these copies took (at least `max_wait`), and only then makes a new
+    /// one from the pool's factory and copies the current version into it, on the
+    /// publishing thread (O(n); [`OpLogStats::full_syncs`]). So with fewer versions built,
+    /// busy readers cost waits, and with more, memory.
     ///
     /// A reader that holds a guard for long (past [`max_ops`](OpLogBuilder::max_ops)
-    /// operations) takes its version out of circulation, and out of the op log's reach.
-    /// With three versions, the first publish afterwards that finds the other two held
-    /// copies the whole table; with four, none does, at the price of each operation being
-    /// applied about once more.
+    /// operations) takes its version out of circulation, and out of the op log's reach: the
+    /// other two alternate, and the first publish that then finds both held waits, then
+    /// copies. With four versions, none does, at the price of each operation being applied
+    /// about once more.
     ///
-    /// Costs `n - 1` full copies and their memory at once (they would be made later
-    /// anyway, if the workload needs them). The op log keeps what these versions lack until
-    /// the writer takes them, within [`max_ops`](OpLogBuilder::max_ops).
+    /// Costs `n - 1` full copies and their memory here. The op log keeps what these
+    /// versions lack until the writer takes them, within [`max_ops`](OpLogBuilder::max_ops),
+    /// and the spare is caught up on about a third of the publishes (module docs, "How it
+    /// works"): each operation is applied three times with three versions or more, twice
+    /// with two.
     ///
     /// # Examples
     ///
@@ -114,19 +120,25 @@ where
 
     /// The longest a publish waits for the version the previous publish retired (default
     /// 100 µs; zero: never waits). Readers that acquired that version just before the swap
-    /// let go of it within a lookup's time; while one holds it, the publish spins briefly,
-    /// then yields, running a reclamation pass after each step (a barrier and a scan of
-    /// the hazard slots), until the version is back or `wait` has passed. Then it writes
-    /// that version, which lacks one batch: each operation is applied twice, as in
-    /// left-right. Past `wait` it takes another idle version, which lacks more (a third
-    /// application of each operation it missed), or, with none idle, a new one (a full
-    /// copy). [`OpLogStats::waited`] and [`OpLogStats::wait_timeouts`] count the waits.
+    /// let go of it within a lookup's time; while one holds it, the publish spins, looks at
+    /// the hazard slots, and runs a reclamation pass (a barrier and a scan of the hazard
+    /// slots) once no slot shows the version, until the version is back or `wait` has
+    /// passed. Then it writes that version, which lacks one batch: each operation is
+    /// applied twice, as in left-right. Past `wait` it takes another idle version within
+    /// the op log's reach (the spare, which lacks more). [`OpLogStats::waited`] and
+    /// [`OpLogStats::wait_timeouts`] count the waits.
     ///
     /// After a wait that timed out, the next publish skips the wait, then the next two
     /// after another, doubling up to 64: a reader that holds its guards for long costs one
-    /// publish in 64 the whole wait. Unlike left-right's and flashmap's writers, which wait
-    /// for readers without a bound, a publish never waits longer than `wait` (plus one
-    /// pass).
+    /// publish in 64 the whole wait.
+    ///
+    /// If readers hold every version within reach, the publish waits longer, for any of
+    /// them, yielding between looks: up to the time the last full copy took (at least
+    /// `wait`), then it copies one whole (see [`versions`](OpLogBuilder::versions)). A
+    /// publish thus waits at most `wait` while a version within reach is idle, and at most
+    /// about a full copy's time before it pays for one; unlike left-right's and flashmap's
+    /// writers, which wait for readers without a bound. With `wait` zero, it never waits
+    /// and copies at once.
     ///
     /// # Examples
     ///
@@ -182,13 +194,15 @@ where
         );
         // The extra versions, copies of batch 0, taken out together (so that each is a new
         // object) and then given back idle.
+        // Each copy is timed: the longest a publish waits for readers rather than copy.
         let mut versions = VecDeque::new();
+        let mut copy_time = Duration::ZERO;
         {
             let current = container.acquire();
             let extra: Vec<_> = (1..self.versions)
                 .map(|_| {
                     let mut v = pool.get();
-                    v.value.sync_from(&current.value);
+                    copy_time = copy_time.max(super::timed(|| v.value.sync_from(&current.value)));
                     v.seq = 0;
                     v
                 })
@@ -212,6 +226,7 @@ where
             published: 0,
             retired: 0,
             wait_backoff: Default::default(),
+            copy_time,
             stats: OpLogStats::default(),
         }
     }
@@ -257,7 +272,7 @@ where
             init,
             max_ops: DEFAULT_MAX_OPS,
             max_idle: None,
-            versions: 1,
+            versions: DEFAULT_VERSIONS,
             max_wait: DEFAULT_MAX_WAIT,
         }
     }

@@ -31,11 +31,15 @@ pub struct OpLogStats {
     /// ([module docs](super#how-it-works), "How it works"). Full copies are counted in
     /// [`full_syncs`](OpLogStats::full_syncs) instead.
     pub stale_takes: u64,
-    /// Publishes that waited for the version the last publish retired and got it back
-    /// within [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait).
+    /// Waits that got a version back in time: for the version the last publish retired,
+    /// within [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait), or, when readers
+    /// held every version within the op log's reach, for any of them, within a full
+    /// copy's time.
     pub waited: u64,
-    /// Publishes that waited [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait)
-    /// for the version the last publish retired and took another: a reader held it longer.
+    /// Waits that timed out: the publish took another version (a reader held the one the
+    /// last publish retired longer than `max_wait`), or copied one whole (readers held
+    /// every version within reach longer than a full copy takes; counted in
+    /// [`full_syncs`](OpLogStats::full_syncs) too).
     pub wait_timeouts: u64,
     /// Published operations the op log holds now for versions that lack them (not the
     /// pending batch, nor those waiting in [`dropping`](OpLogStats::dropping)).

@@ -1,29 +1,42 @@
-//! The publish's bounded wait for the version the last publish retired.
+//! The publish's bounded waits.
 //!
-//! With readers that let go of their guards between publishes, two versions alternate and
-//! each operation is applied twice (as in left-right). A writer that publishes back to back
-//! finds the version the last publish retired still read by the readers that acquired it
-//! just before that swap: a lookup takes them a few hundred nanoseconds. Taking another
-//! version then means replaying on it what it missed (a third application of each
-//! operation, or a full copy for a version new from the factory). So a publish first waits
-//! for that version, up to [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait):
-//! it spins briefly, looks at the hazard slots, and once no slot seems to hold the version
-//! runs a reclamation pass over the pool's retired list, which returns it unless a guard
-//! still holds it; and so on until the version left the list or the time is up. Past the
-//! bound (a reader holds a guard for long, or a reader thread was descheduled while it
-//! read) the publish takes another version as it would without the wait, and the next
-//! publishes skip the wait ([`Backoff`]). The wait never blocks on a reader: it is bounded
-//! by time, and each step is a look or a pass, which never waits either.
+//! **For the version the last publish retired.** With readers that let go of their guards
+//! between publishes, two versions alternate and each operation is applied twice (as in
+//! left-right). A writer that publishes back to back finds the version the last publish
+//! retired still read by the readers that acquired it just before that swap: a lookup
+//! takes them a few hundred nanoseconds. Taking another version then means replaying on it
+//! what it missed (a third application of each operation). So a publish first waits for
+//! that version, up to [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait)
+//! ([`for_retired`]): it spins briefly, looks at the hazard slots, and once no slot seems
+//! to hold the version runs a reclamation pass over the pool's retired list, which returns
+//! it unless a guard still holds it; and so on until the version left the list or the
+//! time is up. Past the bound (a reader holds a guard for long, or a reader thread was
+//! descheduled while it read) the publish takes another version, and the next publishes
+//! skip this wait ([`Backoff`]).
 //!
-//! left-right's and flashmap's writers wait the same way, but without a bound: for every
-//! reader of the copy they write next.
+//! **For any version within reach, rather than a full copy.** When no version the op log
+//! can bring up to date is idle (readers hold them all: more reader threads than the
+//! versions built, some descheduled mid-read), the alternative is a version made by the
+//! pool's factory or one that fell out of the op log's reach: a full copy, O(n). A publish
+//! then waits for one to come back ([`for_within_reach`]), but only as long as a full copy
+//! would take (the last one's time, measured at build time and at each full copy), and
+//! copies after that: the rent-or-buy rule (ski rental) of spin-then-block locks, which
+//! costs at most twice what the better of the two choices would have (Karlin, Manasse,
+//! McGeoch and Owicki, "Competitive randomized algorithms for nonuniform problems",
+//! Algorithmica 11(1), 1994). It yields between looks: the readers it waits for need a
+//! core to let go.
+//!
+//! Neither wait blocks on a reader: each is bounded by time, and each step is a look or a
+//! pass, which never waits either. left-right's and flashmap's writers wait the same way,
+//! but without a bound: for every reader of the copy they write next.
 
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
 
-use super::OpLogStats;
+use super::{out_of_reach, spare, OpLogStats, Versioned};
 use crate::reclaim::List;
+use crate::{Pool, Pooled};
 
 /// Spins between two looks at the hazard slots while a publish waits: about the time a
 /// lookup holds a guard.
@@ -41,8 +54,9 @@ const LOOM_LOOKS: u32 = 2;
 /// [`OpLogStats::waited`] or [`OpLogStats::wait_timeouts`]. Costs a relaxed load to begin
 /// with, and while anything is retired the list's lock and a scan of the list; per look, a
 /// scan of the hazard slots (loads); per pass, a barrier and another scan. Only the load
-/// when nothing is retired; nothing when `max` is zero. Never yields: a thread that gives up its core while readers keep the cores busy
-/// may wait a whole time slice (milliseconds) for it back.
+/// when nothing is retired; nothing when `max` is zero. Never yields: a thread that gives
+/// up its core while readers keep the cores busy may wait a whole time slice (milliseconds)
+/// for it back, where this wait is for readers in the middle of a lookup.
 pub(super) fn for_retired(
     list: &'static List,
     retired: usize,
@@ -60,23 +74,10 @@ pub(super) fn for_retired(
     {
         return;
     }
-    #[cfg(not(loom))]
-    let start = Instant::now();
-    #[cfg(loom)]
-    let mut looks = 0u32;
+    let deadline = Deadline::after(max);
     let mut spins = SPINS;
     loop {
-        #[cfg(not(loom))]
-        for _ in 0..spins {
-            crate::sync::spin_hint();
-        }
-        // Under loom, one yield stands for the spin (a spin hint is a yield there).
-        #[cfg(loom)]
-        {
-            let _ = spins;
-            crate::sync::yield_now();
-            looks += 1;
-        }
+        deadline.spin(spins);
         if List::looks_unprotected(retired) {
             list.reclaim();
             if !list.holds(retired) {
@@ -88,14 +89,97 @@ pub(super) fn for_retired(
             // before the pass's barrier: fewer passes from now on.
             spins = spins.saturating_mul(2);
         }
-        #[cfg(loom)]
-        let out_of_time = looks >= LOOM_LOOKS;
-        #[cfg(not(loom))]
-        let out_of_time = start.elapsed() >= max;
-        if out_of_time {
+        if deadline.passed() {
             stats.wait_timeouts += 1;
             backoff.timed_out();
             return;
+        }
+    }
+}
+
+/// Waits for an idle version within the op log's reach (numbered `base` or later), for at
+/// most `max`: yields, runs a reclamation pass over `list` if anything is retired, and
+/// looks for one as [`spare::take_within_reach`] does (putting back those out of reach as
+/// victims); until one is found or the time is up. Counts the outcome in `stats`, as
+/// [`for_retired`] does. For a publish that found every version within reach held, so
+/// that the alternative is a full copy: `max` is then about what a full copy takes (see
+/// the module docs). Costs per look a yield, a pass (a barrier and a scan of the hazard
+/// slots) if something is retired, and the takes; nothing when `max` is zero.
+pub(super) fn for_within_reach<'p, T>(
+    pool: &'p Pool<Versioned<T>>,
+    list: &'static List,
+    base: u64,
+    max: Duration,
+    stats: &mut OpLogStats,
+) -> Option<Pooled<'p, Versioned<T>>> {
+    if max.is_zero() {
+        return None;
+    }
+    let deadline = Deadline::after(max);
+    loop {
+        // The readers that hold the versions need a core to let go of them: with more
+        // busy threads than cores, a spin would hold one of theirs.
+        crate::sync::yield_now();
+        if list.has_pending() {
+            list.reclaim();
+        }
+        if let Some(version) = spare::take_within_reach(pool, base, stats) {
+            debug_assert!(!out_of_reach(version.seq, base));
+            stats.waited += 1;
+            return Some(version);
+        }
+        if deadline.passed() {
+            stats.wait_timeouts += 1;
+            return None;
+        }
+    }
+}
+
+/// When a wait ends: `max` after it began; under loom, after [`LOOM_LOOKS`] looks, whatever
+/// the clock says.
+struct Deadline {
+    #[cfg(not(loom))]
+    end: Option<Instant>,
+    #[cfg(loom)]
+    looks: std::cell::Cell<u32>,
+}
+
+impl Deadline {
+    fn after(max: Duration) -> Deadline {
+        Deadline {
+            // `None`: too far to represent, never reached.
+            #[cfg(not(loom))]
+            end: Instant::now().checked_add(max),
+            #[cfg(loom)]
+            looks: {
+                let _ = max;
+                std::cell::Cell::new(0)
+            },
+        }
+    }
+
+    /// Spins `spins` times; under loom, one yield stands for the spin (a spin hint is a
+    /// yield there) and counts a look.
+    fn spin(&self, spins: u32) {
+        #[cfg(not(loom))]
+        for _ in 0..spins {
+            crate::sync::spin_hint();
+        }
+        #[cfg(loom)]
+        {
+            let _ = spins;
+            crate::sync::yield_now();
+        }
+    }
+
+    /// Whether the wait is over: the time is up (under loom, the looks are made).
+    fn passed(&self) -> bool {
+        #[cfg(not(loom))]
+        return self.end.is_some_and(|end| Instant::now() >= end);
+        #[cfg(loom)]
+        {
+            self.looks.set(self.looks.get() + 1);
+            self.looks.get() >= LOOM_LOOKS
         }
     }
 }
