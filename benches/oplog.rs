@@ -61,6 +61,7 @@
 //! OPLOG_RESERVE=1 cargo bench --bench oplog  # initial maps with room for 2n entries
 //! OPLOG_READERS=3 cargo bench --bench oplog  # 3 reader threads (more than the cores)
 //! OPLOG_WAIT_US=0 cargo bench --bench oplog   # the `OpLog::new` row's writer never waits
+//! OPLOG_NEW_VERSIONS=2 cargo bench --bench oplog   # the `OpLog::new` row builds two versions
 //! POOLSWAP_BARRIER=fence cargo bench --bench oplog
 //! cargo bench --bench oplog -- --test        # smoke run: n = 1,000, a few publishes
 //! ```
@@ -1592,6 +1593,11 @@ fn main() {
     let wait_us: Option<u64> = std::env::var("OPLOG_WAIT_US")
         .ok()
         .and_then(|v| v.parse().ok());
+    // `OPLOG_NEW_VERSIONS`: the `OpLog::new` row builds this many versions instead of the
+    // default (`OpLogBuilder::versions`).
+    let new_versions: Option<usize> = std::env::var("OPLOG_NEW_VERSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let one_n: Option<u64> = std::env::var("OPLOG_N").ok().and_then(|v| v.parse().ok());
     let ns: &[u64] = if smoke {
         &[1_000]
@@ -1623,11 +1629,17 @@ fn main() {
             None
         ));
         system!("poolswap OpLog<HashMap> (OpLog::new)", |m| OpLogSys(
-            match wait_us {
-                Some(us) => OpLog::builder(m)
-                    .max_wait(Duration::from_micros(us))
-                    .build(),
-                None => OpLog::new(m),
+            if wait_us.is_none() && new_versions.is_none() {
+                OpLog::new(m)
+            } else {
+                let mut b = OpLog::builder(m);
+                if let Some(us) = wait_us {
+                    b = b.max_wait(Duration::from_micros(us));
+                }
+                if let Some(v) = new_versions {
+                    b = b.versions(v);
+                }
+                b.build()
             },
             None
         ));

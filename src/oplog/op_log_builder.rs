@@ -236,11 +236,12 @@ impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Default + Send + Sync + 'static,
 {
-    /// A writer whose container holds `init` as its first version (batch 0).
+    /// A writer whose container holds `init` as its first version (batch 0), with two more
+    /// versions copied from it ([`Absorb::sync_from`]) here: the defaults of
+    /// [`OpLog::builder`]. After that, versions come back from the pool and replay only
+    /// what they missed.
     ///
-    /// The container's pool makes further versions with `T::default()` and brings each up
-    /// to date with a full copy ([`Absorb::sync_from`]) the first time; after that,
-    /// versions come back from the pool and replay only what they missed.
+    /// Costs two full copies of `init` and their memory (three `T`s in all).
     ///
     /// # Examples
     ///
