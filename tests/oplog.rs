@@ -32,6 +32,9 @@ enum Step {
     Clear,
     /// Bring the idle versions up to date (`OpLog::catch_up`).
     CatchUp,
+    /// Trim the container's pool: idle versions there since the last trim are dropped,
+    /// and later publishes wait for, or make, others.
+    Trim,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -42,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => any::<usize>().prop_map(Step::Release),
         1 => Just(Step::Clear),
         1 => Just(Step::CatchUp),
+        1 => Just(Step::Trim),
     ]
 }
 
@@ -107,6 +111,7 @@ fn run<T, V>(
             Step::CatchUp => {
                 writer.catch_up();
             }
+            Step::Trim => writer.container().pool().trim(),
             Step::Hold => held.push(writer.container().acquire()),
             Step::Release(i) => {
                 if !held.is_empty() {
