@@ -19,7 +19,7 @@
 //! versions built, some descheduled mid-read), the alternative is a version made by the
 //! pool's factory or one that fell out of the op log's reach: a full copy, O(n). A publish
 //! then waits for one to come back ([`for_within_reach`]), but only as long as a full copy
-//! would take (the last one's time, measured at build time and at each full copy), and
+//! would take (the last one's time, timed at build time and at each full copy), and
 //! copies after that: the rent-or-buy rule (ski rental) of spin-then-block locks, which
 //! costs at most twice what the better of the two choices would have (Karlin, Manasse,
 //! McGeoch and Owicki, "Competitive randomized algorithms for nonuniform problems",
