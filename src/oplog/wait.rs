@@ -135,7 +135,7 @@ pub(super) fn for_within_reach<'p, T>(
     }
 }
 
-/// When a wait ends: `max` after it began; under loom, after [`LOOM_LOOKS`] looks, whatever
+/// When a wait ends: `max` after it began; under loom, after `LOOM_LOOKS` looks, whatever
 /// the clock says.
 struct Deadline {
     #[cfg(not(loom))]
