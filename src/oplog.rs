@@ -613,27 +613,29 @@ where
         let pool = container.pool();
         let mut next = pool.get_returned().or_else(|| pool.get_unless_new());
         // None, or one that lacks more than the op log holds (a reader held it past
-        // `max_ops`, and a reclamation just returned it): a full copy here. Another idle
-        // version within reach is taken instead, and this one kept as the pool's victim.
-        // If none is idle, a pass, with the heavy barrier if need be (still far cheaper
-        // than a full copy), may return the version the last publish retired; failing
-        // that, the publish waits for readers to let go of one, as long as a full copy
-        // would take, then copies (`oplog/wait.rs`: rent or buy). With a zero `max_wait`,
-        // it never waits.
+        // `max_ops`, and a reclamation just returned it): a full copy here. For one out of
+        // reach, another idle version within reach is taken instead, and this one kept as
+        // the pool's victim; if none is idle, a pass, with the heavy barrier if need be
+        // (still far cheaper than a full copy), may return the version the last publish
+        // retired. (For none, the getter looked everywhere and ran its pass already.)
+        // Failing that, the publish waits for readers to let go of one, as long as a full
+        // copy would take, then copies (`oplog/wait.rs`: rent or buy); with a zero
+        // `max_wait`, at once.
         if next.as_ref().map_or(true, |v| out_of_reach(v.seq, *base)) {
-            let within = spare::take_within_reach(pool, *base, stats)
-                .or_else(|| {
+            let found = next.is_some().then(|| {
+                spare::take_within_reach(pool, *base, stats).or_else(|| {
                     list.reclaim_unless_heavy(true)?;
                     spare::take_within_reach(pool, *base, stats)
                 })
-                .or_else(|| {
-                    let rent = if max_wait.is_zero() {
-                        Duration::ZERO
-                    } else {
-                        (*copy_time).max(*max_wait)
-                    };
-                    wait::for_within_reach(pool, list, *base, rent, stats)
-                });
+            });
+            let within = found.flatten().or_else(|| {
+                let rent = if max_wait.is_zero() {
+                    Duration::ZERO
+                } else {
+                    (*copy_time).max(*max_wait)
+                };
+                wait::for_within_reach(pool, list, *base, rent, stats)
+            });
             if let Some(within) = within {
                 if let Some(out) = next.replace(within) {
                     Pooled::put_in_depot_as_victim(out);
@@ -641,7 +643,8 @@ where
                 }
             }
         }
-        let mut next = next.unwrap_or_else(|| container.get_new());
+        // Still none: the factory's, copied whole below.
+        let mut next = next.unwrap_or_else(|| pool.get_made());
         let had = next.seq;
         if !out_of_reach(had, *base) && had + 1 < *head {
             stats.stale_takes += 1;

@@ -496,29 +496,32 @@ impl<T> Pool<T> {
                 .get_bounded(local, Wait::Forever)
                 .expect("a waiting get returns an object");
         }
-        if let Some(pooled) = local.and_then(|local| self.take_or_reclaim(local)) {
-            return pooled;
+        if let Some(local) = local {
+            // SAFETY: `Shared::local` returns the calling thread's own `Local`, of this pool.
+            if let Some(pooled) = unsafe { self.take_or_reclaim(local) } {
+                return pooled;
+            }
         }
-        // No live bound: the permit is always granted (and counted, for `stats`).
-        let granted = shared.try_acquire_live_permit();
-        debug_assert!(granted);
-        self.make_new()
+        self.get_made()
     }
 
-    /// Runs the factory for a `get` that holds a permit; gives the permit back if it panics.
     /// What [`get`](Pool::get) hands out short of the factory, for a pool without a live
     /// bound: an idle object from the calling thread's share or another's (`Local::take`),
     /// else after a reclamation pass that returned retired versions; `None` if neither
     /// found one.
-    fn take_or_reclaim(&self, local: &PoolLocal<T>) -> Option<Pooled<'_, T>> {
+    ///
+    /// # Safety
+    ///
+    /// `local` is the calling thread's own `Local`, of this pool (what `Shared::local`
+    /// returns).
+    unsafe fn take_or_reclaim(&self, local: &PoolLocal<T>) -> Option<Pooled<'_, T>> {
         let shared = &*self.shared;
         // Again after a reclamation returned retired versions (the writer's own old
         // versions, usually) to their pools, or after another thread's pass ended; at
         // most 16 times, should others' passes keep returning only their own.
         for _ in 0..16 {
             let looked = shared.retired.passes_ended();
-            // SAFETY: `Shared::local` and `local_fast` return the calling thread's own
-            // `Local`, of this pool.
+            // SAFETY: per the caller, `local` is the calling thread's own, of this pool.
             while let Some(node) = unsafe { local.take(&shared.budget, &shared.locals) } {
                 if let Some(pooled) = self.hand_out(node, Some(local)) {
                     return Some(pooled);
@@ -536,14 +539,30 @@ impl<T> Pool<T> {
     /// readers), or the pool has a live bound. For the op log, whose factory's versions
     /// cost a full copy. Costs as `get`'s slow path without the factory.
     pub(crate) fn get_unless_new(&self) -> Option<Pooled<'_, T>> {
-        let shared = &*self.shared;
-        if shared.max_live.is_some() {
+        if self.shared.max_live.is_some() {
             return None;
         }
         let local = Shared::local(&self.shared)?;
-        self.take_or_reclaim(local)
+        // SAFETY: `Shared::local` returns the calling thread's own `Local`, of this pool.
+        unsafe { self.take_or_reclaim(local) }
     }
 
+    /// `get`'s last step alone, for a pool without a live bound: a new object from the
+    /// factory, whatever is idle. For the op log once [`get_unless_new`](Pool::get_unless_new)
+    /// and its wait found nothing. Costs the factory and a node (the empty nodes' lock, or
+    /// an allocation).
+    pub(crate) fn get_made(&self) -> Pooled<'_, T> {
+        debug_assert!(
+            self.shared.max_live.is_none(),
+            "a bounded pool waits instead"
+        );
+        // No live bound: the permit is always granted (and counted, for `stats`).
+        let granted = self.shared.try_acquire_live_permit();
+        debug_assert!(granted);
+        self.make_new()
+    }
+
+    /// Runs the factory for a `get` that holds a permit; gives the permit back if it panics.
     fn make_new(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         let value = shared.make();

@@ -193,8 +193,8 @@ where
             },
         );
         // The extra versions, copies of batch 0, taken out together (so that each is a new
-        // object) and then given back idle.
-        // Each copy is timed: the longest a publish waits for readers rather than copy.
+        // object) and then given back idle. The slowest copy's time is the longest a publish
+        // waits for readers rather than copy (`oplog/wait.rs`).
         let mut versions = VecDeque::new();
         let mut copy_time = Duration::ZERO;
         {

@@ -77,7 +77,7 @@ pub(super) fn for_retired(
     let deadline = Deadline::after(max);
     let mut spins = SPINS;
     loop {
-        deadline.spin(spins);
+        spin(spins);
         if List::looks_unprotected(retired) {
             list.reclaim();
             if !list.holds(retired) {
@@ -135,6 +135,20 @@ pub(super) fn for_within_reach<'p, T>(
     }
 }
 
+/// Spins `spins` times; under loom, one yield stands for the spin (a spin hint is a yield
+/// there).
+fn spin(spins: u32) {
+    #[cfg(not(loom))]
+    for _ in 0..spins {
+        crate::sync::spin_hint();
+    }
+    #[cfg(loom)]
+    {
+        let _ = spins;
+        crate::sync::yield_now();
+    }
+}
+
 /// When a wait ends: `max` after it began; under loom, after `LOOM_LOOKS` looks, whatever
 /// the clock says.
 struct Deadline {
@@ -155,20 +169,6 @@ impl Deadline {
                 let _ = max;
                 std::cell::Cell::new(0)
             },
-        }
-    }
-
-    /// Spins `spins` times; under loom, one yield stands for the spin (a spin hint is a
-    /// yield there) and counts a look.
-    fn spin(&self, spins: u32) {
-        #[cfg(not(loom))]
-        for _ in 0..spins {
-            crate::sync::spin_hint();
-        }
-        #[cfg(loom)]
-        {
-            let _ = spins;
-            crate::sync::yield_now();
         }
     }
 
