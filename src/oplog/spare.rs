@@ -24,6 +24,21 @@
 //! While a reader holds the stalest version, the next stalest idle one is caught up
 //! instead (by reference: the held one still needs the operations): with readers that
 //! hold guards for long, a fourth version stays as close as the third would.
+//!
+//! # Why the third application cannot be saved
+//!
+//! A reader may begin a long hold at any moment, on the version the last publish retired,
+//! and the writer cannot see it coming. The next publish must then write a third version,
+//! and bring it up to date in a bounded time: a replay of at most *b* operations, or a
+//! full copy (O(n)), or a wait for the reader (unbounded). Without the copy and the
+//! wait, some version besides the two that alternate must lack at most *b* operations at
+//! every moment, so it applies every operation but the last *b*: three applications per
+//! operation in all, whoever applies them (this thread, a later `catch_up`, a helper).
+//! Re-copying it instead costs O(n) per *b* operations, more than an application per
+//! operation once n exceeds *b*. left-right and flashmap apply each operation twice
+//! because their writer waits for the reader. Two versions
+//! ([`OpLogBuilder::versions`](super::OpLogBuilder::versions)) make the same trade here:
+//! twice, and a wait (then a copy) when a reader holds a guard past `max_wait`.
 
 use std::collections::VecDeque;
 
