@@ -114,8 +114,9 @@
 //!   version a reader held past [`max_ops`](OpLogBuilder::max_ops) operations. An idle
 //!   spare never needs one. With a zero `max_wait`, a publish copies at once instead of
 //!   waiting.
-//! - **Memory**: a whole `T` per version (three, made by the constructor; more only
-//!   after readers held every version longer than a full copy takes), and the op log: up to
+//! - **Memory**: a whole `T` per version (three, made by the constructor; one more while
+//!   readers hold every version longer than a full copy takes, dropped once it is idle
+//!   again rather than kept up to date), and the op log: up to
 //!   [`max_ops`](OpLogBuilder::max_ops) operations while a reader holds a version, about
 //!   three batches per spare otherwise. [`SharedMap`] has the versions share one copy of
 //!   each value. Idle versions stay in the pool until its `trim`
@@ -382,6 +383,10 @@ pub struct OpLog<T, O> {
     /// the extra versions made at build time (`0` each), ascending, one entry per version.
     /// `log` keeps what the smallest lacks.
     versions: VecDeque<u64>,
+    /// How many versions within reach the writer keeps, the current one included: those
+    /// built ([`OpLogBuilder::versions`]), at least two. One made beyond them (readers held
+    /// every version) is dropped once idle rather than caught up (`oplog/spare.rs`).
+    keep: usize,
     max_ops: usize,
     /// The most operations an idle version within reach lacks before a publish catches it
     /// up (`oplog/spare.rs`): [`DEFAULT_SPARE_LAG`], at most half of `max_ops`.

@@ -223,6 +223,52 @@ fn a_version_held_past_the_op_log_is_copied_whole_when_it_returns() {
     assert!(w.stats().full_syncs >= syncs, "{:?}", w.stats());
 }
 
+/// A version made because readers held every version (here, with no wait: a copy at once)
+/// is dropped once it is idle again, rather than kept as one more spare that every
+/// operation is applied to: the writer goes back to the three it built, each operation is
+/// applied three times, and the readers see every batch. Fails if the made version is
+/// caught up and kept (four versions live, four applications per operation).
+#[test]
+fn a_version_made_while_readers_held_every_version_is_dropped_once_idle() {
+    let _serial = serial();
+    let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
+        .max_wait(Duration::ZERO)
+        .build();
+    let pool = w.container().pool().clone();
+    assert_eq!(pool.stats().live, 3);
+    // A guard on each of the three versions, taken before each publish: the third
+    // publish finds all three held, and copies the current one into a new version.
+    publish_holding_guards(&mut w, 1, 3);
+    let made = w.stats();
+    assert_eq!((made.full_syncs, pool.stats().created), (1, 4), "{made:?}");
+    let mut i = 4;
+    while pool.stats().live > 3 && i < 4 + QUIET_BATCHES {
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+        i += 1;
+    }
+    let (stats, pool_stats) = (w.stats(), pool.stats());
+    assert_eq!(pool_stats.live, 3, "{stats:?} {pool_stats:?}");
+    assert_eq!(pool_stats.trimmed, 1, "{pool_stats:?}");
+    // From here on, three versions: each batch applied three times, and no copy.
+    let before = w.stats();
+    for i in i..i + QUIET_BATCHES {
+        w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
+        w.publish();
+    }
+    let after = w.stats();
+    let per_op =
+        (after.applied - before.applied) as f64 / (after.appended - before.appended) as f64;
+    assert!(
+        per_op < 3.2,
+        "{per_op} applications per operation: {after:?}"
+    );
+    assert_eq!(after.full_syncs, made.full_syncs, "{after:?}");
+    assert_eq!(pool.stats().created, 4);
+    let last = i + QUIET_BATCHES - 1;
+    assert!(w.container().acquire().values().all(|&v| v == last));
+}
+
 /// With one reader that lets go at once, two versions alternate: each operation is applied
 /// twice (once by reference, once by value), and the op log holds one batch.
 #[test]

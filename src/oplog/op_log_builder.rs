@@ -84,7 +84,10 @@ where
     /// When readers hold every version within reach, it waits for one to come back as long
     /// as the slowest of these copies took (at least `max_wait`), and only then makes a new
     /// one from the pool's factory and copies the current version into it, on the
-    /// publishing thread (O(n); [`OpLogStats::full_syncs`]). So with fewer versions built,
+    /// publishing thread (O(n); [`OpLogStats::full_syncs`]). The writer keeps `n` versions
+    /// (at least two): one made so is dropped once it is idle again (counted in the pool's
+    /// [`PoolStats::trimmed`](crate::PoolStats::trimmed)), rather than kept up to date at
+    /// the cost of one more application of every operation. So with fewer versions built,
     /// busy readers cost waits, and with more, memory.
     ///
     /// A reader that holds a guard for long (past [`max_ops`](OpLogBuilder::max_ops)
@@ -138,7 +141,9 @@ where
     /// publish thus waits at most `wait` while a version within reach is idle, and at most
     /// about a full copy's time before it pays for one; unlike left-right's and flashmap's
     /// writers, which wait for readers without a bound. With `wait` zero, it never waits
-    /// and copies at once.
+    /// and copies at once. The copies timed are those the constructor makes, of `init`,
+    /// and those publishes make: a writer whose `init` is empty and grows through its
+    /// operations waits only `wait` before its first copy, which then sets the time.
     ///
     /// # Examples
     ///
@@ -216,6 +221,7 @@ where
             head: 0,
             base: 0,
             versions,
+            keep: self.versions.max(2),
             max_ops: self.max_ops,
             spare_lag: DEFAULT_SPARE_LAG.min(self.max_ops / 2),
             passes_seen: 0,

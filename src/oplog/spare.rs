@@ -25,6 +25,13 @@
 //! instead (by reference: the held one still needs the operations): with readers that
 //! hold guards for long, a fourth version stays as close as the third would.
 //!
+//! A version beyond those the writer keeps ([`OpLogBuilder::versions`](super::OpLogBuilder::versions),
+//! at least two), made by a publish that found readers holding every version, is not caught
+//! up: the catch-up drops it the first time it finds it idle and stalest. Kept, it would
+//! cost one more application of every operation for as long as the writer runs (a fourth
+//! version kept within reach), to spare a copy that the rent-or-buy wait (`oplog/wait.rs`)
+//! makes rare once a copy's time is known.
+//!
 //! # Why the third application cannot be saved
 //!
 //! A reader may begin a long hold at any moment, on the version the last publish retired,
@@ -65,6 +72,7 @@ where
             head,
             base,
             versions,
+            keep,
             max_ops,
             spare_lag,
             spare_missed,
@@ -128,13 +136,25 @@ where
         let missed = spare_at.is_none();
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
             if forget(versions, spare.seq) {
-                let limit = chunk(batch, spares);
-                catch_up(&mut spare, log, *head, base, versions, stats, limit);
+                // The others within reach: those listed, and the current version.
+                if versions.len() + 1 >= *keep {
+                    // One more than the writer keeps (made while readers held every
+                    // version): dropped rather than caught up. Unsynced, its drop reports
+                    // nothing; it was forgotten above.
+                    spare.seq = UNSYNCED;
+                    Pooled::discard(spare);
+                } else {
+                    let limit = chunk(batch, spares);
+                    catch_up(&mut spare, log, *head, base, versions, stats, limit);
+                    // Back to the pool first: the versions passed over go back on top of
+                    // it, the one seen first last, as they were. To this thread's depot,
+                    // not its magazine: should the writer move to another thread, it
+                    // finds them there.
+                    Pooled::put_in_depot(spare);
+                }
+            } else {
+                Pooled::put_in_depot(spare);
             }
-            // Back to the pool first: the versions passed over go back on top of it, the
-            // one seen first last, as they were. To this thread's depot, not its
-            // magazine: should the writer move to another thread, it finds them there.
-            Pooled::put_in_depot(spare);
         }
         for version in passed.iter_mut().rev().filter_map(Option::take) {
             put_back(version, *base, stats);

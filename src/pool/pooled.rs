@@ -10,7 +10,7 @@ use std::ptr::{self, NonNull};
 
 use super::depot::{Generation, NodePtr};
 use super::node::Node;
-use super::shared::{PoolNode, Shared};
+use super::shared::{Discard, PoolNode, Shared};
 use super::Pool;
 
 /// An exclusive guard on one pooled object: Go's `pool.Get()` result, with its `Release`
@@ -128,6 +128,20 @@ impl<T> Pooled<'_, T> {
     /// else, but not worth handing out first. Costs as `put_in_depot`.
     pub(crate) fn put_in_depot_as_victim(this: Self) {
         Pooled::put_in_list(this, Generation::Victim);
+    }
+
+    /// Drops the object instead of returning it to its pool, as [`Pool::trim`] drops an
+    /// idle one (counted in [`PoolStats::trimmed`](crate::PoolStats::trimmed)); if a
+    /// reader of its last publication still holds a brief reference, that reader returns
+    /// it to the pool instead. For the op log's versions made beyond the ones it keeps.
+    /// Costs the object's drop, and one atomic decrement if it was ever published.
+    pub(crate) fn discard(this: Self) {
+        let this = std::mem::ManuallyDrop::new(this);
+        // SAFETY: the guard owns the node's checked-out reference, and gives it up here:
+        // `ManuallyDrop` keeps its drop from giving it back a second time.
+        if unsafe { last_reference(this.node) } {
+            this.pool.shared.discard(NodePtr(this.node), Discard::Trim);
+        }
     }
 
     /// Gives up the guard's reference and, if it was the last, puts the node in the
