@@ -24,7 +24,12 @@
 //! on one publish each), e.g.
 //! `publish_loop 60000 10 0 --reserve` or `publish_loop 20000 10 0 --versions 4 --reader`.
 //! `--reader` adds a thread that looks up random keys for the whole run, as
-//! `benches/oplog.rs`'s reader does (`publish_loop 20000 1 0 --reader`). `--catch-up` calls
+//! `benches/oplog.rs`'s reader does (`publish_loop 20000 1 0 --reader`); `--readers N`
+//! adds `N` of them (more than the cores: `publish_loop 20000 10 0 --readers 3`).
+//! `--from-empty` builds the writer from an empty map and inserts the entries through the
+//! op log (batches of 1,000) before the warm-up, as a service that starts empty does: the
+//! versions the constructor copies are then empty, and so is the copy time the publish's
+//! wait for readers is bounded by (`publish_loop 20000 10 0 --readers 3 --from-empty`). `--catch-up` calls
 //! [`OpLog::catch_up`] after each publish, outside the timed part: a writer with idle
 //! time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
 //!
@@ -84,7 +89,8 @@ struct Args {
     hold: usize,
     versions: usize,
     reserve: bool,
-    reader: bool,
+    readers: usize,
+    from_empty: bool,
     catch_up: bool,
 }
 
@@ -102,7 +108,8 @@ impl Args {
             hold: 0,
             versions: 3,
             reserve: false,
-            reader: false,
+            readers: 0,
+            from_empty: false,
             catch_up: false,
         };
         let mut positional = 0;
@@ -115,7 +122,9 @@ impl Args {
             match arg.as_str() {
                 "--versions" => args.versions = value("--versions"),
                 "--reserve" => args.reserve = true,
-                "--reader" => args.reader = true,
+                "--reader" => args.readers = args.readers.max(1),
+                "--readers" => args.readers = value("--readers"),
+                "--from-empty" => args.from_empty = true,
                 "--catch-up" => args.catch_up = true,
                 _ if arg.starts_with("--") => panic!("unknown option {arg:?}"),
                 _ => {
@@ -142,12 +151,27 @@ fn main() {
         hold,
         versions,
         reserve,
-        reader,
+        readers,
+        from_empty,
         catch_up,
     } = Args::parse();
     let mut init = Map::with_capacity(if reserve { 2 * N } else { N });
-    init.extend((0..N).map(|i| (format!("key-{i:07}"), value(i, 0))));
+    let entries = (0..N).map(|i| (format!("key-{i:07}"), value(i, 0)));
+    if !from_empty {
+        init.extend(entries.clone());
+    }
     let mut w = OpLog::builder(init).versions(versions).build();
+    if from_empty {
+        let entries: Vec<_> = entries.collect();
+        for chunk in entries.chunks(1_000) {
+            w.extend(
+                chunk
+                    .iter()
+                    .map(|(k, v)| MapOp::Insert(k.clone(), v.clone())),
+            );
+            w.publish();
+        }
+    }
     // The batches, in order; popped from the end.
     let (mut lo, mut hi) = (N / 2, N);
     let mut batches: Vec<Vec<Op>> = (0..WARM_UP + rounds)
@@ -181,18 +205,20 @@ fn main() {
     let mut held = (hold > 0).then(|| w.container().acquire());
     let stop = AtomicBool::new(false);
     let container = Arc::clone(w.container());
-    // Only for the reader: without one, the run allocates what it did before `--reader`.
-    let keys: Vec<String> = if reader {
+    // Only for the readers: without one, the run allocates what it did before `--reader`.
+    let keys: Vec<String> = if readers > 0 {
         (0..N).map(|i| format!("key-{i:07}")).collect()
     } else {
         Vec::new()
     };
+    let before = w.stats();
     // Per publish: its time in ns and the operations it applied.
     let mut runs: Vec<(u128, u64)> = Vec::with_capacity(rounds);
     thread::scope(|s| {
-        if reader {
-            s.spawn(|| {
-                let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for reader in 0..readers as u64 {
+            let (stop, container, keys) = (&stop, &container, &keys);
+            s.spawn(move || {
+                let mut x = 0x9e37_79b9_7f4a_7c15_u64 + reader;
                 let mut found = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     // xorshift64: a random key without a shared generator.
@@ -249,17 +275,21 @@ fn main() {
     drop(held);
     let stats = w.stats();
     println!(
-        "versions {versions}, reserved: {reserve}, reader: {reader}, \
-         catch_up between publishes: {catch_up}"
+        "versions {versions}, reserved: {reserve}, readers: {readers}, from empty: \
+         {from_empty}, catch_up between publishes: {catch_up}"
     );
+    let pool = w.container().pool().stats();
     println!(
-        "applied per op {:.2}, full copies {}, set aside {}, stale takes {}, operations \
-         truncated {}, versions made {}",
+        "applied per op {:.2} (measured publishes {:.2}), full copies {} (measured publishes \
+         {}), set aside {}, stale takes {}, operations truncated {}, versions made {}, live {}",
         stats.applied as f64 / stats.appended.max(1) as f64,
+        (stats.applied - before.applied) as f64 / (stats.appended - before.appended).max(1) as f64,
         stats.full_syncs,
+        stats.full_syncs - before.full_syncs,
         stats.set_aside,
         stats.stale_takes,
         stats.truncated,
-        w.container().pool().stats().created
+        pool.created,
+        pool.live
     );
 }
