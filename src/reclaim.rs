@@ -49,6 +49,10 @@
 //! A version published *fenced* (`container/raw.rs`, "Fenced versions") was protected only
 //! by readers whose light barrier was a `fence(SeqCst)`; a pass whose nodes are all fenced
 //! replaces the heavy barrier by a fence of its own (two fences are totally ordered too).
+//! So does a pass that keeps, unjudged, every node of its batch that is not fenced (it
+//! does so when a look at the slots before its barrier shows each of them protected, as a
+//! version a descheduled reader holds is): the nodes it may return are all fenced, and the
+//! argument holds for each of them alone.
 //!
 //! # Sources
 //!

@@ -546,13 +546,17 @@ impl List {
     /// fresher version saves it work, but only when the pass is cheap enough to pay.
     /// `None` when no pass ran (the list was empty, or the pass was not worth a heavy
     /// barrier); else how many nodes went back. The test takes the list's lock (as
-    /// [`retire`] does) and reads each retired node's flag: O(versions on the list).
+    /// [`retire`] does) and reads each retired node's flag: O(versions on the list); and
+    /// if some are not fenced, looks at the slots as `judge` would ([`plain_ones_look_held`]:
+    /// a pass that keeps them needs only a fence).
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
         let state = self.state.lock();
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
         // look and the take can only make it take the heavy barrier anyway: a hint, as the
         // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
-        let full_only = !barrier::membarrier() || all_fenced(&state.retired);
+        let full_only = !barrier::membarrier()
+            || all_fenced(&state.retired)
+            || plain_ones_look_held(&state.retired);
         if !heavy && !full_only {
             return None;
         }
@@ -748,12 +752,18 @@ fn judge(buffers: &mut Buffers) -> usize {
     } = buffers;
     // A fenced node's readers fenced after their slot stores: a fence pairs with theirs as
     // two `fence(SeqCst)`s do (fence mode's argument, node by node). One node that is not
-    // fenced needs the heavy barrier, which serves the whole batch.
-    if all_fenced(judged) {
+    // fenced needs the heavy barrier, which serves the whole batch; unless the pass keeps
+    // every such node without judging it, and returns only fenced ones (`keep_plain`).
+    let keep_plain = if all_fenced(judged) {
         full();
+        false
+    } else if plain_ones_look_held(judged) {
+        full();
+        true
     } else {
         heavy();
-    }
+        false
+    };
     if judged.len() <= DIRECT {
         let mut held = [false; DIRECT];
         scan(|node| {
@@ -761,8 +771,14 @@ fn judge(buffers: &mut Buffers) -> usize {
                 *held |= r.node.as_ptr() == node;
             }
         });
-        return partition(judged, claimed, |at, _| held[at]);
+        return partition(judged, claimed, |at, r| {
+            held[at] || (keep_plain && !r.fenced)
+        });
     }
+    debug_assert!(
+        !keep_plain,
+        "only a batch of at most DIRECT nodes keeps its plain ones"
+    );
     protected.clear();
     protected.reserve(block_count() * BLOCK_SLOTS);
     scan(|node| protected.push(node));
@@ -770,6 +786,30 @@ fn judge(buffers: &mut Buffers) -> usize {
     partition(judged, claimed, |_, r| {
         protected.binary_search(&r.node.as_ptr()).is_ok()
     })
+}
+
+/// Whether a pass over `batch` may take a fence instead of the heavy barrier by keeping its
+/// nodes that were not published fenced: in `membarrier` mode (and under loom and Miri), a
+/// batch of at most [`DIRECT`] nodes each of whose plain nodes a slot shows now, in a look
+/// without a barrier
+/// (loads of every thread's slots, as [`List::looks_unprotected`]). The heavy barrier would
+/// most likely find them protected too: a reader descheduled while it holds a version holds
+/// it for a time slice, and each pass meanwhile would interrupt every CPU for nothing. Once
+/// no slot shows them, a pass with the heavy barrier judges them. Only a hint: a node the
+/// look missed is judged under the heavy barrier, one it saw is only kept longer.
+fn plain_ones_look_held(batch: &[Retired]) -> bool {
+    // Under loom and Miri too (their heavy barrier is a fence; every other version is
+    // fenced there), so that the models and tests run the passes that keep plain nodes.
+    if !(cfg!(any(loom, miri)) || barrier::membarrier()) || batch.len() > DIRECT {
+        return false;
+    }
+    let mut seen = [false; DIRECT];
+    scan(|node| {
+        for (seen, r) in seen.iter_mut().zip(batch) {
+            *seen |= r.node.as_ptr() == node;
+        }
+    });
+    batch.iter().zip(seen).all(|(r, seen)| r.fenced || seen)
 }
 
 /// Batches of at most this many nodes are judged without a snapshot: each protected
