@@ -269,9 +269,10 @@ impl<T> Container<T> {
     /// those that guards held at its last pass: then a reclamation pass over that list (one
     /// heavy barrier and one load per used hazard slot, as [`reclaim`](crate::reclaim())
     /// costs for one list). A version published less than 50 µs after the previous one is
-    /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)`, and
-    /// its readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader
-    /// thread stores it back plain. Never waits for a reader; no allocation at steady state.
+    /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)` (as
+    /// long as readers visibly hold the plain ones retired beside it, if any), and its
+    /// readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader thread
+    /// stores it back plain. Never waits for a reader; no allocation at steady state.
     /// Subscribers ([`subscribe`](Container::subscribe)): one load when the container never
     /// had one; otherwise one atomic read-modify-write more, and, if some are waiting, a
     /// lock and a wake-up of each, on this thread.

@@ -121,8 +121,10 @@ const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAI
 /// Costs: one load per retired list (one per pool) when nothing is retired, and two locks
 /// (process-wide, for the pass's buffers). Otherwise also two locks per list holding
 /// retired versions, one heavy barrier (`membarrier(2)`, or a `fence(SeqCst)` if the
-/// process uses fences or every version taken was published fenced), one load of each
-/// used hazard slot of every thread that ever read, and a comparison of each protected
+/// process uses fences, if every version taken was published fenced, or if a hazard slot
+/// shows each of the others: those stay retired, for a later pass), one load of each used
+/// hazard slot of every thread that ever read (twice when some version taken was not
+/// published fenced: a look before the barrier), and a comparison of each protected
 /// address with each taken version (more than 8 versions: a sort of the protected
 /// addresses and a binary search per version). No allocation at steady state.
 ///
