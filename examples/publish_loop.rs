@@ -29,9 +29,9 @@
 //! `--from-empty` builds the writer from an empty map and inserts the entries through the
 //! op log (batches of 1,000) before the warm-up, as a service that starts empty does: the
 //! versions the constructor copies are then empty, and so is the copy time the publish's
-//! wait for readers is bounded by (`publish_loop 20000 10 0 --readers 3 --from-empty`). `--catch-up` calls
-//! [`OpLog::catch_up`] after each publish, outside the timed part: a writer with idle
-//! time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
+//! wait for readers is bounded by (`publish_loop 20000 10 0 --readers 3 --from-empty`).
+//! `--catch-up` calls [`OpLog::catch_up`] after each publish, outside the timed part: a
+//! writer with idle time between publishes (`publish_loop 20000 10 0 --reader --catch-up`).
 //!
 //! Besides p50 and p99, it prints what the slowest 1% of publishes applied (operations
 //! replayed on the version they wrote, from [`OpLogStats::applied`]) against the median

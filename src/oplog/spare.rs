@@ -135,24 +135,22 @@ where
             .map(|(i, _)| i);
         let missed = spare_at.is_none();
         if let Some(mut spare) = spare_at.and_then(|i| passed[i].take()) {
-            if forget(versions, spare.seq) {
-                // The others within reach: those listed, and the current version.
-                if versions.len() + 1 >= *keep {
-                    // One more than the writer keeps (made while readers held every
-                    // version): dropped rather than caught up. Unsynced, its drop reports
-                    // nothing; it was forgotten above.
-                    spare.seq = UNSYNCED;
-                    Pooled::discard(spare);
-                } else {
+            let listed = forget(versions, spare.seq);
+            // The others within reach: those listed, and the current version.
+            if listed && versions.len() + 1 >= *keep {
+                // One more than the writer keeps (made while readers held every version):
+                // dropped rather than caught up. Unsynced, its drop reports nothing; it was
+                // forgotten above.
+                spare.seq = UNSYNCED;
+                Pooled::discard(spare);
+            } else {
+                if listed {
                     let limit = chunk(batch, spares);
                     catch_up(&mut spare, log, *head, base, versions, stats, limit);
-                    // Back to the pool first: the versions passed over go back on top of
-                    // it, the one seen first last, as they were. To this thread's depot,
-                    // not its magazine: should the writer move to another thread, it
-                    // finds them there.
-                    Pooled::put_in_depot(spare);
                 }
-            } else {
+                // Back to the pool first: the versions passed over go back on top of it,
+                // the one seen first last, as they were. To this thread's depot, not its
+                // magazine: should the writer move to another thread, it finds them there.
                 Pooled::put_in_depot(spare);
             }
         }

@@ -554,10 +554,13 @@ impl List {
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
         // look and the take can only make it take the heavy barrier anyway: a hint, as the
         // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
-        let full_only = !barrier::membarrier()
-            || all_fenced(&state.retired)
-            || plain_ones_look_held(&state.retired);
-        if !heavy && !full_only {
+        // Tested only when the caller would not pay the heavy barrier (`plain_ones_look_held`
+        // scans the slots).
+        if !heavy
+            && barrier::membarrier()
+            && !all_fenced(&state.retired)
+            && !plain_ones_look_held(&state.retired)
+        {
             return None;
         }
         list_pass(self, state).map(|p| p.returned)
@@ -765,12 +768,7 @@ fn judge(buffers: &mut Buffers) -> usize {
         false
     };
     if judged.len() <= DIRECT {
-        let mut held = [false; DIRECT];
-        scan(|node| {
-            for (held, r) in held.iter_mut().zip(judged.iter()) {
-                *held |= r.node.as_ptr() == node;
-            }
-        });
+        let held = slots_show(judged);
         return partition(judged, claimed, |at, r| {
             held[at] || (keep_plain && !r.fenced)
         });
@@ -791,8 +789,7 @@ fn judge(buffers: &mut Buffers) -> usize {
 /// Whether a pass over `batch` may take a fence instead of the heavy barrier by keeping its
 /// nodes that were not published fenced: in `membarrier` mode (and under loom and Miri), a
 /// batch of at most [`DIRECT`] nodes each of whose plain nodes a slot shows now, in a look
-/// without a barrier
-/// (loads of every thread's slots, as [`List::looks_unprotected`]). The heavy barrier would
+/// without a barrier ([`slots_show`], as [`List::looks_unprotected`]). The heavy barrier would
 /// most likely find them protected too: a reader descheduled while it holds a version holds
 /// it for a time slice, and each pass meanwhile would interrupt every CPU for nothing. Once
 /// no slot shows them, a pass with the heavy barrier judges them. Only a hint: a node the
@@ -803,13 +800,22 @@ fn plain_ones_look_held(batch: &[Retired]) -> bool {
     if !(cfg!(any(loom, miri)) || barrier::membarrier()) || batch.len() > DIRECT {
         return false;
     }
-    let mut seen = [false; DIRECT];
+    let seen = slots_show(batch);
+    batch.iter().zip(seen).all(|(r, seen)| r.fenced || seen)
+}
+
+/// Which nodes of `batch` (at most [`DIRECT`]) some hazard slot holds: one scan of every
+/// thread's slots, each protected address compared with each node. What it proves depends
+/// on the barrier before it (`judge`); with none, a hint.
+fn slots_show(batch: &[Retired]) -> [bool; DIRECT] {
+    debug_assert!(batch.len() <= DIRECT);
+    let mut shown = [false; DIRECT];
     scan(|node| {
-        for (seen, r) in seen.iter_mut().zip(batch) {
-            *seen |= r.node.as_ptr() == node;
+        for (shown, r) in shown.iter_mut().zip(batch) {
+            *shown |= r.node.as_ptr() == node;
         }
     });
-    batch.iter().zip(seen).all(|(r, seen)| r.fenced || seen)
+    shown
 }
 
 /// Batches of at most this many nodes are judged without a snapshot: each protected
