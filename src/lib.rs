@@ -29,6 +29,8 @@ mod serialize;
 mod sync;
 
 pub use container::{Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber};
+#[cfg(loom)]
+pub use reclaim::loom_orphans_pass;
 pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 

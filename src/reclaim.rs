@@ -15,9 +15,10 @@
 //!
 //! Readers never reclaim. A pass runs on a writer's side: when a pool getter finds nothing
 //! idle, when an update leaves [`RECLAIM_THRESHOLD`] versions on its pool's list, when a
-//! container is dropped, at [`reclaim`], or on a background [`Reclaimer`]. The first two
-//! wait until the list holds twice what the last pass left held (`retired`): O(1)
-//! amortised work per retirement. Versions still held when their pool's last handle goes
+//! container is dropped, at [`reclaim`], or on a background [`Reclaimer`]. The update's
+//! waits until the list holds twice what the last pass left held (`retired`): O(1)
+//! amortised work per retirement; so does the getter's on a list of more than 64 versions,
+//! and on a shorter one it passes whenever a pass could return one. Versions still held when their pool's last handle goes
 //! are left to a short-lived thread (`orphans`), and the explicit passes repeat while they
 //! drop versions that may have held the last guard on a kept one.
 //!
@@ -99,8 +100,11 @@ const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAI
 /// Dropping a guard never returns a version: it is one store (or, for a counted guard, one
 /// atomic decrement) and never runs a pool's return path or a `T::drop`. Retired versions
 /// go back at a *reclamation*, on a writer's side: when an update leaves 8 versions on its
-/// pool's retired list, when a pool getter finds nothing idle (both only once the list
-/// holds twice the versions that guards held at its last pass), when a container is
+/// pool's retired list (once the list holds twice the versions that guards held at its
+/// last pass), when a pool getter finds nothing idle and a version was retired since the
+/// last pass or a look at the hazard slots shows a retired version that no guard holds (on
+/// a list of more than 64 versions, at twice the held ones, as the update's), when a
+/// container is
 /// dropped, on a background [`Reclaimer`], on the thread that serves awaiting getters
 /// (`async` feature) while one waits, and here. Call this to choose the thread that runs the
 /// return paths (and the `T::drop` of versions the pool does not keep), or to have the
@@ -149,4 +153,13 @@ const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAI
 /// ```
 pub fn reclaim() -> usize {
     retired::reclaim()
+}
+
+/// Loom builds only: what the orphans' thread (which loom's models cannot run) does at a
+/// wake-up, run by the model itself: a pass over each list that a pool's close handed over
+/// and that still belongs to that pool. Returns how many versions went back.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn loom_orphans_pass() -> usize {
+    orphans::pass_adopted()
 }

@@ -188,6 +188,31 @@ fn last_guard_vs_close() {
     });
 }
 
+/// A pass in flight on another thread (`poolswap::reclaim`) holds a guarded version off its
+/// pool's retired list while the pool's last handle goes, and the writer's own passes
+/// (its getter's, its container's drop) return all they take meanwhile, leaving the list's
+/// length hint at zero. The close must hand the list over to the orphans' thread all the
+/// same (here the model runs that thread's pass itself), so that the version goes once its
+/// guard does, with no other call. A close that trusted the hint handed nothing over, and
+/// the version stayed retired for ever.
+#[test]
+fn a_close_during_a_pass_holding_a_guarded_version_adopts_the_list() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = first_version(&pool, 1);
+        let g = c.acquire();
+        publish(&c, 2); // version 1 retired, held by `g`
+        let global = thread::spawn(poolswap::reclaim);
+        publish(&c, 3); // retires version 2, which the getter's pass may return
+        drop(c);
+        drop(pool); // the pool's last handle: its close
+        global.join().unwrap();
+        drop(g);
+        poolswap::loom_orphans_pass();
+        counts.assert_all_dropped_unaided();
+    });
+}
+
 // Hazard slots (src/hazard.rs). Under loom both barriers are `fence(SeqCst)` and a thread
 // has two slots. A guard drop is one store; readers never reclaim: a retired version goes
 // back at a writer-side reclamation (an update past the threshold, a pool getter that

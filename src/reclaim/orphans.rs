@@ -21,12 +21,20 @@
 //!
 //! A closed pool's list gets no new versions (no container of the pool is left). It is
 //! released when its last version goes (with the pool's shared state), and may then be
-//! taken by a new pool: the thread drops a list once it is empty or was released since
-//! it was adopted ([`List::releases`]).
+//! taken by a new pool. So each adopted list is kept with the count of releases it had at
+//! its pool's close ([`List::releases`]), and the thread passes over it only while the
+//! count is unchanged, tested under the list's lock with the take
+//! ([`List::reclaim_orphaned`]): it never returns a version of the new pool, whose own
+//! writers reclaim. It drops the list once nothing of it waits ([`List::holds_any`]: none
+//! on the list, none in a pass in flight, which may put one back) or the count changed. A
+//! new pool's close that adopts a list still kept for an earlier one sets the count to its
+//! own, so that the thread does not drop it.
 //!
 //! Not under loom, whose models run no threads of their own, nor under Miri, which reports
 //! a thread still running when the program ends: versions of closed pools there wait for
-//! the next [`reclaim`](crate::reclaim()), as they would without this module.
+//! the next [`reclaim`](crate::reclaim()), as they would without this module. Under loom,
+//! the adopted lists are kept all the same, and a model runs the thread's pass itself
+//! ([`pass_adopted`]).
 
 use std::time::Duration;
 
@@ -45,11 +53,35 @@ const LONGEST_WAIT: Duration = Duration::from_millis(32);
 /// spawn when none runs; nothing if the list is empty. If the thread cannot be spawned,
 /// the versions wait for the next reclamation, as before.
 pub(crate) fn adopt(list: &'static List) {
-    if !list.has_pending() {
+    // Exact, not the `pending` hint: a pass in flight on another thread (a `reclaim`, a
+    // background reclaimer) may hold a guarded version off the list, to put it back after
+    // this close, with nobody left to pass over the list.
+    if !list.holds_any() {
         return;
     }
     #[cfg(not(any(loom, miri)))]
     imp::adopt(list);
+    #[cfg(loom)]
+    ADOPTED.lock().push((list, list.releases()));
+}
+
+// Under loom, the adopted lists of the model execution, for `pass_adopted`.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref ADOPTED: crate::sync::Mutex<Vec<(&'static List, usize)>> =
+        crate::sync::Mutex::new(Vec::new());
+}
+
+/// Under loom, what the orphans' thread does at a wake-up, run by the model: a pass over
+/// each adopted list that still belongs to the pool it was adopted for. Returns how many
+/// versions went back.
+#[cfg(loom)]
+pub(crate) fn pass_adopted() -> usize {
+    let lists = ADOPTED.lock().clone();
+    lists
+        .iter()
+        .map(|&(list, releases)| list.reclaim_orphaned(releases))
+        .sum()
 }
 
 #[cfg(not(any(loom, miri)))]
@@ -85,9 +117,13 @@ mod imp {
 
     pub(super) fn adopt(list: &'static List) {
         let mut orphans = orphans().lock();
+        // The closing pool still owns the list: nothing changes the count meanwhile.
         let releases = list.releases();
-        if !orphans.lists.iter().any(|&(l, _)| ptr::eq(l, list)) {
-            orphans.lists.push((list, releases));
+        // Still here for an earlier pool that gave the list back since (the thread has not
+        // dropped it yet): it is this pool's now.
+        match orphans.lists.iter_mut().find(|(l, _)| ptr::eq(*l, list)) {
+            Some(adopted) => adopted.1 = releases,
+            None => orphans.lists.push((list, releases)),
         }
         if !orphans.running {
             let spawned = thread::Builder::new()
@@ -110,18 +146,20 @@ mod imp {
         loop {
             thread::sleep(wait);
             lists.clear();
-            lists.extend(orphans().lock().lists.iter().map(|&(l, _)| l));
+            lists.extend_from_slice(&orphans().lock().lists);
             let mut returned = 0;
-            for list in &lists {
+            for &(list, releases) in &lists {
                 // A panicking `T::drop`: the pass returned every other version (and the
                 // panic hook reported it); the thread goes on.
-                returned +=
-                    panic::catch_unwind(AssertUnwindSafe(|| list.reclaim_settled())).unwrap_or(1);
+                let pass = || list.reclaim_orphaned(releases);
+                returned += panic::catch_unwind(AssertUnwindSafe(pass)).unwrap_or(1);
             }
             let mut orphans = orphans().lock();
+            // A list that a new pool's close adopted again since the copy above has that
+            // pool's count here: it stays, for the next pass.
             orphans
                 .lists
-                .retain(|&(l, releases)| l.has_pending() && l.releases() == releases);
+                .retain(|&(l, releases)| l.releases() == releases && l.holds_any());
             if orphans.lists.is_empty() {
                 orphans.running = false;
                 return;

@@ -12,15 +12,18 @@
 //! update usually makes no heavy barrier, and one pass serves every version retired since
 //! the last.
 //!
-//! Both of these automatic passes wait, besides, until the list holds twice the versions
-//! the last pass left on it because guards held them, so that as many were retired since
-//! (folly's `hazptr` and haphazard's `reclaim` trigger the same way, against a multiple of
-//! the hazard pointers). A pass then returns or judges for the first time at least half of
-//! what it takes, so the work of testing the list costs O(1) amortised per retirement
-//! however many versions guards hold. A getter that finds nothing idle and no pass due
-//! builds a new object, as if the list were empty: a pool whose guards hold `h` retired
-//! versions builds up to about `h` more objects (it holds about twice the held versions),
-//! and once it has them, updates at steady state allocate nothing. Explicit passes
+//! The writer's pass at the threshold waits, besides, until the list holds twice the
+//! versions the last pass left on it because guards held them, so that as many were
+//! retired since (folly's `hazptr` and haphazard's `reclaim` trigger the same way, against
+//! a multiple of the hazard pointers). A pass then returns or judges for the first time at
+//! least half of what it takes, so the work of testing the list costs O(1) amortised per
+//! retirement however many versions guards hold. A getter's pass, which saves a build,
+//! follows that rule only on a list longer than [`SHORT_LIST`]; on a shorter one it passes
+//! whenever a version was retired since the last pass or a look at the slots shows one no
+//! guard holds ([`ListState::due_for_getter`]): a warm writer does not build an object
+//! while a free version waits. (A getter that finds nothing idle and no pass due builds a
+//! new object, as if the list were empty: a pool whose guards hold `h > SHORT_LIST`
+//! retired versions builds up to about `h` more objects.) Explicit passes
 //! ([`reclaim`], [`List::reclaim`], [`List::reclaim_unless_heavy`], a container's drop, the
 //! background reclaimer, a getter at its pool's live bound) run whenever called; [`reclaim`]
 //! and the orphans' thread (`orphans.rs`) pass again while a pass dropped a version and
@@ -226,6 +229,34 @@ impl ListState {
         debug_assert!(self.held <= self.retired.len());
         self.retired.len() >= base.max(2 * self.held)
     }
+
+    /// Whether a pool getter that found nothing idle passes before it builds an object
+    /// ([`List::reclaim_pending`]): on a list of at most [`SHORT_LIST`] nodes, whenever a
+    /// node was retired since the last pass or a look at the slots shows one that none
+    /// holds (its last guard was dropped since); on a longer one, at twice what the last
+    /// pass left held ([`due`](Self::due)), as before. For this crate's objects a pass
+    /// costs microseconds and a build milliseconds: a warm writer never builds while a
+    /// version none holds waits, as long as its readers hold fewer than `SHORT_LIST`.
+    fn due_for_getter(&self) -> bool {
+        let len = self.retired.len();
+        len != 0
+            && (self.due(1)
+                || (len <= SHORT_LIST
+                    && (len > self.held || slots_show(&self.retired) != all(len))))
+    }
+}
+
+/// The longest retired list on which a pool getter that found nothing idle passes as soon
+/// as a pass could return something ([`ListState::due_for_getter`]); past it, only at
+/// twice what the last pass left held, which keeps the work O(1) amortised per retirement
+/// however many versions guards hold. The look that decides costs one load per used slot
+/// and at most `SHORT_LIST` comparisons per protected address, under the list's lock.
+const SHORT_LIST: usize = 64;
+
+/// The mask of the first `n` nodes (at most [`SHORT_LIST`]) of a batch.
+fn all(n: usize) -> u64 {
+    debug_assert!(n <= SHORT_LIST);
+    u64::MAX >> (SHORT_LIST - n)
 }
 
 // SAFETY: `Retired` holds node pointers whose counted references may be dropped on any
@@ -364,8 +395,10 @@ pub(crate) fn release_list(list: &'static List) {
         list.owned.load(Ordering::Relaxed),
         "a retired list released twice"
     );
-    // Relaxed: a name for the pool that owned the list (see `List::releases`), read by the
-    // orphans' thread as a hint: a stale value costs it one more pass over the list.
+    // Relaxed: a name for the pool that owned the list (see `List::releases`). The Release
+    // store below orders it before a new pool's claim, and so before any version of that
+    // pool reaches the list: the orphans' thread, which reads it under the list's lock
+    // (`reclaim_orphaned`), sees it changed before it could take one of them.
     list.releases.fetch_add(1, Ordering::Relaxed);
     // Release: pairs with `claim_list`'s Acquire.
     list.owned.store(false, Ordering::Release);
@@ -505,11 +538,41 @@ impl List {
         list_pass(self, self.state.lock()).map_or(0, |p| p.returned)
     }
 
-    /// [`reclaim`](Self::reclaim), again while a pass dropped an object and left nodes held
-    /// ([`Pass::again`]).
-    #[cfg_attr(any(loom, miri), allow(dead_code))] // the orphans' thread's, left out there
-    pub(super) fn reclaim_settled(&'static self) -> usize {
-        until_settled(|| list_pass(self, self.state.lock()))
+    /// For the orphans (`orphans.rs`): [`reclaim`](Self::reclaim), again while a pass
+    /// dropped an object and left nodes held ([`Pass::again`]), as long as the list still
+    /// belongs to the closed pool it was adopted for: `releases` is
+    /// [`releases`](Self::releases) as read when the pool closed. No pass once that pool
+    /// gave the list back: a new pool may own it now, and its versions are its own writers'
+    /// to reclaim. Returns how many nodes went back.
+    ///
+    /// The test is made under the list's lock, with the take: a new pool's versions reach
+    /// the list only after it claimed the list, which the release happens before
+    /// (`release_list`'s `Release`, `claim_list`'s `Acquire`), and through the list's lock;
+    /// so a take that sees the count unchanged takes none of them.
+    #[cfg_attr(miri, allow(dead_code))] // the orphans' thread's, left out there
+    pub(super) fn reclaim_orphaned(&'static self, releases: usize) -> usize {
+        until_settled(|| {
+            let state = self.state.lock();
+            if self.releases() != releases {
+                return None;
+            }
+            list_pass(self, state)
+        })
+    }
+
+    /// Whether any node of this list waits to be returned: one is on the list, or a pass in
+    /// flight took one off it (and may put it back). Exact, unlike
+    /// [`has_pending`](Self::has_pending): the list's lock, and one load. For a pool's
+    /// close, which hands the list to the orphans' thread if so, and for that thread, which
+    /// keeps passing while so.
+    pub(crate) fn holds_any(&self) -> bool {
+        let state = self.state.lock();
+        // Relaxed, under the lock: a pass counts itself in `take_into`, under this lock,
+        // with its take, so a take before ours shows; it uncounts itself (`end_pass`) only
+        // after it put back what it kept, under this lock too: a count gone is a put-back
+        // that `retired` shows (a load cannot read a store that its own lock's release
+        // happens before).
+        !state.retired.is_empty() || self.passes.load(Ordering::Relaxed) != 0
     }
 
     /// Whether the node at address `node` is on this list now: retired, and not taken by
@@ -535,7 +598,6 @@ impl List {
     }
 
     /// How many pools gave this list back so far (see the field).
-    #[cfg_attr(any(loom, miri), allow(dead_code))] // the orphans' thread's, left out there
     pub(super) fn releases(&self) -> usize {
         // Relaxed: see `release_list`.
         self.releases.load(Ordering::Relaxed)
@@ -574,8 +636,8 @@ impl List {
         self.passes_ended.load(Ordering::Acquire)
     }
 
-    /// [`reclaim`](Self::reclaim) if a pass is due: any node is retired here, and at least
-    /// twice what the last pass left held (module docs). For a pool getter that found
+    /// [`reclaim`](Self::reclaim) if a getter's pass is due
+    /// ([`ListState::due_for_getter`]). For a pool getter that found
     /// nothing idle, before it builds an object. `looked` is
     /// [`passes_ended`](Self::passes_ended) as read before the getter looked at its pool.
     /// Returns how many nodes went back to the pool, plus 1 if another pass over this list
@@ -602,7 +664,7 @@ impl List {
                 break;
             }
             let state = self.state.lock();
-            if !state.due(1) {
+            if !state.due_for_getter() {
                 break;
             }
             let n = match list_pass(self, state) {
@@ -770,7 +832,7 @@ fn judge(buffers: &mut Buffers) -> usize {
     if judged.len() <= DIRECT {
         let held = slots_show(judged);
         return partition(judged, claimed, |at, r| {
-            held[at] || (keep_plain && !r.fenced)
+            held & (1 << at) != 0 || (keep_plain && !r.fenced)
         });
     }
     debug_assert!(
@@ -801,18 +863,22 @@ fn plain_ones_look_held(batch: &[Retired]) -> bool {
         return false;
     }
     let seen = slots_show(batch);
-    batch.iter().zip(seen).all(|(r, seen)| r.fenced || seen)
+    batch
+        .iter()
+        .enumerate()
+        .all(|(at, r)| r.fenced || seen & (1 << at) != 0)
 }
 
-/// Which nodes of `batch` (at most [`DIRECT`]) some hazard slot holds: one scan of every
-/// thread's slots, each protected address compared with each node. What it proves depends
-/// on the barrier before it (`judge`); with none, a hint.
-fn slots_show(batch: &[Retired]) -> [bool; DIRECT] {
-    debug_assert!(batch.len() <= DIRECT);
-    let mut shown = [false; DIRECT];
+/// Which nodes of `batch` (at most [`SHORT_LIST`]) some hazard slot holds, as a mask (bit
+/// `i` for node `i`): one scan of every thread's slots, each protected address compared
+/// with each node. What it proves depends on the barrier before it (`judge`); with none, a
+/// hint.
+fn slots_show(batch: &[Retired]) -> u64 {
+    debug_assert!(batch.len() <= SHORT_LIST);
+    let mut shown = 0;
     scan(|node| {
-        for (shown, r) in shown.iter_mut().zip(batch) {
-            *shown |= r.node.as_ptr() == node;
+        for (at, r) in batch.iter().enumerate() {
+            shown |= u64::from(r.node.as_ptr() == node) << at;
         }
     });
     shown
