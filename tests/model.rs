@@ -8,9 +8,10 @@
 //! A version that leaves the container (`update`, `swap`, `take`) goes onto the retired
 //! list, and back to the pool only at a reclamation once no guard holds it, never at a
 //! guard's drop: the model keeps the retired list too, and reclaims where the crate does:
-//! when an update leaves `RECLAIM_THRESHOLD` versions retired, when a `get` finds nothing
-//! idle (then it looks again), both only once the list holds twice the versions that the
-//! last reclamation found held, and at [`Op::Reclaim`] (`poolswap::reclaim`, whose return
+//! when an update leaves `RECLAIM_THRESHOLD` versions retired, once the list holds twice
+//! the versions that the last reclamation found held; when a `get` finds nothing idle (then
+//! it looks again) and a version was retired since the last reclamation or one is free, or
+//! on a list longer than `SHORT_LIST` at twice the held ones; and at [`Op::Reclaim`] (`poolswap::reclaim`, whose return
 //! value the model predicts). The runs take [`serial`]: the retired list is the process's.
 //!
 //! The idle bound is modelled as documented on `PoolBuilder::max_idle`: it is never exceeded,
@@ -33,6 +34,9 @@ use poolswap::{Guard, OptionContainer, Pool, Pooled};
 
 /// Retired versions at which an update reclaims, as `Container::update`'s docs state it.
 const RECLAIM_THRESHOLD: usize = 8;
+/// The longest retired list on which a `get` that finds nothing idle reclaims whenever that
+/// could return a version, as `poolswap::reclaim`'s docs state it.
+const SHORT_LIST: usize = 64;
 use proptest::prelude::*;
 
 #[path = "support/tracked.rs"]
@@ -248,9 +252,8 @@ impl Model {
 
     /// Checks a `get` that returned `got` against the model, given the resets it ran. The
     /// get takes an idle object (resetting it; in reject mode, every idle object is reset
-    /// and discarded instead); finding none, it reclaims if the retired list holds twice
-    /// the versions the last reclamation found held (and any), and looks again if that
-    /// returned anything; else the factory runs.
+    /// and discarded instead); finding none, it reclaims if the getter's rule says so (see
+    /// the module docs), and looks again if that returned anything; else the factory runs.
     fn get(&mut self, got: &Tracked, log: &Log) -> Result<(), TestCaseError> {
         let resets = log.resets();
         let new_resets = resets[self.resets_seen..].to_vec();
@@ -265,7 +268,16 @@ impl Model {
                 prop_assert!(self.idle.remove(&got.id), "handed out a non-idle object");
                 break true;
             }
-            let due = !self.retired.is_empty() && self.retired.len() >= 2 * self.held;
+            // The getter's rule (`src/reclaim/retired.rs`, `due_for_getter`): twice the held
+            // ones, or, on a short list, anything retired since the last reclamation or a
+            // retired version that nothing holds. The crate's look sees the guards with a
+            // slot (fewer here than a thread's 128); it also passes for a version that only
+            // a counted guard holds (a `swap`'s or `take`'s), and keeps it: the state is
+            // the one no pass leaves.
+            let len = self.retired.len();
+            let due = len != 0
+                && (len >= 2 * self.held
+                    || (len <= SHORT_LIST && (len > self.held || self.free_retired() > 0)));
             if !due || self.reclaim(log, &new_resets, Reclaimer::Get) == 0 {
                 break false;
             }
@@ -458,6 +470,29 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A failure, with what the run saw: the operation, the model before and after it, and the
+/// real pool's counters and logs, so that a failure under load says what happened without
+/// a rerun.
+fn saw(
+    e: TestCaseError,
+    at: usize,
+    op: &Op,
+    before: &str,
+    real: &Real<'_>,
+    m: &Model,
+) -> TestCaseError {
+    let log = &real.log;
+    TestCaseError::fail(format!(
+        "{e}\n at operation {at}, {op:?}\n model before: {before}\n model after: {m:?}\n \
+         real: {:?}, current {:?}, guards {:?}\n resets {:?}\n drops {:?}",
+        real.pool.stats(),
+        real.c.acquire().map(|g| g.id),
+        real.guards.iter().map(|g| g.id).collect::<Vec<_>>(),
+        log.resets(),
+        log.drops(),
+    ))
+}
+
 /// Everything observable about the real thing agrees with the model.
 fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(real.guards.len(), m.guards.len());
@@ -545,9 +580,11 @@ fn run(max_idle: usize, ops: &[Op], drop_pool_first: bool) -> Result<Model, Test
             pooled: Vec::new(),
         };
         check(&real, &m)?;
-        for op in ops {
-            apply(op, &mut real, &mut m)?;
-            check(&real, &m)?;
+        for (at, op) in ops.iter().enumerate() {
+            let before = format!("{m:?}");
+            apply(op, &mut real, &mut m)
+                .and_then(|()| check(&real, &m))
+                .map_err(|e| saw(e, at, op, &before, &real, &m))?;
         }
         let Real {
             c, guards, pooled, ..
