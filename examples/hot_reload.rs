@@ -924,6 +924,17 @@ fn main() -> ExitCode {
             eprintln!("check failed: {} reloads failed", r.failed);
             failed = true;
         }
+        // Each reader holds at most one version, the container one, the reloader fills one:
+        // the pool never needs more, and builds none after `prewarm`, however long readers
+        // that are descheduled hold theirs, as long as the reloader's getter returns every
+        // version whose last guard is gone before it builds.
+        if versions > args.readers + 2 {
+            eprintln!(
+                "check failed: the pool built {versions} versions, more than readers + 2 = {}",
+                args.readers + 2
+            );
+            failed = true;
+        }
         if wrong > 0 {
             eprintln!("check failed: {wrong} reads returned a wrong value");
             failed = true;

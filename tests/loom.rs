@@ -703,11 +703,40 @@ fn background_reclaimer_vs_retire() {
     });
 }
 
-// The automatic passes' trigger (src/reclaim/retired.rs, "Retire"): a pool getter that
-// finds nothing idle, and an update at the threshold (8 retired versions), pass only once
-// the list holds twice the versions that the last pass left held. A version a pass left
+// The automatic passes' trigger (src/reclaim/retired.rs, "Retire"): an update at the
+// threshold (8 retired versions) passes only once the list holds twice the versions that
+// the last pass left held; a pool getter that finds nothing idle does too on a long list,
+// and on a short one whenever a version was retired since or looks free. A version a pass left
 // must still come back at the next pass due (or an explicit one) once its guard is gone,
 // never while it is held.
+
+/// A writer's pass left its one retired version held (the list holds no more than it left
+/// held); the guard is then dropped on another thread, racing with nothing, and the writer
+/// gets again after joining it. The get must return that version, not build a third
+/// object: on a short list a getter passes as soon as a look at the slots shows a retired
+/// version no guard holds (`due_for_getter`), and the dropper's `Release` clear happens
+/// before the look. Before, it waited for the list to hold twice what was left held and
+/// built.
+#[test]
+fn a_getter_returns_not_builds_a_version_whose_last_guard_went() {
+    loom::model(|| {
+        let (pool, counts) = counting_pool();
+        let c = Arc::new(first_version(&pool, 1));
+        let g = c.acquire();
+        publish(&c, 2); // nothing idle, nothing retired: a second object; version 1 retired
+        assert_eq!(poolswap::reclaim(), 0, "version 1 returned while held");
+        drop_on_another_thread(g, 1).join().unwrap();
+        publish(&c, 3);
+        assert_eq!(
+            counts.made.load(SeqCst),
+            2,
+            "the writer built an object while a retired version no guard holds waited"
+        );
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped_unaided();
+    });
+}
 
 /// A guard held across a getter's pass makes the pass leave its version (one left held);
 /// the guard is then dropped on another thread while the writer retires one more version

@@ -783,3 +783,32 @@ fn a_quiet_process_drops_versions_held_past_their_pools_last_handle() {
         "dropped elsewhere than on the orphans' thread: {late:?}"
     );
 }
+
+/// A writer whose own guards held its last two retired versions drops them, then asks for
+/// two new versions: both are the returned ones, none is built. Before, the getter passed
+/// over the list only once it held twice the versions the last pass had left held (two
+/// here), so both gets called the factory while the two free versions waited.
+#[test]
+fn a_getter_returns_versions_whose_last_guards_went_before_it_builds() {
+    let _serial = serial();
+    let pool = Pool::new(|| 0u64, |n: &mut u64| *n = 0);
+    let c = Container::from_value(&pool, 1);
+    let first = c.acquire();
+    c.update(c.get_new()); // version 1 retired, held by `first`
+    let second = c.acquire();
+    c.update(c.get_new()); // version 2 retired, held by `second`
+
+    // A pass finds both held, and leaves them so: the list holds 2, and 2 were left held.
+    assert_eq!(poolswap::reclaim(), 0, "the retired versions are both held");
+    let made = pool.stats().created;
+    drop((first, second));
+    let a = c.get_new();
+    let b = c.get_new();
+    assert_eq!(
+        pool.stats().created,
+        made,
+        "a get built an object while a retired version no guard holds waited: {:?}",
+        pool.stats()
+    );
+    drop((a, b));
+}
