@@ -237,12 +237,13 @@ impl ListState {
     /// pass left held ([`due`](Self::due)), as before. For this crate's objects a pass
     /// costs microseconds and a build milliseconds: a warm writer never builds while a
     /// version none holds waits, as long as its readers hold fewer than `SHORT_LIST`.
-    fn due_for_getter(&self) -> bool {
+    fn due_for_getter(&mut self) -> bool {
         let len = self.retired.len();
         len != 0
             && (self.due(1)
                 || (len <= SHORT_LIST
-                    && (len > self.held || slots_show(&self.retired) != all(len))))
+                    && (len > self.held
+                        || slots_show(&self.retired, &mut self.buffers.protected) != all(len))))
     }
 }
 
@@ -612,7 +613,8 @@ impl List {
     /// if some are not fenced, looks at the slots as `judge` would ([`plain_ones_look_held`]:
     /// a pass that keeps them needs only a fence).
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
-        let state = self.state.lock();
+        let mut state = self.state.lock();
+        let state_ = &mut *state;
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
         // look and the take can only make it take the heavy barrier anyway: a hint, as the
         // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
@@ -620,8 +622,8 @@ impl List {
         // scans the slots).
         if !heavy
             && barrier::membarrier()
-            && !all_fenced(&state.retired)
-            && !plain_ones_look_held(&state.retired)
+            && !all_fenced(&state_.retired)
+            && !plain_ones_look_held(&state_.retired, &mut state_.buffers.protected)
         {
             return None;
         }
@@ -663,7 +665,7 @@ impl List {
             if !self.has_pending() {
                 break;
             }
-            let state = self.state.lock();
+            let mut state = self.state.lock();
             if !state.due_for_getter() {
                 break;
             }
@@ -822,27 +824,24 @@ fn judge(buffers: &mut Buffers) -> usize {
     let keep_plain = if all_fenced(judged) {
         full();
         false
-    } else if plain_ones_look_held(judged) {
+    } else if plain_ones_look_held(judged, protected) {
         full();
         true
     } else {
         heavy();
         false
     };
-    if judged.len() <= DIRECT {
-        let held = slots_show(judged);
+    if judged.len() <= SHORT_LIST {
+        let held = slots_show(judged, protected);
         return partition(judged, claimed, |at, r| {
             held & (1 << at) != 0 || (keep_plain && !r.fenced)
         });
     }
     debug_assert!(
         !keep_plain,
-        "only a batch of at most DIRECT nodes keeps its plain ones"
+        "a long batch keeps none of its plain nodes unjudged"
     );
-    protected.clear();
-    protected.reserve(block_count() * BLOCK_SLOTS);
-    scan(|node| protected.push(node));
-    protected.sort_unstable();
+    snapshot(protected);
     partition(judged, claimed, |_, r| {
         protected.binary_search(&r.node.as_ptr()).is_ok()
     })
@@ -850,19 +849,19 @@ fn judge(buffers: &mut Buffers) -> usize {
 
 /// Whether a pass over `batch` may take a fence instead of the heavy barrier by keeping its
 /// nodes that were not published fenced: in `membarrier` mode (and under loom and Miri), a
-/// batch of at most [`DIRECT`] nodes each of whose plain nodes a slot shows now, in a look
+/// batch of at most [`SHORT_LIST`] nodes each of whose plain nodes a slot shows now, in a look
 /// without a barrier ([`slots_show`], as [`List::looks_unprotected`]). The heavy barrier would
 /// most likely find them protected too: a reader descheduled while it holds a version holds
 /// it for a time slice, and each pass meanwhile would interrupt every CPU for nothing. Once
 /// no slot shows them, a pass with the heavy barrier judges them. Only a hint: a node the
 /// look missed is judged under the heavy barrier, one it saw is only kept longer.
-fn plain_ones_look_held(batch: &[Retired]) -> bool {
+fn plain_ones_look_held(batch: &[Retired], protected: &mut Vec<*mut ()>) -> bool {
     // Under loom and Miri too (their heavy barrier is a fence; every other version is
     // fenced there), so that the models and tests run the passes that keep plain nodes.
-    if !(cfg!(any(loom, miri)) || barrier::membarrier()) || batch.len() > DIRECT {
+    if !(cfg!(any(loom, miri)) || barrier::membarrier()) || batch.len() > SHORT_LIST {
         return false;
     }
-    let seen = slots_show(batch);
+    let seen = slots_show(batch, protected);
     batch
         .iter()
         .enumerate()
@@ -870,18 +869,35 @@ fn plain_ones_look_held(batch: &[Retired]) -> bool {
 }
 
 /// Which nodes of `batch` (at most [`SHORT_LIST`]) some hazard slot holds, as a mask (bit
-/// `i` for node `i`): one scan of every thread's slots, each protected address compared
-/// with each node. What it proves depends on the barrier before it (`judge`); with none, a
-/// hint.
-fn slots_show(batch: &[Retired]) -> u64 {
+/// `i` for node `i`): one scan of every thread's slots. Up to [`DIRECT`] nodes, each
+/// protected address is compared with each node; more, the addresses are sorted into
+/// `protected` ([`snapshot`]) and each node looked up. What it proves depends on the
+/// barrier before it (`judge`); with none, a hint.
+fn slots_show(batch: &[Retired], protected: &mut Vec<*mut ()>) -> u64 {
     debug_assert!(batch.len() <= SHORT_LIST);
     let mut shown = 0;
-    scan(|node| {
+    if batch.len() <= DIRECT {
+        scan(|node| {
+            for (at, r) in batch.iter().enumerate() {
+                shown |= u64::from(r.node.as_ptr() == node) << at;
+            }
+        });
+    } else {
+        snapshot(protected);
         for (at, r) in batch.iter().enumerate() {
-            shown |= u64::from(r.node.as_ptr() == node) << at;
+            shown |= u64::from(protected.binary_search(&r.node.as_ptr()).is_ok()) << at;
         }
-    });
+    }
     shown
+}
+
+/// Sorts every address the hazard slots protect now into `protected` (one scan; allocates
+/// only past the largest count so far).
+fn snapshot(protected: &mut Vec<*mut ()>) {
+    protected.clear();
+    protected.reserve(block_count() * BLOCK_SLOTS);
+    scan(|node| protected.push(node));
+    protected.sort_unstable();
 }
 
 /// Batches of at most this many nodes are judged without a snapshot: each protected
