@@ -120,3 +120,31 @@ fn a_get_at_the_bound_that_finds_an_object_does_not_panic() {
     c.update(next);
     assert_eq!(pool.stats().live, 2);
 }
+
+/// A writer whose guard went to another thread is not told it deadlocked, though its own
+/// hazard slot still names the version: the other thread drops the guard, and the writer's
+/// `get_new` gets the version back (guards are `Send`, so what a thread acquired says
+/// nothing sure of what it still holds). Either order of the drop and the wait must work.
+#[test]
+fn a_writer_whose_guard_went_to_another_thread_gets_the_version_back() {
+    let _serial = serial();
+    let pool = Pool::builder(Vec::<u8>::new, Vec::clear)
+        .max_live(2)
+        .build();
+    let c = Container::new(&pool, pool.get());
+    let (send, guards) = std::sync::mpsc::channel();
+    let (go, went) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let guard = guards.recv().expect("a guard");
+            went.recv().expect("the signal");
+            drop(guard);
+        });
+        send.send(c.acquire()).expect("the reader is there");
+        c.update(c.get_new()); // at the bound: the old version and the current one
+        go.send(()).expect("the reader is there");
+        let next = c.get_new(); // waits, unless the guard is already gone
+        c.update(next);
+    });
+    assert_eq!(pool.stats().live, 2);
+}
