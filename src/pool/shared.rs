@@ -56,7 +56,7 @@ use super::decay::{Decay, Tick};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::wait_blocking::{alone, NoObject, Wait, ALONE_EVERY, IDLE_POLL, RECLAIM_POLL};
+use super::wait_blocking::{alone, NoObject, Wait, ALONE_EVERY, CAN_TELL, IDLE_POLL, RECLAIM_POLL};
 use crate::reclaim::{self, registry};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
@@ -769,7 +769,7 @@ impl<T> Shared<T> {
             }
             // Only when about to sleep, and only for a wait without end: the question
             // costs system calls (`alone`), never a getter that finds an object.
-            if wait.is_forever() && !asked && waits % ALONE_EVERY == 0 {
+            if CAN_TELL && wait.is_forever() && !asked && waits % ALONE_EVERY == 0 {
                 asked = true;
                 // Unlocked: a thread that gives an object back locks `waiters` to wake
                 // this one, and should not wait for system calls. So a look follows.

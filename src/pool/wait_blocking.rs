@@ -114,6 +114,10 @@ pub(super) enum NoObject {
     Alone,
 }
 
+/// Whether [`alone`] can ever say `true` here: where it cannot, a getter does not ask (and
+/// loom's models of the wait stay as they were).
+pub(super) const CAN_TELL: bool = cfg!(all(target_os = "linux", not(miri), not(loom)));
+
 /// A getter that waits without end asks whether it is [`alone`] before its first sleep and
 /// then before every this-many-th: reading the thread count costs a system call or three,
 /// and waits come every [`RECLAIM_POLL`] while versions are retired.
