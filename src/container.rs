@@ -150,6 +150,7 @@ impl<T> Container<T> {
     /// assert_eq!(&*c.acquire(), "v1");
     /// ```
     #[must_use = "a container that is dropped at once publishes nothing"]
+    #[track_caller]
     pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Container<T> {
         Container {
             raw: Raw::new(pool, init),
@@ -230,7 +231,8 @@ impl<T> Container<T> {
     ///
     /// Never waits, unless the pool has a [`max_live`](crate::PoolBuilder::max_live)
     /// bound: then, at the bound, it waits until a reader lets go of an old version (see
-    /// [`Pool::get`]). A writer that holds guards on old versions itself can deadlock there.
+    /// [`Pool::get`]). A writer that holds guards on old versions itself can deadlock there
+    /// (`get` panics instead where it can tell: see its "Deadlocks").
     ///
     /// # Panics
     ///
@@ -250,6 +252,7 @@ impl<T> Container<T> {
     /// assert_eq!(&*c.acquire(), "v2");
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
+    #[track_caller]
     pub fn get_new(&self) -> Pooled<'_, T> {
         self.raw.pool().get()
     }
@@ -295,6 +298,7 @@ impl<T> Container<T> {
     /// assert_eq!(*c.acquire(), 2);
     /// ```
     #[doc(alias = "store")]
+    #[track_caller]
     pub fn update<P: Publishable<T>>(&self, new: P) {
         self.raw.update(new);
     }
@@ -318,6 +322,7 @@ impl<T> Container<T> {
     /// assert_eq!((*old, *c.acquire()), (1, 2));
     /// ```
     #[must_use = "use `update` if the old version is not needed"]
+    #[track_caller]
     pub fn swap<P: Publishable<T>>(&self, new: P) -> Guard<T> {
         self.raw.swap(new).expect(NEVER_EMPTY)
     }
@@ -358,6 +363,7 @@ impl<T> Container<T> {
     /// assert_eq!(*c.acquire(), 12);
     /// ```
     #[doc(alias = "cas")]
+    #[track_caller]
     pub fn compare_and_swap<P: Publishable<T>>(
         &self,
         expected: &Guard<T>,
@@ -416,6 +422,7 @@ impl<T> Container<T> {
     /// assert_eq!(c.acquire().len(), 200); // no update lost
     /// ```
     #[doc(alias = "read_copy_update")]
+    #[track_caller]
     pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> R {
         self.raw.rcu(f).expect(NEVER_EMPTY)
     }
@@ -556,6 +563,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.acquire().as_deref(), Some(&3));
     /// ```
     #[must_use = "a container that is dropped at once publishes nothing"]
+    #[track_caller]
     pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> OptionContainer<T> {
         OptionContainer {
             raw: Raw::new(pool, init),
@@ -633,6 +641,7 @@ impl<T> OptionContainer<T> {
     /// assert!(!c.is_empty());
     /// ```
     #[must_use = "the object goes straight back to the pool if it is dropped"]
+    #[track_caller]
     pub fn get_new(&self) -> Pooled<'_, T> {
         self.raw.pool().get()
     }
@@ -655,6 +664,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.acquire().as_deref(), Some(&5));
     /// ```
     #[doc(alias = "store")]
+    #[track_caller]
     pub fn update<P: Publishable<T>>(&self, new: P) {
         self.raw.update(new);
     }
@@ -677,6 +687,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.swap(pool.adopt(2)).as_deref(), Some(&1));
     /// ```
     #[must_use = "use `update` if the old version is not needed"]
+    #[track_caller]
     pub fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
         self.raw.swap(new)
     }
@@ -703,6 +714,7 @@ impl<T> OptionContainer<T> {
     /// assert!(c.compare_and_swap(None, pool.adopt(2)).is_err()); // is not any more
     /// ```
     #[doc(alias = "cas")]
+    #[track_caller]
     pub fn compare_and_swap<P: Publishable<T>>(
         &self,
         expected: Option<&Guard<T>>,
@@ -728,6 +740,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.rcu(|cur, next| { *next = cur + 1; *next }), Some(2));
     /// ```
     #[doc(alias = "read_copy_update")]
+    #[track_caller]
     pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
         self.raw.rcu(f)
     }

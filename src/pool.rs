@@ -73,7 +73,7 @@ pub use self::builder::PoolBuilder;
 use self::depot::NodePtr;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{PoolLocal, PoolNode, Shared};
-use self::wait_blocking::Wait;
+use self::wait_blocking::{NoObject, Wait};
 use crate::recycle::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
@@ -433,11 +433,31 @@ impl<T> Pool<T> {
     /// at the bound waits forever if no other thread will give one back. Without the bound,
     /// `get` never waits.
     ///
+    /// `get` tells that case only where it is sure: when, about to wait, the calling thread
+    /// is the process's only thread (read from `/proc/self/stat`: Linux only), a last
+    /// reclamation returned nothing and a last look found nothing, it panics (see below)
+    /// instead of waiting. Nothing is checked before a getter is about to wait, so a `get`
+    /// that finds an object pays nothing for it. Not detected, and so still a wait without
+    /// end:
+    ///
+    /// - any wait while the process has another thread, even one that will never give an
+    ///   object back: one blocked too, or holding guards or `Pooled`s it never drops (a
+    ///   guard or a `Pooled` may have been sent to it by the calling thread: both are
+    ///   `Send`, so what a thread acquired says nothing of what it still holds);
+    /// - every platform but Linux, and builds under Miri;
+    /// - `get_async` (feature `async`), which another task of the same thread may serve;
+    ///   and [`get_timeout`](Pool::get_timeout), which ends at its deadline.
+    ///
     /// # Panics
     ///
     /// If the factory or the reset function panics, the panic reaches the caller; the
     /// object being reset is dropped, and the pool stays usable (a live permit taken for the
     /// factory is given back).
+    ///
+    /// If the wait at the live bound could never end, as above: the message names
+    /// [`try_get`](Pool::try_get) and [`get_timeout`](Pool::get_timeout), and the panic
+    /// points at the line that called `get` (or `get_owned`, a container's `get_new` or
+    /// `rcu`).
     ///
     /// # Examples
     ///
@@ -453,6 +473,7 @@ impl<T> Pool<T> {
     // cold call) LLVM's heuristics may decline to inline it into a caller's loop, which
     // then pays a call per `get`.
     #[inline(always)]
+    #[track_caller]
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
@@ -487,14 +508,17 @@ impl<T> Pool<T> {
     /// last the factory; also a thread's first `get`, which registers it.
     #[cold]
     #[inline(never)]
+    #[track_caller] // `get`'s caller: the panic at a wait that cannot end points there
     fn get_slow(&self) -> Pooled<'_, T> {
         let shared = &*self.shared;
         Shared::poll_decay(&self.shared);
         let local = Shared::local(&self.shared);
         if shared.max_live.is_some() {
-            return self
-                .get_bounded(local, Wait::Forever)
-                .expect("a waiting get returns an object");
+            return match self.get_bounded(local, Wait::Forever) {
+                Ok(pooled) => pooled,
+                Err(NoObject::Alone) => would_wait_forever(),
+                Err(NoObject::Deadline) => unreachable!("a wait without end has no deadline"),
+            };
         }
         if let Some(local) = local {
             // SAFETY: `Shared::local` returns the calling thread's own `Local`, of this pool.
@@ -576,9 +600,13 @@ impl<T> Pool<T> {
 
     /// `get`, `try_get` and `get_timeout` in a pool with a live bound: an idle object from
     /// any thread's depot (this thread's first), else a new one if the bound allows, else
-    /// waits as `wait` allows until an object comes back or one is dropped; `None` when
-    /// `wait` gives up.
-    fn get_bounded(&self, local: Option<&PoolLocal<T>>, wait: Wait) -> Option<Pooled<'_, T>> {
+    /// waits as `wait` allows until an object comes back or one is dropped; `Err` when
+    /// `wait` gives up, or when nothing could end a wait without end.
+    fn get_bounded(
+        &self,
+        local: Option<&PoolLocal<T>>,
+        wait: Wait,
+    ) -> Result<Pooled<'_, T>, NoObject> {
         let shared = &*self.shared;
         if let Some(local) = local {
             // SAFETY: `Shared::local` returns the calling thread's own `Local`.
@@ -591,11 +619,11 @@ impl<T> Pool<T> {
                     // the permit it frees is ours to take on the next turn (or a
                     // waiter's, which the discard wakes).
                     if let Some(pooled) = self.hand_out(node, local) {
-                        return Some(pooled);
+                        return Ok(pooled);
                     }
                 }
-                Ok(None) => return Some(self.make_new()),
-                Err(()) => return None,
+                Ok(None) => return Ok(self.make_new()),
+                Err(why) => return Err(why),
             }
         }
     }
@@ -627,7 +655,7 @@ impl<T> Pool<T> {
             return Some(self.get());
         }
         let local = Shared::local(&self.shared);
-        self.get_bounded(local, Wait::No)
+        self.get_bounded(local, Wait::No).ok()
     }
 
     /// [`get`](Pool::get) that waits at most `timeout` at the
@@ -670,7 +698,7 @@ impl<T> Pool<T> {
             return Some(self.get());
         }
         let local = Shared::local(&self.shared);
-        self.get_bounded(local, Wait::within(timeout))
+        self.get_bounded(local, Wait::within(timeout)).ok()
     }
 
     /// Takes an object built elsewhere into the pool, as Go's `NewContainer(pool, obj)` does.
@@ -725,10 +753,26 @@ impl<T> Pool<T> {
     /// conn.buf.extend_from_slice(b"hello");
     /// assert_eq!(conn.buf.len(), 5);
     /// ```
+    #[track_caller]
     #[must_use = "the object goes straight back to the pool if the guard is dropped"]
     pub fn get_owned(&self) -> OwnedPooled<T> {
         Pooled::into_owned(self.get())
     }
+}
+
+/// The panic of a `get` whose wait nothing could end (`wait_blocking.rs`, "A wait that
+/// cannot end"), at the line that called the public getter.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn would_wait_forever() -> ! {
+    panic!(
+        "poolswap: a get at the pool's max_live bound would wait for ever: no object is \
+         idle, none may be made, and the calling thread is the process's only thread, so \
+         nothing can give one back (this thread holds them: `Pooled`s, or guards on \
+         container versions); drop one first, or use `try_get` or `get_timeout`, which \
+         do not wait for ever"
+    )
 }
 
 impl<T> Clone for Pool<T> {

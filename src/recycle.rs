@@ -321,6 +321,7 @@ impl FreeLists {
     /// }
     /// assert_eq!(lists.stats().renewed, 0);
     /// ```
+    #[track_caller]
     pub fn renew_after(mut self, reuses: Option<RangeInclusive<u32>>) -> FreeLists {
         if let Some(r) = &reuses {
             assert!(
@@ -361,6 +362,7 @@ impl FreeLists {
     /// assert_eq!(Recycled::free_lists(&r).spare_len::<String>(), 0);
     /// assert_eq!(Recycled::free_lists(&r).stats().released_idle_bytes, 64);
     /// ```
+    #[track_caller]
     pub fn release_idle_after(mut self, cycles: Option<u32>) -> FreeLists {
         assert!(cycles != Some(0), "FreeLists::release_idle_after: 0 cycles");
         self.renewal.idle_cycles = cycles;

@@ -190,6 +190,7 @@ impl<T> Raw<T> {
     }
 
     /// A container holding `init`.
+    #[track_caller]
     pub(super) fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Raw<T> {
         let raw = Raw::empty(pool);
         raw.update(init);
@@ -298,6 +299,7 @@ impl<T> Raw<T> {
     }
 
     /// Publishes `new` and retires the old version.
+    #[track_caller]
     pub(super) fn update<P: Publishable<T>>(&self, new: P) {
         // The guard's pool handle (a reference, or an owned handle dropped here) is not
         // needed: the node's keepalive and the container's handle hold the pool.
@@ -308,6 +310,7 @@ impl<T> Raw<T> {
     }
 
     /// [`update`](Raw::update), returning a counted guard on the old version.
+    #[track_caller]
     pub(super) fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
         let (version, _handle) = self.publish(new);
         let old = self.replace(self.tag_new(version))?;
@@ -316,7 +319,9 @@ impl<T> Raw<T> {
 
     /// Marks `new` published in this container, and returns its version and the pool
     /// handle the guard held (for [`compare_and_swap`](Raw::compare_and_swap) to rebuild
-    /// it); panics if it came from another pool.
+    /// it); panics if it came from another pool, at the line that called the public
+    /// method (`#[track_caller]` here and on every method between).
+    #[track_caller]
     fn publish<P: Publishable<T>>(&self, new: P) -> (Version<T>, P::Handle) {
         assert!(
             Pool::ptr_eq(new.pool_of(), &self.pool),
@@ -328,6 +333,7 @@ impl<T> Raw<T> {
 
     /// Publishes `new` if the current version is still `expected` (`None`: empty); gives
     /// it back otherwise.
+    #[track_caller]
     pub(super) fn compare_and_swap<P: Publishable<T>>(
         &self,
         expected: Option<Version<T>>,
@@ -364,7 +370,9 @@ impl<T> Raw<T> {
         }
     }
 
-    /// Read-copy-update; `None` (and `f` not called) while empty.
+    /// Read-copy-update; `None` (and `f` not called) while empty. Its `get` may panic at
+    /// a wait that cannot end (`Pool::get`): at the caller's line.
+    #[track_caller]
     pub(super) fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
         let mut current = self.acquire()?;
         loop {

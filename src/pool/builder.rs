@@ -178,6 +178,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// drop(a);
     /// ```
     #[must_use = "a builder method returns the changed builder"]
+    #[track_caller]
     pub fn max_live(mut self, n: usize) -> Self {
         assert!(n > 0, "max_live(0): no object could ever be handed out");
         self.max_live = Some(n);

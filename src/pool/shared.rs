@@ -56,7 +56,7 @@ use super::decay::{Decay, Tick};
 use super::depot::{Generation, NodePtr};
 use super::local::{Local, LocalList};
 use super::node::{free_all, Node};
-use super::wait_blocking::{Wait, IDLE_POLL, RECLAIM_POLL};
+use super::wait_blocking::{alone, NoObject, Wait, ALONE_EVERY, CAN_TELL, IDLE_POLL, RECLAIM_POLL};
 use crate::reclaim::{self, registry};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
@@ -713,19 +713,26 @@ impl<T> Shared<T> {
     /// thread's `Local`'s first, primary lists before victim lists), else a live permit for a
     /// new object (`Ok(None)`); if neither is to be had, reclaims retired versions (which
     /// may bring one back) and looks again, then waits for one as `wait` allows, else
-    /// returns `Err(())`. A waiter reclaims again at each wake-up: guards never wake it (their drop
-    /// is a store), so while versions are retired it wakes up every [`RECLAIM_POLL`] to
-    /// look. Runs no user code under the lock (a reclamation's returns run outside it).
+    /// returns `Err(NoObject::Deadline)`. A waiter reclaims again at each wake-up: guards
+    /// never wake it (their drop is a store), so while versions are retired it wakes up
+    /// every [`RECLAIM_POLL`] to look. Runs no user code under the lock (a reclamation's
+    /// returns run outside it). A wait without end that nothing could end returns
+    /// `Err(NoObject::Alone)` instead (`wait_blocking.rs`, "A wait that cannot end").
     pub(super) fn take_or_acquire_live_permit(
         &self,
         own: Option<&PoolLocal<T>>,
         wait: Wait,
-    ) -> Result<Option<NodePtr<PoolNode<T>>>, ()> {
+    ) -> Result<Option<NodePtr<PoolNode<T>>>, NoObject> {
         let mut waiting = self.waiters.lock();
         // Whether to reclaim before the next wait: once per look.
         let mut reclaim = true;
         // Waits so far: a loom deadline passes after the first (`sync::Deadline`).
         let mut waits = 0;
+        // Whether this thread asked whether it is alone since its last sleep.
+        let mut asked = false;
+        // Whether the last look followed the finding that this thread is alone and a
+        // reclamation that returned nothing: then its finding nothing is final.
+        let mut alone_look = false;
         loop {
             for generation in [Generation::Primary, Generation::Victim] {
                 let others = self
@@ -753,8 +760,32 @@ impl<T> Shared<T> {
             // A timed getter gives up only here, after a look: one that was notified looks
             // before it can give up, so no wake-up is lost on it (see `wait.rs`).
             let Some(left) = wait.left(waits) else {
-                return Err(());
+                return Err(NoObject::Deadline);
             };
+            if alone_look {
+                // Unlocked: the caller panics.
+                drop(waiting);
+                return Err(NoObject::Alone);
+            }
+            // Only when about to sleep, and only for a wait without end: the question
+            // costs system calls (`alone`), never a getter that finds an object.
+            if CAN_TELL && wait.is_forever() && !asked && waits % ALONE_EVERY == 0 {
+                asked = true;
+                // Unlocked: a thread that gives an object back locks `waiters` to wake
+                // this one, and should not wait for system calls. So a look follows.
+                drop(waiting);
+                if alone() {
+                    // No other thread: nothing changes now but what this one does.
+                    // Reclaim (a version whose last guard a thread now gone dropped
+                    // comes back only so), then look once more. If that reclamation
+                    // returned nothing, it ran no user code that could start a thread,
+                    // and a look that finds nothing then is final.
+                    alone_look = self.retired.reclaim() == 0;
+                }
+                waiting = self.waiters.lock();
+                reclaim = false;
+                continue;
+            }
             // Timed while versions wait on the retired list (no guard drop will notify),
             // and as a backstop otherwise (a version retired after the look above).
             let timeout = if self.retired.has_pending() {
@@ -766,6 +797,7 @@ impl<T> Shared<T> {
                 .returned
                 .wait_for(&self.waiters, waiting, timeout.min(left));
             reclaim = true;
+            asked = false;
             waits += 1;
         }
     }
