@@ -144,14 +144,24 @@ struct Model {
     /// Versions that left the container and were not reclaimed yet, oldest first: held
     /// (in `refs`) or free (not in `refs`: waiting for the next reclamation).
     retired: Vec<usize>,
-    /// How many of `retired` the last reclamation found held: an update or a `get`
-    /// reclaims only once `retired` holds twice as many.
+    /// How many of `retired` the last reclamation found held (they are its first ones):
+    /// an update reclaims only once `retired` holds twice as many.
     held: usize,
+    /// Versions retired since a reclamation last took the whole list.
+    since_whole: usize,
     /// Versions returned by reclamations, by where the reclamation ran: a `get` that found
     /// nothing idle, an update at the threshold, `Op::Reclaim`. For the script's coverage.
     reclaimed_by_get: usize,
     reclaimed_at_threshold: usize,
     reclaimed_by_call: usize,
+}
+
+/// What a `get`'s reclamation takes: the whole retired list, or the versions retired since
+/// the last reclamation (`retired[held..]`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Whole,
+    New,
 }
 
 /// Where a reclamation runs.
@@ -218,6 +228,7 @@ impl Model {
             self.drop_holder(old);
         }
         self.retired.push(old);
+        self.since_whole += 1;
         if self.retired.len() >= RECLAIM_THRESHOLD.max(2 * self.held) {
             self.reclaim(log, &[], Reclaimer::Threshold);
         }
@@ -226,10 +237,31 @@ impl Model {
     /// A reclamation: every retired version nobody holds goes back to the pool, oldest
     /// first; held ones stay retired. Returns how many went back.
     fn reclaim(&mut self, log: &Log, reset_since: &[usize], by: Reclaimer) -> usize {
+        self.reclaim_scope(log, reset_since, by, Scope::Whole)
+    }
+
+    /// [`reclaim`](Self::reclaim) of the whole list or of the versions retired since the
+    /// last reclamation; those it leaves held go after the ones left before.
+    fn reclaim_scope(
+        &mut self,
+        log: &Log,
+        reset_since: &[usize],
+        by: Reclaimer,
+        scope: Scope,
+    ) -> usize {
+        let from = match scope {
+            Scope::Whole => {
+                self.since_whole = 0;
+                0
+            }
+            Scope::New => self.held,
+        };
         let refs = &self.refs;
-        let (held, free): (Vec<usize>, Vec<usize>) =
-            self.retired.iter().partition(|id| refs.contains_key(id));
-        self.retired = held;
+        let (held, free): (Vec<usize>, Vec<usize>) = self.retired[from..]
+            .iter()
+            .partition(|id| refs.contains_key(id));
+        self.retired.truncate(from);
+        self.retired.extend(held);
         self.held = self.retired.len();
         for &id in &free {
             self.give_back(id, log, reset_since);
@@ -240,6 +272,29 @@ impl Model {
             Reclaimer::Call => &mut self.reclaimed_by_call,
         } += free.len();
         free.len()
+    }
+
+    /// What a `get` that found nothing idle reclaims, if anything: the whole list at twice
+    /// the versions the last reclamation left held, or on a list of at most `SHORT_LIST`
+    /// once `SHORT_LIST` were retired since one took it whole; else, on such a list, the
+    /// versions retired since the last reclamation, if any, or the whole list if one of
+    /// them is not in a hazard slot (`slot_held`: the crate looks at the slots, so a
+    /// version only a counted guard holds, a `swap`'s or a `take`'s, looks free).
+    fn getter_scope(&self, slot_held: &BTreeSet<usize>) -> Option<Scope> {
+        let len = self.retired.len();
+        if len == 0 {
+            None
+        } else if len >= 2 * self.held || (len <= SHORT_LIST && self.since_whole >= SHORT_LIST) {
+            Some(Scope::Whole)
+        } else if len > SHORT_LIST {
+            None
+        } else if len > self.held {
+            Some(Scope::New)
+        } else if self.retired.iter().any(|id| !slot_held.contains(id)) {
+            Some(Scope::Whole)
+        } else {
+            None
+        }
     }
 
     /// Retired versions that nobody holds: waiting for a reclamation.
@@ -254,7 +309,12 @@ impl Model {
     /// get takes an idle object (resetting it; in reject mode, every idle object is reset
     /// and discarded instead); finding none, it reclaims if the getter's rule says so (see
     /// the module docs), and looks again if that returned anything; else the factory runs.
-    fn get(&mut self, got: &Tracked, log: &Log) -> Result<(), TestCaseError> {
+    fn get(
+        &mut self,
+        got: &Tracked,
+        log: &Log,
+        slot_held: &BTreeSet<usize>,
+    ) -> Result<(), TestCaseError> {
         let resets = log.resets();
         let new_resets = resets[self.resets_seen..].to_vec();
         self.resets_seen = resets.len();
@@ -268,17 +328,20 @@ impl Model {
                 prop_assert!(self.idle.remove(&got.id), "handed out a non-idle object");
                 break true;
             }
-            // The getter's rule (`src/reclaim/retired.rs`, `due_for_getter`): twice the held
-            // ones, or, on a short list, anything retired since the last reclamation or a
-            // retired version that nothing holds. The crate's look sees the guards with a
-            // slot (fewer here than a thread's 128); it also passes for a version that only
-            // a counted guard holds (a `swap`'s or `take`'s), and keeps it: the state is
-            // the one no pass leaves.
-            let len = self.retired.len();
-            let due = len != 0
-                && (len >= 2 * self.held
-                    || (len <= SHORT_LIST && (len > self.held || self.free_retired() > 0)));
-            if !due || self.reclaim(log, &new_resets, Reclaimer::Get) == 0 {
+            // The getter's passes (`src/reclaim/retired.rs`, `getter_pass`), until one
+            // returns a version: after a pass over the new versions that found them all
+            // held, up to twice more.
+            let mut returned = 0;
+            let mut new_only = 0;
+            while let Some(scope) = self.getter_scope(slot_held) {
+                let n = self.reclaim_scope(log, &new_resets, Reclaimer::Get, scope);
+                returned += n;
+                if n != 0 || scope == Scope::Whole || new_only == 2 {
+                    break;
+                }
+                new_only += 1;
+            }
+            if returned == 0 {
                 break false;
             }
         };
@@ -315,6 +378,15 @@ impl Model {
     }
 }
 
+/// The versions that a guard with a hazard slot holds (not a counted one).
+fn slot_held(real: &Real<'_>) -> BTreeSet<usize> {
+    real.guards
+        .iter()
+        .filter(|g| !poolswap::__private::is_counted(g))
+        .map(|g| g.id)
+        .collect()
+}
+
 /// Keeps a new guard (from `acquire` or a clone): one more reference on its version.
 fn hold(real: &mut Real, m: &mut Model, g: Guard<Tracked>) {
     *m.refs.get_mut(&g.id).unwrap() += 1;
@@ -346,7 +418,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
     match *op {
         Op::Update(v) => {
             let mut p = real.c.get_new();
-            m.get(&p, &real.log)?;
+            m.get(&p, &real.log, &slot_held(real))?;
             p.value = v;
             p.recycled = false;
             m.values.insert(p.id, v);
@@ -358,7 +430,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         }
         Op::Swap(v) => {
             let mut p = real.c.get_new();
-            m.get(&p, &real.log)?;
+            m.get(&p, &real.log, &slot_held(real))?;
             p.value = v;
             m.values.insert(p.id, v);
             let id = p.id;
@@ -388,7 +460,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         }
         Op::GetPooled => {
             let p = real.pool.get();
-            m.get(&p, &real.log)?;
+            m.get(&p, &real.log, &slot_held(real))?;
             m.pooled.push(p.id);
             real.pooled.push(p);
         }
@@ -410,7 +482,7 @@ fn apply(op: &Op, real: &mut Real, m: &mut Model) -> Result<(), TestCaseError> {
         }
         Op::GetAndDropPooled => {
             let p = real.pool.get();
-            m.get(&p, &real.log)?;
+            m.get(&p, &real.log, &slot_held(real))?;
             let id = p.id;
             drop(p);
             m.release(id, &real.log);

@@ -20,7 +20,7 @@
 //! retirement however many versions guards hold. A getter's pass, which saves a build,
 //! follows that rule only on a list longer than [`SHORT_LIST`]; on a shorter one it passes
 //! whenever a version was retired since the last pass or a look at the slots shows one no
-//! guard holds ([`ListState::due_for_getter`]): a warm writer does not build an object
+//! guard holds ([`ListState::getter_pass`]): a warm writer does not build an object
 //! while a free version waits. (A getter that finds nothing idle and no pass due builds a
 //! new object, as if the list were empty: a pool whose guards hold `h > SHORT_LIST`
 //! retired versions builds up to about `h` more objects.) Explicit passes
@@ -217,9 +217,23 @@ struct ListState {
     retired: Vec<Retired>,
     /// How many of `retired` passes put back because a guard held them, since the last
     /// take (which takes them all): what the last pass left held. An automatic pass waits
-    /// until as many were retired after them ([`ListState::due`]).
+    /// until as many were retired after them ([`ListState::due`]). Passes put them at the
+    /// front: `retired[held..]` were retired since.
     held: usize,
+    /// Nodes retired since the last pass that took the whole list (saturating): a getter's
+    /// pass over the new nodes alone leaves the older ones unjudged, for at most
+    /// [`SHORT_LIST`] retirements ([`ListState::getter_pass`]).
+    since_whole: usize,
     buffers: Buffers,
+}
+
+/// What a getter's pass takes off its list ([`ListState::getter_pass`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scope {
+    /// Every node.
+    Whole,
+    /// The nodes retired since the last pass (`retired[held..]`), not those it left held.
+    New,
 }
 
 impl ListState {
@@ -231,24 +245,38 @@ impl ListState {
     }
 
     /// Whether a pool getter that found nothing idle passes before it builds an object
-    /// ([`List::reclaim_pending`]): on a list of at most [`SHORT_LIST`] nodes, whenever a
-    /// node was retired since the last pass or a look at the slots shows one that none
-    /// holds (its last guard was dropped since); on a longer one, at twice what the last
-    /// pass left held ([`due`](Self::due)), as before. For this crate's objects a pass
-    /// costs microseconds and a build milliseconds: a warm writer never builds while a
-    /// version none holds waits, as long as its readers hold fewer than `SHORT_LIST`.
-    fn due_for_getter(&mut self) -> bool {
+    /// ([`List::reclaim_pending`]), and over what. On a list longer than [`SHORT_LIST`],
+    /// over the whole list at twice what the last pass left held ([`due`](Self::due)), as
+    /// an update's pass. On a shorter one, so that a warm writer does not build while a
+    /// version that no guard holds waits:
+    /// - the whole list at twice what was left held, or once [`SHORT_LIST`] nodes were
+    ///   retired since a pass last took it whole (so that a version whose last guard went
+    ///   comes back within that many retirements, at O(1) amortised cost);
+    /// - else the nodes retired since the last pass, if any ([`Scope::New`]): the pass
+    ///   judges those only, O(new) comparisons after its scan of the slots, not O(held);
+    /// - else the whole list if a look at the slots shows a node that none holds (its last
+    ///   guard went since): one scan and a sort of the protected addresses
+    ///   ([`slots_show`]), a hint only, without a barrier.
+    fn getter_pass(&mut self) -> Option<Scope> {
         let len = self.retired.len();
-        len != 0
-            && (self.due(1)
-                || (len <= SHORT_LIST
-                    && (len > self.held
-                        || slots_show(&self.retired, &mut self.buffers.protected) != all(len))))
+        if len == 0 {
+            return None;
+        }
+        if self.due(1) || (len <= SHORT_LIST && self.since_whole >= SHORT_LIST) {
+            return Some(Scope::Whole);
+        }
+        if len > SHORT_LIST {
+            return None;
+        }
+        if len > self.held {
+            return Some(Scope::New);
+        }
+        (slots_show(&self.retired, &mut self.buffers.protected) != all(len)).then_some(Scope::Whole)
     }
 }
 
 /// The longest retired list on which a pool getter that found nothing idle passes as soon
-/// as a pass could return something ([`ListState::due_for_getter`]); past it, only at
+/// as a pass could return something ([`ListState::getter_pass`]); past it, only at
 /// twice what the last pass left held, which keeps the work O(1) amortised per retirement
 /// however many versions guards hold. The look that decides costs one load per used slot
 /// and at most `SHORT_LIST` comparisons per protected address, under the list's lock.
@@ -337,6 +365,7 @@ impl List {
                 // largest size so far.
                 retired: Vec::with_capacity(INITIAL_CAPACITY),
                 held: 0,
+                since_whole: 0,
                 buffers: Buffers::new(),
             }),
             pending: AtomicUsize::new(0),
@@ -421,6 +450,7 @@ pub(crate) unsafe fn retire(list: &'static List, mut retired: Retired) {
     retired.home = list;
     let mut state = list.state.lock();
     state.retired.push(retired);
+    state.since_whole = state.since_whole.saturating_add(1);
     let len = state.retired.len();
     // Relaxed: a hint (see `List::pending`); the list itself is under the lock.
     list.pending.store(len, Ordering::Relaxed);
@@ -639,7 +669,7 @@ impl List {
     }
 
     /// [`reclaim`](Self::reclaim) if a getter's pass is due
-    /// ([`ListState::due_for_getter`]). For a pool getter that found
+    /// ([`ListState::getter_pass`]). For a pool getter that found
     /// nothing idle, before it builds an object. `looked` is
     /// [`passes_ended`](Self::passes_ended) as read before the getter looked at its pool.
     /// Returns how many nodes went back to the pool, plus 1 if another pass over this list
@@ -655,6 +685,7 @@ impl List {
         let mut waits = 0;
         let mut returned = 0;
         let mut own = 0;
+        let mut new_only = 0;
         loop {
             // Acquire: pairs with the Release at a pass's end (see `end_pass`); the returns
             // themselves are ordered by the pools' own synchronization.
@@ -666,10 +697,10 @@ impl List {
                 break;
             }
             let mut state = self.state.lock();
-            if !state.due_for_getter() {
+            let Some(scope) = state.getter_pass() else {
                 break;
-            }
-            let n = match list_pass(self, state) {
+            };
+            let n = match scoped_pass(self, state, scope) {
                 Some(pass) => {
                     own += 1;
                     pass.returned
@@ -677,6 +708,13 @@ impl List {
                 None => 0,
             };
             returned += n;
+            // A pass over the new nodes that found them all held: the older ones may not be
+            // (their last guards went since), which the next turn looks at (once more: the
+            // list's own writers may retire meanwhile).
+            if n == 0 && scope == Scope::New && new_only < 2 {
+                new_only += 1;
+                continue;
+            }
             // A pass that another thread began since the wait above may have taken the
             // list (this one found it empty): wait for that one too.
             if n != 0 || waits >= PASS_WAIT || self.passes.load(Ordering::Acquire) == 0 {
@@ -692,7 +730,22 @@ impl List {
     /// Takes every node off the list for a pass, counting the pass in flight on it; `false`
     /// (nothing taken, nothing counted) if the list is empty.
     fn take_into(&self, state: &mut ListState, judged: &mut Vec<Retired>) -> bool {
-        if state.retired.is_empty() {
+        self.take_scope_into(state, judged, Scope::Whole)
+    }
+
+    /// [`take_into`](Self::take_into), or, for [`Scope::New`], the nodes retired since the
+    /// last pass only (the ones it left held stay at the front of the list).
+    fn take_scope_into(
+        &self,
+        state: &mut ListState,
+        judged: &mut Vec<Retired>,
+        scope: Scope,
+    ) -> bool {
+        let from = match scope {
+            Scope::Whole => 0,
+            Scope::New => state.held.min(state.retired.len()),
+        };
+        if state.retired.len() == from {
             return false;
         }
         // Every node taken here was retired before the pass's heavy barrier: the pass
@@ -701,14 +754,18 @@ impl List {
         // Relaxed: taken under the lock with the nodes; only `reclaim_pending` reads it,
         // to wait for the end (the Release in `end_pass`).
         self.passes.fetch_add(1, Ordering::Relaxed);
-        judged.append(&mut state.retired);
-        state.held = 0;
+        judged.extend(state.retired.drain(from..));
+        if from == 0 {
+            state.held = 0;
+            state.since_whole = 0;
+        }
         true
     }
 
     /// Puts back the nodes of `kept` whose home is this list, ahead of what was retired
-    /// meanwhile (oldest first).
-    fn put_back(&self, state: &mut ListState, kept: &[Retired]) {
+    /// meanwhile (oldest first): at the front, or after the first `at` nodes (those a pass
+    /// over the new nodes left on the list, if they are still there).
+    fn put_back(&self, state: &mut ListState, kept: &[Retired], at: usize) {
         if kept.is_empty() {
             // Relaxed: a hint, as in `retire`.
             self.pending.store(state.retired.len(), Ordering::Relaxed);
@@ -719,8 +776,9 @@ impl List {
             .retired
             .extend(kept.iter().filter(|r| ptr::eq(r.home, self)));
         let back = state.retired.len() - meanwhile;
-        if meanwhile != 0 && back != 0 {
-            state.retired.rotate_right(back);
+        let at = at.min(meanwhile);
+        if meanwhile != at && back != 0 {
+            state.retired[at..].rotate_right(back);
         }
         // Added to what passes that ended since the last take put back: every node they
         // left is on the list still.
@@ -740,15 +798,28 @@ impl List {
 
 /// A pass over one list, whose lock `state` is: held only to take the list and to give
 /// back what stays on it; `None` if nothing was retired (no pass ran).
-fn list_pass(list: &'static List, mut state: MutexGuard<'_, ListState>) -> Option<Pass> {
+fn list_pass(list: &'static List, state: MutexGuard<'_, ListState>) -> Option<Pass> {
+    scoped_pass(list, state, Scope::Whole)
+}
+
+/// [`list_pass`] over `scope`: the whole list, or the nodes retired since the last pass.
+fn scoped_pass(
+    list: &'static List,
+    mut state: MutexGuard<'_, ListState>,
+    scope: Scope,
+) -> Option<Pass> {
     let mut buffers = state.buffers.take();
-    if !list.take_into(&mut state, &mut buffers.judged) {
+    let at = match scope {
+        Scope::Whole => 0,
+        Scope::New => state.held,
+    };
+    if !list.take_scope_into(&mut state, &mut buffers.judged, scope) {
         state.buffers.keep_larger(buffers);
         return None;
     }
     drop(state);
     let kept = judge(&mut buffers);
-    list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
+    list.put_back(&mut list.state.lock(), &buffers.judged[..kept], at);
     let released = give_back(&buffers.judged[kept..]);
     list.state.lock().buffers.keep_larger(buffers);
     list.end_pass();
@@ -780,7 +851,7 @@ fn global_pass() -> Pass {
     if !taken.is_empty() {
         kept = judge(&mut buffers);
         for list in &taken {
-            list.put_back(&mut list.state.lock(), &buffers.judged[..kept]);
+            list.put_back(&mut list.state.lock(), &buffers.judged[..kept], 0);
         }
         released = give_back(&buffers.judged[kept..]);
         for list in &taken {
