@@ -216,27 +216,22 @@ def scan(path, report):
     return child_mods
 
 
-def files_in_build():
-    """The files reached from lib.rs through `mod` lines that are not skipped."""
-    lib = SRC / "lib.rs"
-    out, queue = [], [(lib, SRC)]
+def scan_build(report):
+    """Scans the files reached from lib.rs through `mod` lines that are not skipped."""
+    queue = [(SRC / "lib.rs", SRC)]
     while queue:
         path, child_dir = queue.pop()
-        out.append(path)
-        report = []
         for name in scan(path, report):
             for cand in (child_dir / f"{name}.rs", child_dir / name / "mod.rs"):
                 if cand.exists():
                     queue.append((cand, cand.parent / name if cand.name != "mod.rs"
                                   else cand.parent))
                     break
-    return out
 
 
 def main():
     report = []
-    for path in sorted(files_in_build()):
-        scan(path, report)
+    scan_build(report)
     for path, lineno, name in sorted(report, key=lambda x: (str(x[0]), x[1])):
         print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{lineno}: {name}")
     if report:
