@@ -214,10 +214,35 @@ fn proptest_config() -> proptest::test_runner::Config {
 /// ```
 pub trait Absorb<O> {
     /// Applies `op` to this version, which is not the last one to apply it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::oplog::{Absorb, VecOp};
+    ///
+    /// let mut version = vec![String::from("an old value")];
+    /// let op = VecOp::Set(0, String::from("new"));
+    /// version.absorb(&op); // `clone_from` into the element's own buffer
+    /// assert_eq!(version, ["new"]);
+    /// assert!(version[0].capacity() >= "an old value".len());
+    /// assert_eq!(op, VecOp::Set(0, String::from("new"))); // kept for the other versions
+    /// ```
     fn absorb(&mut self, op: &O);
 
     /// Applies `op` for the last time: it may move `op`'s data into `self` instead of
     /// cloning it. Defaults to [`absorb`](Absorb::absorb).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::oplog::{Absorb, VecOp};
+    ///
+    /// let mut version = vec![String::from("old")];
+    /// let value = String::from("moved, not cloned");
+    /// let buffer = value.as_ptr();
+    /// version.absorb_owned(VecOp::Set(0, value));
+    /// assert_eq!(version[0].as_ptr(), buffer); // the operation's own buffer
+    /// ```
     fn absorb_owned(&mut self, op: O) {
         self.absorb(&op);
     }
@@ -228,6 +253,23 @@ pub trait Absorb<O> {
     /// [`MapOp`] reuses the key and value an operation removed for a later insert of a new
     /// key (`clone_from` into their buffers, up to 8 removed entries kept on the stack)
     /// instead of freeing them and allocating the insert's clones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::oplog::{Absorb, MapOp};
+    ///
+    /// let batch = [
+    ///     MapOp::Remove("/old".to_string()),
+    ///     MapOp::Insert("/new".to_string(), "10.0.0.2".to_string()),
+    /// ];
+    /// let mut version = HashMap::from([("/old".to_string(), "10.0.0.1".to_string())]);
+    /// let buffer = version["/old"].as_ptr();
+    /// version.absorb_all(&batch);
+    /// assert_eq!(version, HashMap::from([("/new".to_string(), "10.0.0.2".to_string())]));
+    /// assert_eq!(version["/new"].as_ptr(), buffer); // the removed value's, written again
+    /// ```
     fn absorb_all<'a, I>(&mut self, ops: I)
     where
         I: IntoIterator<Item = &'a O>,
@@ -241,6 +283,19 @@ pub trait Absorb<O> {
     /// Makes `self` equal to `src`: the full copy for a version the op log cannot bring up
     /// to date (for std's collections, `clone_from`, which keeps `self`'s buffers where it
     /// can).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::oplog::{Absorb, VecOp};
+    ///
+    /// let current = vec![1, 2, 3];
+    /// let mut stale: Vec<i32> = Vec::with_capacity(64);
+    /// let buffer = stale.as_ptr();
+    /// Absorb::<VecOp<i32>>::sync_from(&mut stale, &current);
+    /// assert_eq!(stale, current);
+    /// assert_eq!(stale.as_ptr(), buffer); // its own buffer, kept
+    /// ```
     fn sync_from(&mut self, src: &Self);
 }
 
@@ -287,6 +342,22 @@ impl<T> Drop for Versioned<T> {
 impl<T> Versioned<T> {
     /// The number of the last batch this version holds: 0 for the writer's initial value,
     /// then what [`OpLog::publish`] returned when it published the version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use poolswap::oplog::{MapOp, OpLog, Versioned};
+    ///
+    /// let mut w = OpLog::new(HashMap::new());
+    /// assert_eq!(Versioned::seq(&w.container().acquire()), 0); // the initial value
+    /// w.append(MapOp::Insert("a", 1));
+    /// let first = w.publish();
+    /// w.append(MapOp::Insert("b", 2));
+    /// let second = w.publish();
+    /// assert!(second > first);
+    /// assert_eq!(Versioned::seq(&w.container().acquire()), second);
+    /// ```
     #[must_use]
     pub fn seq(this: &Versioned<T>) -> u64 {
         this.seq

@@ -228,6 +228,16 @@ pub struct PoolStats {
 /// ```
 pub trait ResetOutcome: sealed::Sealed {
     /// Whether the pool keeps the object: `true` to keep it, `false` to drop it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::ResetOutcome;
+    ///
+    /// assert!(().keep()); // a reset that returns nothing keeps every object
+    /// assert!(true.keep());
+    /// assert!(!false.keep()); // the pool drops the object
+    /// ```
     fn keep(self) -> bool;
 }
 

@@ -168,6 +168,24 @@ where
     ///
     /// If [`Absorb::sync_from`] panics while it makes the extra
     /// [`versions`](OpLogBuilder::versions).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{MapOp, OpLog, Versioned};
+    ///
+    /// let mut w = OpLog::builder(BTreeMap::from([("a", 1)])).versions(2).build();
+    /// let table = Arc::clone(w.container()); // what readers share
+    /// assert_eq!(Versioned::seq(&table.acquire()), 0); // `init` is batch 0
+    /// assert_eq!(table.acquire()["a"], 1);
+    /// assert_eq!(table.pool().stats().idle, 1); // the second version, a copy of `init`
+    ///
+    /// w.append(MapOp::Insert("b", 2));
+    /// w.publish();
+    /// assert_eq!(table.acquire()["b"], 2);
+    /// ```
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     pub fn build<O>(self) -> OpLog<T, O>
     where

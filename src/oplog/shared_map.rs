@@ -110,6 +110,20 @@ pub struct SharedMap<K, V, S = RandomState> {
 
 impl<K, V, S> SharedMap<K, V, S> {
     /// An empty map with the given hasher, whose [`ArcPool`] keeps at most 4,096 `Arc`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::hash::{BuildHasherDefault, DefaultHasher};
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{MapOp, OpLog, SharedMap};
+    ///
+    /// type Fixed = BuildHasherDefault<DefaultHasher>; // the same hashes in every process
+    /// let mut w = OpLog::new(SharedMap::<String, u64, Fixed>::with_hasher(Fixed::default()));
+    /// w.append(MapOp::Insert("hits".to_string(), Arc::new(1)));
+    /// w.publish();
+    /// assert_eq!(*w.container().acquire()["hits"], 1);
+    /// ```
     pub fn with_hasher(hasher: S) -> Self {
         SharedMap::with_arc_pool_capacity(HashMap::with_hasher(hasher), DEFAULT_ARC_POOL_CAPACITY)
     }
@@ -118,6 +132,21 @@ impl<K, V, S> SharedMap<K, V, S> {
     /// `capacity` `Arc`s (0: none, every displaced value is freed). Batches that displace
     /// more than about a third of it at a time overflow it: displaced values are then
     /// freed and new ones allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{Absorb, MapOp, SharedMap};
+    ///
+    /// let values = HashMap::from([("a", Arc::new(1)), ("b", Arc::new(2))]);
+    /// let mut map = SharedMap::with_arc_pool_capacity(values, 1);
+    /// // The last application of a `Clear` (what an op log does) displaces both `Arc`s:
+    /// map.absorb_owned(MapOp::Clear);
+    /// let stats = map.arc_pool().stats();
+    /// assert_eq!((stats.held, stats.overflowed), (1, 1)); // one kept, one let go
+    /// ```
     pub fn with_arc_pool_capacity(map: HashMap<K, Arc<V>, S>, capacity: usize) -> Self {
         SharedMap {
             map,
@@ -127,6 +156,22 @@ impl<K, V, S> SharedMap<K, V, S> {
 
     /// The [`ArcPool`] every version of this map shares (a full copy adopts its source's):
     /// where the writer makes the values of its operations.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{MapOp, OpLog, SharedMap};
+    ///
+    /// let mut w = OpLog::new(SharedMap::from(HashMap::from([(1, 10)])));
+    /// let values = Arc::clone(w.container().acquire().arc_pool());
+    /// w.append(MapOp::Insert(1, values.share(11)));
+    /// w.publish();
+    /// let now = w.container().acquire(); // another version than the first...
+    /// assert_eq!(*now[&1], 11);
+    /// assert!(Arc::ptr_eq(now.arc_pool(), &values)); // ...with the same pool
+    /// ```
     pub fn arc_pool(&self) -> &Arc<ArcPool<V>> {
         &self.arc_pool
     }
@@ -272,6 +317,23 @@ impl<V> ArcPool<V> {
     /// holds (its old value is dropped here, and `value`'s buffers move in), else a new
     /// one (an allocation). For values that come owned; [`share_clone`](Self::share_clone)
     /// keeps the reused value's buffers instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{Absorb, MapOp, SharedMap};
+    ///
+    /// let mut map: SharedMap<&str, Vec<u8>> = SharedMap::default();
+    /// let values = Arc::clone(map.arc_pool());
+    /// map.absorb_owned(MapOp::Insert("k", values.share(vec![1, 2, 3]))); // a new `Arc`
+    /// map.absorb_owned(MapOp::Remove("k")); // its last application: to the pool
+    ///
+    /// let v = values.share(vec![4, 5]); // the removed value's `Arc`, `vec![4, 5]` moved in
+    /// assert_eq!(*v, [4, 5]);
+    /// let stats = values.stats();
+    /// assert_eq!((stats.fresh, stats.reused, stats.held), (1, 1, 0));
+    /// ```
     pub fn share(&self, value: V) -> Arc<V> {
         if let Some(mut reused) = self.take_unique() {
             if let Some(value_in) = Arc::get_mut(&mut reused) {
@@ -286,6 +348,25 @@ impl<V> ArcPool<V> {
     /// `clone_from` (no allocation when its buffers are large enough: a `String` or
     /// `Vec<String>` of no greater length) if the pool holds one that nothing else holds,
     /// else `Arc::new(value.clone())`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{Absorb, MapOp, SharedMap};
+    ///
+    /// let mut map: SharedMap<u32, String> = SharedMap::default();
+    /// let values = Arc::clone(map.arc_pool());
+    /// let long = String::from("a value of some length");
+    /// map.absorb_owned(MapOp::Insert(1, values.share_clone(&long)));
+    /// // An overwrite's last application hands the old `Arc` to the pool.
+    /// map.absorb_owned(MapOp::Insert(1, values.share_clone(&"short".to_string())));
+    ///
+    /// let v = values.share_clone(&"tiny".to_string()); // written into the old `String`
+    /// assert_eq!(*v, "tiny");
+    /// assert!(v.capacity() >= long.len());
+    /// assert_eq!(values.stats().reused, 1);
+    /// ```
     pub fn share_clone(&self, value: &V) -> Arc<V>
     where
         V: Clone,
@@ -299,7 +380,23 @@ impl<V> ArcPool<V> {
         Arc::new(value.clone())
     }
 
-    /// What the pool did so far, and how many `Arc`s it holds.
+    /// What the pool did so far, and how many `Arc`s it holds. Takes the pool's lock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use poolswap::oplog::{Absorb, MapOp, SharedMap};
+    ///
+    /// let mut map: SharedMap<&str, String> = SharedMap::default();
+    /// let values = Arc::clone(map.arc_pool());
+    /// map.absorb_owned(MapOp::Insert("a", values.share("1".to_string())));
+    /// map.absorb_owned(MapOp::Insert("b", values.share("2".to_string())));
+    /// map.absorb_owned(MapOp::Clear);
+    /// let stats = values.stats();
+    /// assert_eq!((stats.fresh, stats.reused), (2, 0)); // the pool was empty at each share
+    /// assert_eq!(stats.held, 2); // the cleared values wait for the next ones
+    /// ```
     pub fn stats(&self) -> ArcPoolStats {
         let queue = self.state.lock();
         ArcPoolStats {

@@ -758,7 +758,7 @@ impl<T> Shared<T> {
                 continue;
             }
             // A timed getter gives up only here, after a look: one that was notified looks
-            // before it can give up, so no wake-up is lost on it (see `wait.rs`).
+            // before it can give up, so no wake-up is lost on it (see `wait_blocking.rs`).
             let Some(left) = wait.left(waits) else {
                 return Err(NoObject::Deadline);
             };

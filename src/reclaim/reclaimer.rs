@@ -94,6 +94,22 @@ impl Reclaimer {
     ///
     /// [`io::ErrorKind::AlreadyExists`] if a reclaimer already runs in this process, or
     /// the error of [`std::thread::Builder::spawn`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use poolswap::Reclaimer;
+    ///
+    /// let reclaimer = Reclaimer::spawn()?;
+    /// // One runs at a time in a process.
+    /// let refused = Reclaimer::spawn().unwrap_err();
+    /// assert_eq!(refused.kind(), ErrorKind::AlreadyExists);
+    /// reclaimer.join().expect("no version's drop panicked");
+    /// let again = Reclaimer::spawn()?; // the first one stopped
+    /// drop(again); // stops this one too
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn spawn() -> io::Result<Reclaimer> {
         let wake = retired::wake();
         if wake
@@ -133,6 +149,30 @@ impl Reclaimer {
     /// # Errors
     ///
     /// The payload of the first panic of a version's return path on the reclaimer, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool, Reclaimer};
+    ///
+    /// #[derive(Default)]
+    /// struct Fragile(bool); // `true`: its drop panics
+    /// impl Drop for Fragile {
+    ///     fn drop(&mut self) {
+    ///         if self.0 {
+    ///             panic!("a version's drop failed");
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let reclaimer = Reclaimer::spawn().expect("spawn the reclaimer");
+    /// // Keeps no idle object: the reclaimer drops each version it brings back.
+    /// let pool = Pool::builder(Fragile::default, |_: &mut Fragile| {}).max_idle(0).build();
+    /// let table = Container::from_value(&pool, Fragile(true));
+    /// table.update(pool.get()); // retires the fragile version
+    /// let payload = reclaimer.join().unwrap_err(); // the reclaimer went on, and kept it
+    /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"a version's drop failed"));
+    /// ```
     pub fn join(mut self) -> std::thread::Result<()> {
         self.stop_and_join();
         let first = self.panic.lock().take();

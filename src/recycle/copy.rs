@@ -37,10 +37,32 @@ use super::{FreeLists, Recycle, Recycled};
 pub trait RecycleCopy: Recycle {
     /// Makes `self` equal to `src`. What `self` held first is recycled into `lists`; the
     /// values it needs come from `lists` (or are made, when the lists are empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::recycle::{FreeLists, RecycleCopy};
+    ///
+    /// let mut lists = FreeLists::new();
+    /// let mut dst = vec![String::from("first"), String::from("second")];
+    /// dst.copy_from_in(&vec![String::from("1")], &mut lists);
+    /// assert_eq!(dst, ["1"]); // copied into "first"'s buffer
+    /// assert_eq!(lists.spare_len::<String>(), 1); // "second", kept for a later copy
+    /// ```
     fn copy_from_in(&mut self, src: &Self, lists: &mut FreeLists);
 
     /// Bytes a cleared value needs to retain to become a copy of `self` without growing
     /// its own buffer (a `String`: its length); 0 (the default) if that does not apply.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::recycle::RecycleCopy;
+    ///
+    /// assert_eq!(String::from("four").copy_bytes(), 4);
+    /// assert_eq!(vec![0u64; 3].copy_bytes(), 24); // 3 elements of 8 bytes
+    /// assert_eq!(7u32.copy_bytes(), 0); // plain data: no buffer
+    /// ```
     fn copy_bytes(&self) -> usize {
         0
     }
