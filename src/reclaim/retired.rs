@@ -19,9 +19,10 @@
 //! least half of what it takes, so the work of testing the list costs O(1) amortised per
 //! retirement however many versions guards hold. A getter's pass, which saves a build,
 //! follows that rule only on a list longer than [`SHORT_LIST`]; on a shorter one it passes
-//! whenever a version was retired since the last pass or a look at the slots shows one no
-//! guard holds ([`ListState::getter_pass`]): a warm writer does not build an object
-//! while a free version waits. (A getter that finds nothing idle and no pass due builds a
+//! whenever a version was retired since the last pass (and then judges those alone, not the
+//! ones left held before them) or a look at the slots shows one no guard holds
+//! ([`ListState::getter_pass`]): a warm writer does not build an object while a free
+//! version waits. (A getter that finds nothing idle and no pass due builds a
 //! new object, as if the list were empty: a pool whose guards hold `h > SHORT_LIST`
 //! retired versions builds up to about `h` more objects.) Explicit passes
 //! ([`reclaim`], [`List::reclaim`], [`List::reclaim_unless_heavy`], a container's drop, the
@@ -278,8 +279,11 @@ impl ListState {
 /// The longest retired list on which a pool getter that found nothing idle passes as soon
 /// as a pass could return something ([`ListState::getter_pass`]); past it, only at
 /// twice what the last pass left held, which keeps the work O(1) amortised per retirement
-/// however many versions guards hold. The look that decides costs one load per used slot
-/// and at most `SHORT_LIST` comparisons per protected address, under the list's lock.
+/// however many versions guards hold. What it costs a getter that found nothing idle, at
+/// most: a pass over its new versions (a scan of the slots, a comparison per protected
+/// address and new version), a look at the rest (a scan and a sort of the protected
+/// addresses, under the list's lock), and, once per `SHORT_LIST` retirements, a pass over
+/// the whole list.
 const SHORT_LIST: usize = 64;
 
 /// The mask of the first `n` nodes (at most [`SHORT_LIST`]) of a batch.
@@ -643,8 +647,8 @@ impl List {
     /// if some are not fenced, looks at the slots as `judge` would ([`plain_ones_look_held`]:
     /// a pass that keeps them needs only a fence).
     pub(crate) fn reclaim_unless_heavy(&'static self, heavy: bool) -> Option<usize> {
-        let mut state = self.state.lock();
-        let state_ = &mut *state;
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
         // `judge`'s rule, on the nodes the pass would take now (a node retired between this
         // look and the take can only make it take the heavy barrier anyway: a hint, as the
         // caller's rule is). In `Fence` mode the heavy barrier is a fence too.
@@ -652,12 +656,12 @@ impl List {
         // scans the slots).
         if !heavy
             && barrier::membarrier()
-            && !all_fenced(&state_.retired)
-            && !plain_ones_look_held(&state_.retired, &mut state_.buffers.protected)
+            && !all_fenced(&state.retired)
+            && !plain_ones_look_held(&state.retired, &mut state.buffers.protected)
         {
             return None;
         }
-        list_pass(self, state).map(|p| p.returned)
+        list_pass(self, guard).map(|p| p.returned)
     }
 
     /// How many passes that took nodes off this list have ended: read by a pool getter
