@@ -34,7 +34,7 @@
 //! a thread still running when the program ends: versions of closed pools there wait for
 //! the next [`reclaim`](crate::reclaim()), as they would without this module. Under loom,
 //! the adopted lists are kept all the same, and a model runs the thread's pass itself
-//! ([`pass_adopted`]).
+//! (`pass_adopted`, loom builds only).
 
 use std::time::Duration;
 
