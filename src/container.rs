@@ -450,7 +450,10 @@ impl<T> Container<T> {
     /// ```
     #[must_use = "the last version goes back to the pool if the guard is dropped"]
     pub fn into_inner(self) -> Guard<T> {
-        self.raw.take().expect(NEVER_EMPTY)
+        let mut raw = self.raw;
+        // Before the take: the subscribers keep this version, not an empty container.
+        raw.close_subscribers();
+        raw.take().expect(NEVER_EMPTY)
     }
 }
 
@@ -798,7 +801,10 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "the last version goes back to the pool if the guard is dropped"]
     pub fn into_inner(self) -> Option<Guard<T>> {
-        self.raw.take()
+        let mut raw = self.raw;
+        // As for `Container::into_inner`.
+        raw.close_subscribers();
+        raw.take()
     }
 }
 
@@ -816,7 +822,7 @@ impl<T> OptionContainer<T> {
 impl<T> From<Container<T>> for OptionContainer<T> {
     fn from(c: Container<T>) -> OptionContainer<T> {
         let mut raw = c.raw;
-        // Its subscribers hold a `Weak` of an `Arc<Container<T>>` that no longer upgrades.
+        // Its subscribers are a `Container`'s: they keep the version it holds now.
         raw.close_subscribers();
         OptionContainer { raw }
     }
