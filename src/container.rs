@@ -436,7 +436,8 @@ impl<T> Container<T> {
         self.raw.pool()
     }
 
-    /// Gives up the container, returning a (counted) guard on its last version.
+    /// Gives up the container, returning a (counted) guard on its last version, which its
+    /// [`Subscriber`]s keep reading as at its drop.
     ///
     /// # Examples
     ///
@@ -788,7 +789,8 @@ impl<T> OptionContainer<T> {
         self.raw.pool()
     }
 
-    /// Gives up the container, returning a guard on its last version (`None` if empty).
+    /// Gives up the container, returning a guard on its last version (`None` if empty),
+    /// which its [`Subscriber`]s keep reading as at its drop.
     ///
     /// # Examples
     ///
@@ -808,7 +810,8 @@ impl<T> OptionContainer<T> {
     }
 }
 
-/// A container that always holds a version, seen as one that may be empty.
+/// A container that always holds a version, seen as one that may be empty. The
+/// `Container`'s subscribers are closed: they keep reading the version it holds now.
 ///
 /// # Examples
 ///

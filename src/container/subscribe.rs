@@ -55,12 +55,13 @@
 //!
 //! `Signal::last` is an ordinary counted [`Guard`]: the closer clones the container's
 //! reference on the version, which the container then retires as always (or keeps current,
-//! after a change of flavour). The version
-//! therefore stays on its pool's retired list until the signal goes (with its last
-//! subscriber), and goes back to the pool, or is dropped if the pool is closed, at the
-//! next reclamation after that (or by the orphans' thread, `reclaim/orphans.rs`), like any
-//! guard's version that outlived its container. The guard holds no pool handle: the pool
-//! closes when its own last handle goes, and its idle objects and other versions with it.
+//! after a change of flavour). Once retired, the version stays on its pool's retired list
+//! until the signal goes (with its last subscriber), and goes back to the pool, or is
+//! dropped if the pool is closed, at the next reclamation after that (or by the orphans'
+//! thread, `reclaim/orphans.rs`), like the version of any guard that outlived its
+//! container. The guard holds no pool handle (the node's keepalive is the pool's shared
+//! state): the pool closes when its own last handle goes, and drops its idle objects and
+//! its other versions as they come back.
 //!
 //! An owned subscriber reaches the container through a `Weak`, which no longer upgrades
 //! from the moment the container's last `Arc` goes, before the drop closes the signal (or
