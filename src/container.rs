@@ -28,7 +28,7 @@ mod wakers;
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
-pub use self::subscribe::{Closed, Subscriber};
+pub use self::subscribe::{Closed, Subscriber, Watched};
 use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
 

@@ -28,7 +28,9 @@ mod serialize;
 #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 mod sync;
 
-pub use container::{Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber};
+pub use container::{
+    Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber, Watched,
+};
 pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 

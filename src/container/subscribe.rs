@@ -258,9 +258,25 @@ impl fmt::Display for Closed {
 
 impl Error for Closed {}
 
-/// The containers a [`Subscriber`] watches: [`Container<T>`] and [`OptionContainer<T>`]
-/// (sealed: not nameable outside the crate).
-pub trait Watched {
+/// The containers a [`Subscriber`] watches: [`Container<T>`] and [`OptionContainer<T>`],
+/// for code generic over both (`fn f<C: Watched>(sub: &Subscriber<'_, C>)`). Sealed: no
+/// other type implements it.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, OptionContainer, Pool, Subscriber, Watched};
+///
+/// fn news<C: Watched>(sub: &Subscriber<'_, C>) -> bool {
+///     sub.has_changed().unwrap_or(false)
+/// }
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let (c, o) = (Container::from_value(&pool, 1), OptionContainer::empty(&pool));
+/// let (sub, option_sub) = (c.subscribe(), o.subscribe());
+/// o.update(pool.adopt(2));
+/// assert!(!news(&sub) && news(&option_sub));
+/// ```
+pub trait Watched: sealed::Sealed {
     /// The object type `T` of the container's versions.
     type Object;
 }
@@ -271,6 +287,15 @@ impl<T> Watched for Container<T> {
 
 impl<T> Watched for OptionContainer<T> {
     type Object = T;
+}
+
+/// Keeps [`Watched`] to this crate's containers.
+mod sealed {
+    /// Implemented by the containers only; not nameable outside the crate.
+    pub trait Sealed {}
+
+    impl<T> Sealed for super::Container<T> {}
+    impl<T> Sealed for super::OptionContainer<T> {}
 }
 
 /// How a subscriber reaches its container.
@@ -836,7 +861,7 @@ impl<T> Container<T> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use poolswap::{Closed, Container, Pool};
+    /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Arc::new(Container::from_value(&pool, 1));
@@ -849,6 +874,7 @@ impl<T> Container<T> {
     /// drop(c); // the watcher's wait returns the last version, then `Closed`
     /// assert_eq!(watcher.join().unwrap(), 2);
     /// ```
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
     pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, Container<T>>
     where
@@ -894,6 +920,7 @@ impl<T> OptionContainer<T> {
     /// drop(c);
     /// assert_eq!(sub.acquire().unwrap().as_deref(), Some(&1));
     /// ```
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
     pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, OptionContainer<T>>
     where
