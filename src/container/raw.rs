@@ -585,7 +585,9 @@ impl<T> Raw<T> {
         // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
         // count out of `self.signal`: it is given back once, here.
         let signal = unsafe { sync::Arc::from_raw(signal) };
-        // Relaxed: `&mut self`, as above; this thread stored or acquired the value last.
+        // Relaxed: `&mut self`, as above: what gave this thread sole access (the last `Arc`'s
+        // drop, a move) ordered every store to `current` before this load. The close's
+        // Release then carries the version's contents to the subscribers that read it.
         let last = Version::from_ptr(untag(self.current.load(Ordering::Relaxed)).0).map(|last| {
             // SAFETY: the container's reference keeps the current version live while we
             // add one, which the guard then owns.

@@ -358,11 +358,11 @@ impl<C> Handle<'_, C> {
 ///   [`has_changed`](Subscriber::has_changed); a subscriber that had seen it gets
 ///   [`Closed`] at once (a wait asleep wakes).
 ///
-/// The subscribers keep that one version (a counted guard) until the last of them goes;
-/// then it goes back to its pool, or is dropped with the pool's other objects if the pool
-/// has no handle left, at the next reclamation (by then, within about 32 ms, on a
-/// background thread). They keep neither the container nor any other version or pooled
-/// object.
+/// The subscribers keep that one version (a counted guard) until the last of them goes,
+/// as a [`Guard`] that outlived its container would: it then goes back to its pool at the
+/// next reclamation or, if the pool has no handle left, is dropped (within about 32 ms, by
+/// a background thread, if no reclamation comes first). They keep neither the container
+/// nor any other version or pooled object.
 ///
 /// An owned subscriber's `acquire` returns [`Closed`] in one case: its container's last
 /// `Arc` is gone but the container has not handed its version over yet (its drop is under
