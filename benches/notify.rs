@@ -104,7 +104,7 @@ impl PoolswapSystem {
         });
         let handles = (0..tasks)
             .map(|_| {
-                let mut sub = container.subscribe();
+                let mut sub = container.subscribe_owned();
                 let counters = Arc::clone(&counters);
                 rt.spawn(async move {
                     let mut wake = Vec::new();

@@ -82,7 +82,7 @@ async fn main() {
 
     // The index task: one rebuild per change it sees, however many reloads came meanwhile.
     let rebuilds = Arc::new(AtomicU64::new(0));
-    let mut changes = config.subscribe();
+    let mut changes = config.subscribe_owned();
     let indexer = {
         let (index, rebuilds) = (Arc::clone(&index), Arc::clone(&rebuilds));
         tokio::spawn(async move {
@@ -93,8 +93,10 @@ async fn main() {
                     Err(_elapsed) => println!("indexer: no reload for a second"),
                     Ok(Err(_closed)) => break, // the configuration's container is gone
                     Ok(Ok(())) => {
+                        // An error only while the container's drop is under way: the next
+                        // wait returns its last version.
                         let Ok(current) = changes.acquire() else {
-                            break;
+                            continue;
                         };
                         let mut next = index.get_new();
                         rebuild(&mut next, &current);

@@ -63,16 +63,41 @@
 //!
 //! # `Subscriber`: `Send` and `Sync` as its container's
 //!
-//! A subscriber holds a `Weak` of the container's `Arc` and hands out guards, so it crosses
+//! A subscriber holds a `Weak` of the container's `Arc` or a reference to the container,
+//! and hands out guards (its signal may hold one on the last version), so it crosses
 //! threads only when the container does (auto traits, no manual impl):
 //!
 //! ```compile_fail,E0277
 //! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Subscriber<poolswap::Container<std::cell::Cell<u8>>>>();
+//! is_send::<poolswap::Subscriber<'static, poolswap::Container<std::cell::Cell<u8>>>>();
 //! ```
 //! ```
 //! fn is_send<T: Send>() {}
-//! is_send::<poolswap::Subscriber<poolswap::Container<std::sync::atomic::AtomicU8>>>();
+//! is_send::<poolswap::Subscriber<'static, poolswap::Container<std::sync::atomic::AtomicU8>>>();
+//! ```
+//!
+//! # `Subscriber`: `subscribe` borrows the container, `subscribe_owned` does not
+//!
+//! ```compile_fail,E0597
+//! use poolswap::{Container, Pool};
+//!
+//! let pool = Pool::new(|| 0u8, |n| *n = 0);
+//! let mut sub = {
+//!     let c = Container::from_value(&pool, 1);
+//!     c.subscribe()
+//! };
+//! let _ = sub.acquire();
+//! ```
+//! ```
+//! use std::sync::Arc;
+//! use poolswap::{Container, Pool};
+//!
+//! let pool = Pool::new(|| 0u8, |n| *n = 0);
+//! let mut sub = {
+//!     let c = Arc::new(Container::from_value(&pool, 1));
+//!     c.subscribe_owned()
+//! };
+//! assert_eq!(*sub.acquire().unwrap(), 1); // the last version, handed over at the drop
 //! ```
 //!
 //! # `Guard` and `MappedGuard`: `Send` and `Sync` need `T: Send + Sync`, as `Arc<T>`

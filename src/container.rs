@@ -28,7 +28,7 @@ mod wakers;
 pub use self::cache::Cache;
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
-pub use self::subscribe::{Closed, Subscriber};
+pub use self::subscribe::{Closed, Subscriber, Watched};
 use crate::pool::{Pool, Pooled, Publishable};
 use crate::recycle::{Recycle, Recycled};
 
@@ -443,7 +443,8 @@ impl<T> Container<T> {
         self.raw.pool()
     }
 
-    /// Gives up the container, returning a (counted) guard on its last version.
+    /// Gives up the container, returning a (counted) guard on its last version, which its
+    /// [`Subscriber`]s keep reading as at its drop.
     ///
     /// # Examples
     ///
@@ -457,7 +458,10 @@ impl<T> Container<T> {
     /// ```
     #[must_use = "the last version goes back to the pool if the guard is dropped"]
     pub fn into_inner(self) -> Guard<T> {
-        self.raw.take().expect(NEVER_EMPTY)
+        let mut raw = self.raw;
+        // Before the take: the subscribers keep this version, not an empty container.
+        raw.close_subscribers();
+        raw.take().expect(NEVER_EMPTY)
     }
 }
 
@@ -798,7 +802,8 @@ impl<T> OptionContainer<T> {
         self.raw.pool()
     }
 
-    /// Gives up the container, returning a guard on its last version (`None` if empty).
+    /// Gives up the container, returning a guard on its last version (`None` if empty),
+    /// which its [`Subscriber`]s keep reading as at its drop.
     ///
     /// # Examples
     ///
@@ -811,11 +816,15 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "the last version goes back to the pool if the guard is dropped"]
     pub fn into_inner(self) -> Option<Guard<T>> {
-        self.raw.take()
+        let mut raw = self.raw;
+        // As for `Container::into_inner`.
+        raw.close_subscribers();
+        raw.take()
     }
 }
 
-/// A container that always holds a version, seen as one that may be empty.
+/// A container that always holds a version, seen as one that may be empty. The
+/// `Container`'s subscribers are closed: they keep reading the version it holds now.
 ///
 /// # Examples
 ///
@@ -829,7 +838,7 @@ impl<T> OptionContainer<T> {
 impl<T> From<Container<T>> for OptionContainer<T> {
     fn from(c: Container<T>) -> OptionContainer<T> {
         let mut raw = c.raw;
-        // Its subscribers hold a `Weak` of an `Arc<Container<T>>` that no longer upgrades.
+        // Its subscribers are a `Container`'s: they keep the version it holds now.
         raw.close_subscribers();
         OptionContainer { raw }
     }

@@ -28,10 +28,12 @@ mod serialize;
 #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 mod sync;
 
-pub use container::{Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber};
+pub use container::{
+    Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber, Watched,
+};
+pub use reclaim::{reclaim, Reclaimer};
 #[cfg(loom)]
 pub use reclaim::loom_orphans_pass;
-pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 
 /// Not part of the API: what the crate's own tests, benchmarks and examples need to know

@@ -135,7 +135,7 @@ pub(super) struct Raw<T> {
     /// The subscribers' signal (`subscribe.rs`), an `Arc::into_raw` pointer holding the
     /// container's count on it; null until the first subscriber. A publisher loads it after
     /// its store to `current`, and counts its version there if it is not null.
-    signal: AtomicPtr<Signal>,
+    signal: AtomicPtr<Signal<T>>,
 }
 
 /// A version published less than this long (ns; 50 µs) after the previous one is published
@@ -518,7 +518,7 @@ impl<T> Raw<T> {
     /// The container's signal, installed now if it has none, and the subscriber's first
     /// token: every publication that this returns without counting is one that the caller's
     /// later acquires see (module docs, "The signal's installation").
-    pub(super) fn subscribe(&self) -> (sync::Arc<Signal>, u64) {
+    pub(super) fn subscribe(&self) -> (sync::Arc<Signal<T>>, u64) {
         // Acquire: pairs with the installing compare-and-swap: the signal's memory.
         let mut signal = self.signal.load(Ordering::Acquire);
         if signal.is_null() {
@@ -580,24 +580,36 @@ impl<T> Raw<T> {
         }
     }
 
-    /// Closes the signal, if any, and gives up the container's count on it: at the
-    /// container's drop, or when it becomes another flavour (whose subscribers would hold a
-    /// `Weak` that no longer upgrades).
+    /// Closes the signal, if any, handing it a counted guard on the current version (the
+    /// subscribers' last version: `subscribe.rs`, "The final version"), and gives up the
+    /// container's count on it: at the container's drop, before `into_inner` takes the
+    /// version, or when it becomes another flavour (whose subscribers are of this one).
     pub(super) fn close_subscribers(&mut self) {
         // Relaxed: `&mut self`: no other thread reaches this container now.
         let signal = self.signal.swap(ptr::null_mut(), Ordering::Relaxed);
-        if !signal.is_null() {
-            // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
-            // count out of `self.signal`: it is given back once, here.
-            let signal = unsafe { sync::Arc::from_raw(signal) };
-            signal.close();
+        if signal.is_null() {
+            return;
         }
+        // SAFETY: `signal` came from `into_raw`, and the swap above took the container's
+        // count out of `self.signal`: it is given back once, here.
+        let signal = unsafe { sync::Arc::from_raw(signal) };
+        // Relaxed: `&mut self`, as above: what gave this thread sole access (the last `Arc`'s
+        // drop, a move) ordered every store to `current` before this load. The close's
+        // Release then carries the version's contents to the subscribers that read it.
+        let last = Version::from_ptr(untag(self.current.load(Ordering::Relaxed)).0).map(|last| {
+            // SAFETY: the container's reference keeps the current version live while we
+            // add one, which the guard then owns.
+            unsafe { last.clone_ref() };
+            Guard::counted(last)
+        });
+        signal.close(last);
     }
 }
 
 impl<T> Drop for Raw<T> {
     fn drop(&mut self) {
-        // Before the take: subscribers see `Closed`, not a change to an empty container.
+        // Before the take: subscribers get the last version, not a change to an empty
+        // container.
         self.close_subscribers();
         drop(self.take());
         // A writer-side moment: the last version, and any other retired one no guard

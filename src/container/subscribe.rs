@@ -1,6 +1,7 @@
 //! Change notification: [`Subscriber`], a reader-side handle that remembers the last version
 //! it saw and waits for the next one (blocking, or awaited with the `async` feature), and
-//! [`Signal`], the state a container shares with its subscribers.
+//! [`Signal`], the state a container shares with its subscribers, which keeps the
+//! container's last version readable once it is gone.
 //!
 //! # The seen token
 //!
@@ -38,8 +39,38 @@
 //!   and finds its waker. If the publisher's `fetch_add` came first, the waiter's `fetch_or` returns the
 //!   new count and it does not sleep. A waiter whose flag a `fetch_and` cleared before it
 //!   slept is woken by that publisher's notification, sees no change, and sets the flag again.
-//! - Closing (the container's drop) sets `CLOSED` with a `fetch_or` and wakes every waiter the
-//!   same way, whatever the flags said.
+//! - Closing (the container's drop, `into_inner`, a change of flavour) first stores a counted
+//!   guard on the container's last version in `Signal::last` (under that field's lock), then
+//!   sets `CLOSED` with a `fetch_or` (`AcqRel`) and wakes every waiter the same way, whatever
+//!   the flags said. No publication follows a close (the container's side holds `&mut`), so
+//!   the count it leaves is the final version's. A subscriber that reads `CLOSED` takes
+//!   `Signal::last`'s lock after the closer released it, and clones the guard found there.
+//!
+//! # The final version
+//!
+//! A subscriber marks seen the count of the version it read; `CLOSED` does not change the
+//! count. So after the close, a subscriber whose count is the final one has read the final
+//! version (or a later one, which cannot exist) and its waits return [`Closed`]; one whose
+//! count is older gets one more change, and its `acquire` returns `Signal::last`.
+//!
+//! `Signal::last` is an ordinary counted [`Guard`]: the closer clones the container's
+//! reference on the version, which the container then retires as always (or keeps current,
+//! after a change of flavour). Once retired, the version stays on its pool's retired list
+//! until the signal goes (with its last subscriber), and goes back to the pool, or is
+//! dropped if the pool is closed, at the next reclamation after that (or by the orphans'
+//! thread, `reclaim/orphans.rs`), like the version of any guard that outlived its
+//! container. The guard holds no pool handle (the node's keepalive is the pool's shared
+//! state): the pool closes when its own last handle goes, and drops its idle objects and
+//! its other versions as they come back.
+//!
+//! An owned subscriber reaches the container through a `Weak`, which no longer upgrades
+//! from the moment the container's last `Arc` goes, before the drop closes the signal (or
+//! at all, for a container moved out of its `Arc` with `Arc::try_unwrap`). An `acquire`
+//! that finds it so returns [`Closed`] and sets `Subscriber::gone`; until the close, the
+//! subscriber's waits then wait for the close, not for a count (which could only repeat
+//! the failed acquire), and the close is a change whatever the count: a wait may have
+//! marked the final count seen before the acquire failed to read its version. (If it had
+//! read it before, the change is a spurious one.)
 //!
 //! # The signal's installation
 //!
@@ -57,7 +88,7 @@
 //!
 //! The container holds one count of the signal's `Arc` (`Raw::signal` is an `Arc::into_raw`
 //! pointer, taken back at the container's drop, which closes the signal first); each
-//! subscriber holds another.
+//! subscriber holds another, and the last one to go drops the final version's guard.
 
 use std::error::Error;
 use std::fmt;
@@ -65,10 +96,12 @@ use std::fmt;
 use std::future::Future;
 #[cfg(all(feature = "async", not(loom)))]
 use std::pin::Pin;
-// std's `Arc`, not the facade's: the subscriber's handle on the container is a `Weak` of the
-// `Arc` users hold (`Container::subscribe` takes `self: &Arc<Self>`), which is public.
+// std's `Arc`, not the facade's: an owned subscriber's handle on the container is a `Weak`
+// of the `Arc` users hold (`Container::subscribe_owned` takes `self: &Arc<Self>`), which is
+// public. Named `Arc` so that the docs show the type users know; the facade's is
+// `sync::Arc` here.
 #[allow(clippy::disallowed_types)]
-use std::sync::{Arc as StdArc, Weak as StdWeak};
+use std::sync::{Arc, Weak};
 #[cfg(all(feature = "async", not(loom)))]
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -78,7 +111,7 @@ use super::wakers::{Slot, Wakers};
 use super::{Container, Guard, OptionContainer};
 use crate::sync::{self, AtomicU64, Condvar, Deadline, Mutex, Ordering};
 
-/// `Signal::state`: the container is gone.
+/// `Signal::state`: the container is gone; `Signal::last` holds its last version.
 const CLOSED: u64 = 1;
 /// `Signal::state`: a waiter may be asleep; the next publisher wakes every waiter.
 const WAITING: u64 = 2;
@@ -91,11 +124,12 @@ pub(super) fn count(state: u64) -> u64 {
     state >> 2
 }
 
-/// What a container shares with its subscribers: the publication count and the waiters.
-pub(super) struct Signal {
+/// What a container shares with its subscribers: the publication count, the waiters, and,
+/// once the container is gone, its last version.
+pub(super) struct Signal<T> {
     /// | bits | meaning |
     /// |---|---|
-    /// | 0 (`CLOSED`) | the container is gone: every wait returns an error |
+    /// | 0 (`CLOSED`) | the container is gone: `last` holds its last version |
     /// | 1 (`WAITING`) | a waiter may be asleep: the next publisher wakes every waiter |
     /// | 2..64 | publications since the signal was installed (wrapping) |
     ///
@@ -109,16 +143,22 @@ pub(super) struct Signal {
     /// Async waiters' wakers (`wakers.rs`). Allocates at the first async wait.
     #[cfg(all(feature = "async", not(loom)))]
     wakers: Wakers,
+    /// The container's last version (a counted guard; `None` for an `OptionContainer`
+    /// closed empty), stored by the close before it sets `CLOSED`, and read only after
+    /// (module docs, "The final version"). Dropped with the signal, after the last
+    /// subscriber.
+    last: Mutex<Option<Guard<T>>>,
 }
 
-impl Signal {
-    pub(super) fn new() -> Signal {
+impl<T> Signal<T> {
+    pub(super) fn new() -> Signal<T> {
         Signal {
             state: AtomicU64::new(0),
             lock: Mutex::new(()),
             cond: Condvar::new(),
             #[cfg(all(feature = "async", not(loom)))]
             wakers: Wakers::new(),
+            last: Mutex::new(None),
         }
     }
 
@@ -144,11 +184,20 @@ impl Signal {
         self.notify_all();
     }
 
-    /// Marks the container gone and wakes every waiter.
-    pub(super) fn close(&self) {
-        // AcqRel, as in `published`.
+    /// Hands the subscribers `last`, the container's last version, marks the container gone
+    /// and wakes every waiter. Called once, with no publication after it.
+    pub(super) fn close(&self, last: Option<Guard<T>>) {
+        *self.last.lock() = last;
+        // AcqRel, as in `published`; the Release half also publishes `last`'s store to a
+        // subscriber that reads `CLOSED`, whose lock of `last` then follows ours.
         self.state.fetch_or(CLOSED, Ordering::AcqRel);
         self.notify_all();
+    }
+
+    /// The container's last version; call after reading `CLOSED` (`Acquire`). One lock and,
+    /// for a version, one atomic increment.
+    fn last(&self) -> Option<Guard<T>> {
+        self.last.lock().clone()
     }
 
     fn notify_all(&self) {
@@ -166,7 +215,7 @@ impl Signal {
     #[inline]
     pub(super) fn load(&self) -> u64 {
         // Acquire: pairs with the Release of `published`: a version counted here is visible
-        // to the acquire that follows.
+        // to the acquire that follows; and with the close's: its `last` is stored.
         self.state.load(Ordering::Acquire)
     }
 
@@ -178,9 +227,11 @@ impl Signal {
     }
 }
 
-/// The error of a [`Subscriber`]'s wait or read once its container is gone: the container
-/// was dropped (its last `Arc` handle), turned into an [`OptionContainer`] or the other way,
-/// or given up with `into_inner`.
+/// The error of a [`Subscriber`]'s wait once its container is gone and the subscriber has
+/// seen its last version: the container was dropped, turned into an [`OptionContainer`] or
+/// the other way, or given up with `into_inner`. [`Subscriber::acquire`] returns it only
+/// while an owned subscriber's container is unreachable and has not handed its last
+/// version over yet (see [`Subscriber`]).
 ///
 /// # Examples
 ///
@@ -190,8 +241,9 @@ impl Signal {
 ///
 /// let pool = Pool::new(|| 0u32, |n| *n = 0);
 /// let c = Arc::new(Container::from_value(&pool, 1));
-/// let mut sub = c.subscribe();
+/// let mut sub = c.subscribe_owned();
 /// drop(c);
+/// assert_eq!(*sub.acquire().unwrap(), 1); // the last version stays readable
 /// assert_eq!(sub.wait_changed(), Err(Closed));
 /// assert_eq!(Closed.to_string(), "the container was dropped");
 /// ```
@@ -206,9 +258,80 @@ impl fmt::Display for Closed {
 
 impl Error for Closed {}
 
+/// The containers a [`Subscriber`] watches: [`Container<T>`] and [`OptionContainer<T>`],
+/// for code generic over both (`fn f<C: Watched>(sub: &Subscriber<'_, C>)`). Sealed: no
+/// other type implements it.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, OptionContainer, Pool, Subscriber, Watched};
+///
+/// fn news<C: Watched>(sub: &Subscriber<'_, C>) -> bool {
+///     sub.has_changed().unwrap_or(false)
+/// }
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let (c, o) = (Container::from_value(&pool, 1), OptionContainer::empty(&pool));
+/// let (sub, option_sub) = (c.subscribe(), o.subscribe());
+/// o.update(pool.adopt(2));
+/// assert!(!news(&sub) && news(&option_sub));
+/// ```
+pub trait Watched: sealed::Sealed {
+    /// The object type `T` of the container's versions.
+    type Object;
+}
+
+impl<T> Watched for Container<T> {
+    type Object = T;
+}
+
+impl<T> Watched for OptionContainer<T> {
+    type Object = T;
+}
+
+/// Keeps [`Watched`] to this crate's containers.
+mod sealed {
+    /// Implemented by the containers only; not nameable outside the crate.
+    pub trait Sealed {}
+
+    impl<T> Sealed for super::Container<T> {}
+    impl<T> Sealed for super::OptionContainer<T> {}
+}
+
+/// How a subscriber reaches its container.
+enum Handle<'a, C> {
+    /// From `subscribe_owned`: does not keep the container alive.
+    Owned(Weak<C>),
+    /// From `subscribe`: the container outlives the subscriber.
+    Borrowed(&'a C),
+}
+
+impl<C> Clone for Handle<'_, C> {
+    fn clone(&self) -> Self {
+        match self {
+            Handle::Owned(weak) => Handle::Owned(Weak::clone(weak)),
+            Handle::Borrowed(container) => Handle::Borrowed(container),
+        }
+    }
+}
+
+impl<C> Handle<'_, C> {
+    /// `read` of the container, or `None` if it is unreachable (an owned handle's `Arc` is
+    /// gone).
+    #[inline]
+    fn read<R>(&self, read: impl FnOnce(&C) -> R) -> Option<R> {
+        match self {
+            Handle::Owned(weak) => weak.upgrade().map(|container| read(&container)),
+            Handle::Borrowed(container) => Some(read(container)),
+        }
+    }
+}
+
 /// A reader-side handle on a container that remembers the last version it saw and can wait
 /// for the next one: `tokio::sync::watch::Receiver`'s role, for a [`Container`] or an
-/// [`OptionContainer`] (`C`), from their `subscribe`.
+/// [`OptionContainer`] (`C`), from their `subscribe` (borrowing the container, for one in a
+/// `static` or shared by reference: `'a` is the borrow) or `subscribe_owned` (on an `Arc`,
+/// without keeping it alive: `'a` is `'static`).
 ///
 /// A subscriber marks a version *seen* when it [`acquire`](Subscriber::acquire)s it or when
 /// a wait returns. [`has_changed`](Subscriber::has_changed) says whether a version was
@@ -219,13 +342,33 @@ impl Error for Closed {}
 /// counts (an update, a swap, a successful compare-and-swap or `rcu`, a `take`), even of
 /// equal contents; several publications between two waits make one change.
 ///
-/// The subscriber does not keep its container alive: it holds a `Weak` on the `Arc` that
-/// `subscribe` was called on. Once the container is gone, every wait and read returns
-/// [`Closed`] (a wait asleep then wakes).
-///
 /// A change may be reported for a version that the subscriber already read, if its
 /// `acquire` raced with the update (a spurious change, at most once per race); a
 /// publication is never missed.
+///
+/// # The container's end
+///
+/// When the container is dropped (its last `Arc`, for an owned subscriber), given up with
+/// `into_inner` or turned into the other flavour, it hands its last version to its
+/// subscribers, as `watch::Sender`'s drop leaves its last value to the receivers:
+///
+/// - [`acquire`](Subscriber::acquire) returns that version from then on;
+/// - a subscriber that had not seen it gets it as one more change (its next wait returns
+///   `Ok`), then every wait returns [`Closed`], as does
+///   [`has_changed`](Subscriber::has_changed); a subscriber that had seen it gets
+///   [`Closed`] at once (a wait asleep wakes).
+///
+/// The subscribers keep that one version (a counted guard) until the last of them goes,
+/// as a [`Guard`] that outlived its container would: it then goes back to its pool at the
+/// next reclamation or, if the pool has no handle left, is dropped (within about 32 ms, by
+/// a background thread, if no reclamation comes first). They keep neither the container
+/// nor any other version or pooled object.
+///
+/// An owned subscriber's `acquire` returns [`Closed`] in one case: its container's last
+/// `Arc` is gone but the container has not handed its version over yet (its drop is under
+/// way, or it was moved out of the `Arc` with `Arc::try_unwrap`). Its waits then wait for
+/// the hand-over and return it as a change, so the loop below sees the last version
+/// whenever the container goes.
 ///
 /// # Examples
 ///
@@ -236,13 +379,12 @@ impl Error for Closed {}
 ///
 /// let pool = Pool::new(String::new, String::clear);
 /// let config = Arc::new(Container::from_value(&pool, String::from("v1")));
-/// let mut sub = config.subscribe();
+/// let mut sub = config.subscribe_owned(); // `Subscriber<'static, _>`: for a thread
 /// let watcher = thread::spawn(move || {
 ///     let mut seen = Vec::new();
 ///     while sub.wait_changed().is_ok() {
-///         match sub.acquire() {
-///             Ok(current) => seen.push(current.as_str().to_owned()),
-///             Err(_closed) => break,
+///         if let Ok(current) = sub.acquire() {
+///             seen.push(current.as_str().to_owned());
 ///         }
 ///     }
 ///     seen
@@ -250,9 +392,28 @@ impl Error for Closed {}
 /// let mut next = config.get_new();
 /// next.push_str("v2");
 /// config.update(next);
-/// drop(config); // the watcher's wait returns `Closed`
-/// let seen = watcher.join().unwrap();
-/// assert!(seen.is_empty() || seen == ["v2"]);
+/// drop(config); // the watcher reads "v2", then its wait returns `Closed`
+/// assert_eq!(watcher.join().unwrap().last().map(String::as_str), Some("v2"));
+/// ```
+///
+/// A container in a `static`, or shared by reference, lends its subscribers a borrow:
+///
+/// ```
+/// use std::sync::LazyLock;
+/// use std::thread;
+/// use poolswap::{Container, Pool};
+///
+/// static LIMIT: LazyLock<Container<u32>> =
+///     LazyLock::new(|| Container::from_value(&Pool::new(|| 0, |n| *n = 0), 10));
+///
+/// let mut sub = LIMIT.subscribe(); // `Subscriber<'static, Container<u32>>`
+/// thread::scope(|s| {
+///     s.spawn(|| LIMIT.update(LIMIT.pool().adopt(20)));
+///     // Returns at once if the update came first.
+///     while *sub.acquire().unwrap() != 20 {
+///         sub.wait_changed().unwrap();
+///     }
+/// });
 /// ```
 ///
 /// # Costs
@@ -260,14 +421,16 @@ impl Error for Closed {}
 /// - `subscribe`: one atomic increment (the signal's `Arc`) and a compare-and-swap of the
 ///   container's current version that stores the value it read; the first subscriber of a
 ///   container allocates its signal (one allocation, a compare-and-swap).
+///   `subscribe_owned`: one atomic increment more (the `Weak`).
 /// - A publication: with no signal (nobody ever subscribed), one load. With one and no
 ///   waiter asleep, one atomic read-modify-write. With waiters asleep, one more, a lock
 ///   and unlock, and a wake-up of each (the condition variable's `notify_all`; for tasks,
 ///   one lock of the wakers' list, taken whole, and each waker's `wake` after the unlock).
 /// - [`has_changed`](Subscriber::has_changed): one load.
-///   [`acquire`](Subscriber::acquire): one load, the `Weak`'s upgrade and drop (two atomic
-///   read-modify-writes on the `Arc`'s count, shared with the other subscribers), and the
-///   container's `acquire`.
+///   [`acquire`](Subscriber::acquire): one load and the container's `acquire`; for an
+///   owned subscriber, the `Weak`'s upgrade and drop too (two atomic read-modify-writes on
+///   the `Arc`'s count, shared with the other subscribers). Once the container is gone:
+///   one load, a lock and an atomic increment (a counted guard).
 /// - A wait that finds a change: one load. One that sleeps: a read-modify-write to
 ///   register, and a lock (blocking), or a lock of the wakers' list and a clone of the
 ///   task's waker (async; an allocation only when the list grows past its largest size).
@@ -276,76 +439,100 @@ impl Error for Closed {}
 /// # Send and Sync
 ///
 /// `Send` and `Sync` when the container is (for `Container<T>`: `T: Send + Sync`), like
-/// the `Weak` it holds; the signal is `Send + Sync`. A `Subscriber` is one reader's
-/// position: waits take `&mut self`. [`Clone`] it for another reader, which starts with
-/// the same seen version.
-pub struct Subscriber<C> {
-    /// The container, which this handle does not keep alive.
-    container: StdWeak<C>,
+/// the `Weak` or the reference it holds and the guard on the last version it may share;
+/// the rest of the signal is `Send + Sync`. A `Subscriber` is one reader's position: waits
+/// take `&mut self`. [`Clone`] it for another reader, which starts with the same seen
+/// version.
+pub struct Subscriber<'a, C: Watched> {
+    /// The container.
+    container: Handle<'a, C>,
     /// The container's signal.
-    signal: sync::Arc<Signal>,
+    signal: sync::Arc<Signal<C::Object>>,
     /// The publication count of the last version marked seen.
     seen: u64,
+    /// An `acquire` found an owned handle's container unreachable before its close: until
+    /// the close, waits wait for it rather than for a count (module docs, "The final
+    /// version").
+    gone: bool,
 }
 
-impl<C> Clone for Subscriber<C> {
+impl<C: Watched> Clone for Subscriber<'_, C> {
     fn clone(&self) -> Self {
         Subscriber {
             container: self.container.clone(),
             signal: self.signal.clone(),
             seen: self.seen,
+            gone: self.gone,
         }
     }
 }
 
-impl<C> fmt::Debug for Subscriber<C> {
+impl<C: Watched> fmt::Debug for Subscriber<'_, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.signal.load();
         f.debug_struct("Subscriber")
-            .field("has_changed", &(count(state) != self.seen))
+            .field(
+                "has_changed",
+                &matches!(news(self.seen, self.gone, state), Some(Ok(()))),
+            )
             .field("closed", &(state & CLOSED != 0))
             .finish_non_exhaustive()
     }
 }
 
-/// What a wait found in `state`: `Some(Ok)` a change (now marked seen in `seen`),
-/// `Some(Err)` the container gone, `None` neither.
+/// What a wait would find in `state`: `Some(Ok)` a change, `Some(Err)` the container gone
+/// with its last version seen, `None` neither. `gone`: see `Subscriber::gone`.
 #[inline]
-fn check(seen: &mut u64, state: u64) -> Option<Result<(), Closed>> {
-    if state & CLOSED != 0 {
-        Some(Err(Closed))
-    } else if count(state) != *seen {
-        *seen = count(state);
+fn news(seen: u64, gone: bool, state: u64) -> Option<Result<(), Closed>> {
+    let closed = state & CLOSED != 0;
+    if gone {
+        // Only the close has news for this subscriber, and its last version is news even at
+        // the count marked seen, which a wait may have marked before the failed acquire
+        // (module docs, "The final version").
+        closed.then_some(Ok(()))
+    } else if count(state) != seen {
         Some(Ok(()))
+    } else if closed {
+        Some(Err(Closed))
     } else {
         None
     }
 }
 
-impl<C> Subscriber<C> {
-    fn new(container: StdWeak<C>, (signal, seen): (sync::Arc<Signal>, u64)) -> Self {
+/// [`news`], marking a change seen.
+#[inline]
+fn check(seen: &mut u64, gone: &mut bool, state: u64) -> Option<Result<(), Closed>> {
+    let found = news(*seen, *gone, state)?;
+    *seen = count(state);
+    *gone = false;
+    Some(found)
+}
+
+impl<'a, C: Watched> Subscriber<'a, C> {
+    fn new(container: Handle<'a, C>, (signal, seen): (sync::Arc<Signal<C::Object>>, u64)) -> Self {
         Subscriber {
             container,
             signal,
             seen,
+            gone: false,
         }
     }
 
-    /// Whether a version was published since the last one this subscriber marked seen.
-    /// Marks nothing. One load.
+    /// Whether a version was published since the last one this subscriber marked seen,
+    /// the container's last version included: whether a wait would return at once. Marks
+    /// nothing. One load.
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone.
+    /// [`Closed`] if the container is gone and this subscriber has seen its last version.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(Container::from_value(&pool, 1));
+    /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
     /// assert_eq!(sub.has_changed(), Ok(false));
     /// c.update(pool.adopt(2));
@@ -354,11 +541,8 @@ impl<C> Subscriber<C> {
     /// assert_eq!(sub.has_changed(), Ok(false));
     /// ```
     pub fn has_changed(&self) -> Result<bool, Closed> {
-        let state = self.signal.load();
-        if state & CLOSED != 0 {
-            return Err(Closed);
-        }
-        Ok(count(state) != self.seen)
+        news(self.seen, self.gone, self.signal.load())
+            .map_or(Ok(false), |found| found.map(|()| true))
     }
 
     /// Marks the latest version seen without reading it, as if it had been acquired: the
@@ -367,11 +551,10 @@ impl<C> Subscriber<C> {
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(Container::from_value(&pool, 1));
+    /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
     /// c.update(pool.adopt(2));
     /// sub.mark_seen();
@@ -382,39 +565,38 @@ impl<C> Subscriber<C> {
     }
 
     /// Blocks the thread until a version is published that this subscriber has not marked
-    /// seen, and marks it seen; returns at once if one already was. Call
-    /// [`acquire`](Subscriber::acquire) to read it. Spurious wake-ups are handled here.
+    /// seen, and marks it seen; returns at once if one already was (the container's last
+    /// version included, once it is gone). Call [`acquire`](Subscriber::acquire) to read
+    /// it. Spurious wake-ups are handled here.
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone (a wait asleep then wakes).
+    /// [`Closed`] if the container is gone and this subscriber has seen its last version
+    /// (a wait asleep then wakes).
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(Container::from_value(&pool, 1));
+    /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
-    /// let writer = {
-    ///     let (c, pool) = (Arc::clone(&c), pool.clone());
-    ///     std::thread::spawn(move || c.update(pool.adopt(2)))
-    /// };
-    /// sub.wait_changed().unwrap();
-    /// assert_eq!(*sub.acquire().unwrap(), 2);
-    /// writer.join().unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| c.update(pool.adopt(2)));
+    ///     sub.wait_changed().unwrap();
+    ///     assert_eq!(*sub.acquire().unwrap(), 2);
+    /// });
     /// ```
     pub fn wait_changed(&mut self) -> Result<(), Closed> {
-        if let Some(found) = check(&mut self.seen, self.signal.load()) {
+        if let Some(found) = check(&mut self.seen, &mut self.gone, self.signal.load()) {
             return found;
         }
         let signal = &*self.signal;
         let mut locked = signal.lock.lock();
         loop {
             // Under the lock, which a publisher takes before it notifies (module docs).
-            if let Some(found) = check(&mut self.seen, signal.register()) {
+            if let Some(found) = check(&mut self.seen, &mut self.gone, signal.register()) {
                 return found;
             }
             locked = signal.cond.wait(&signal.lock, locked);
@@ -427,24 +609,23 @@ impl<C> Subscriber<C> {
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone.
+    /// [`Closed`] if the container is gone and this subscriber has seen its last version.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use std::time::Duration;
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(Container::from_value(&pool, 1));
+    /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
     /// assert_eq!(sub.wait_changed_timeout(Duration::from_millis(1)), Ok(false));
     /// c.update(pool.adopt(2));
     /// assert_eq!(sub.wait_changed_timeout(Duration::from_millis(1)), Ok(true));
     /// ```
     pub fn wait_changed_timeout(&mut self, timeout: Duration) -> Result<bool, Closed> {
-        if let Some(found) = check(&mut self.seen, self.signal.load()) {
+        if let Some(found) = check(&mut self.seen, &mut self.gone, self.signal.load()) {
             return found.map(|()| true);
         }
         if timeout.is_zero() {
@@ -460,7 +641,7 @@ impl<C> Subscriber<C> {
         let mut waits = 0;
         loop {
             // As in `wait_changed`.
-            if let Some(found) = check(&mut self.seen, signal.register()) {
+            if let Some(found) = check(&mut self.seen, &mut self.gone, signal.register()) {
                 return found.map(|()| true);
             }
             let Some(left) = deadline.left(waits) else {
@@ -473,8 +654,9 @@ impl<C> Subscriber<C> {
 
     /// Waits, without blocking the thread, until a version is published that this
     /// subscriber has not marked seen, and marks it seen; ready at its first poll if one
-    /// already was. Needs the `async` feature; works under any executor: it needs no timer
-    /// and no reactor. For a deadline, wrap it in the runtime's timeout (e.g.
+    /// already was (the container's last version included, once it is gone). Needs the
+    /// `async` feature; works under any executor: it needs no timer and no reactor. For a
+    /// deadline, wrap it in the runtime's timeout (e.g.
     /// `tokio::time::timeout(d, sub.changed())`): it is cancel-safe.
     ///
     /// # Cancel safety
@@ -487,16 +669,16 @@ impl<C> Subscriber<C> {
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone (a pending future then wakes).
+    /// [`Closed`] if the container is gone and this subscriber has seen its last version
+    /// (a pending future then wakes).
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::{Container, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(Container::from_value(&pool, 1));
+    /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
     /// smol::block_on(async {
     ///     let ((), changed) = smol::future::zip(
@@ -514,34 +696,60 @@ impl<C> Subscriber<C> {
         Changed {
             signal: &self.signal,
             seen: &mut self.seen,
+            gone: &mut self.gone,
             slot: None,
         }
         .await
+    }
+
+    /// The version to hand out: `read` of the container, or its last version once it is
+    /// gone (`None` for an `OptionContainer` closed empty); marks it seen. The count is read
+    /// before the acquire (module docs, "Synchronization").
+    #[inline]
+    fn read(
+        &mut self,
+        read: impl FnOnce(&C) -> Option<Guard<C::Object>>,
+    ) -> Result<Option<Guard<C::Object>>, Closed> {
+        let state = self.signal.load();
+        let guard = if state & CLOSED == 0 {
+            let Some(guard) = self.container.read(read) else {
+                // The container's `Arc` is gone, its close not here yet.
+                self.gone = true;
+                return Err(Closed);
+            };
+            guard
+        } else {
+            self.signal.last()
+        };
+        self.seen = count(state);
+        self.gone = false;
+        Ok(guard)
     }
 }
 
 /// The future of [`Subscriber::changed`]: registers its task's waker, then sets `WAITING`
 /// and looks (module docs); unregisters when dropped.
 #[cfg(all(feature = "async", not(loom)))]
-struct Changed<'a> {
-    signal: &'a Signal,
+struct Changed<'a, T> {
+    signal: &'a Signal<T>,
     seen: &'a mut u64,
+    gone: &'a mut bool,
     /// Its registration in the signal's wakers, once it has one.
     slot: Option<Slot>,
 }
 
 #[cfg(all(feature = "async", not(loom)))]
-impl Future for Changed<'_> {
+impl<T> Future for Changed<'_, T> {
     type Output = Result<(), Closed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        if let Some(found) = check(this.seen, this.signal.load()) {
+        if let Some(found) = check(this.seen, this.gone, this.signal.load()) {
             return Poll::Ready(found);
         }
         this.signal.wakers.register(&mut this.slot, cx.waker());
         // After the registration (module docs).
-        match check(this.seen, this.signal.register()) {
+        match check(this.seen, this.gone, this.signal.register()) {
             Some(found) => Poll::Ready(found),
             None => Poll::Pending,
         }
@@ -549,7 +757,7 @@ impl Future for Changed<'_> {
 }
 
 #[cfg(all(feature = "async", not(loom)))]
-impl Drop for Changed<'_> {
+impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot {
             self.signal.wakers.unregister(slot);
@@ -557,14 +765,18 @@ impl Drop for Changed<'_> {
     }
 }
 
-impl<T> Subscriber<Container<T>> {
-    /// A guard on the current version, marked seen; the container's
-    /// [`acquire`](Container::acquire) plus the subscriber's bookkeeping (one load, and the
-    /// `Weak`'s upgrade and drop: two atomic read-modify-writes).
+impl<T> Subscriber<'_, Container<T>> {
+    /// A guard on the current version, marked seen: the container's
+    /// [`acquire`](Container::acquire) plus the subscriber's bookkeeping (one load; for an
+    /// owned subscriber, the `Weak`'s upgrade and drop: two atomic read-modify-writes).
+    /// Once the container is gone, a guard on its last version (one load, a lock and an
+    /// atomic increment).
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone.
+    /// [`Closed`] only for an owned subscriber whose container's last `Arc` is gone while
+    /// the container has not handed its last version over yet (see [`Subscriber`]); the
+    /// next wait returns once it has.
     ///
     /// # Examples
     ///
@@ -574,33 +786,34 @@ impl<T> Subscriber<Container<T>> {
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Arc::new(Container::from_value(&pool, 1));
-    /// let mut sub = c.subscribe();
+    /// let mut sub = c.subscribe_owned();
     /// assert_eq!(*sub.acquire().unwrap(), 1);
+    /// c.update(pool.adopt(2));
+    /// drop(c);
+    /// assert_eq!(*sub.acquire().unwrap(), 2);
     /// ```
     pub fn acquire(&mut self) -> Result<Guard<T>, Closed> {
-        let (container, token) = self.upgrade()?;
-        let guard = container.acquire();
-        self.seen = token;
-        Ok(guard)
+        // A `Container`'s signal closes with a version: never `None`.
+        self.read(|c| Some(c.acquire()))?.ok_or(Closed)
     }
 }
 
-impl<T> Subscriber<OptionContainer<T>> {
+impl<T> Subscriber<'_, OptionContainer<T>> {
     /// A guard on the current version (`None` while the container is empty), marked seen;
-    /// as [`Subscriber::<Container<T>>::acquire`](Subscriber::acquire).
+    /// as [`Subscriber::<Container<T>>::acquire`](Subscriber::acquire). Once the container
+    /// is gone, a guard on its last version (`None` if it was empty then).
     ///
     /// # Errors
     ///
-    /// [`Closed`] if the container is gone.
+    /// As [`Subscriber::<Container<T>>::acquire`](Subscriber::acquire).
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::{OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(OptionContainer::empty(&pool));
+    /// let c = OptionContainer::empty(&pool);
     /// let mut sub = c.subscribe();
     /// assert!(sub.acquire().unwrap().is_none());
     /// c.update(pool.adopt(1));
@@ -608,34 +821,41 @@ impl<T> Subscriber<OptionContainer<T>> {
     /// assert_eq!(sub.acquire().unwrap().as_deref(), Some(&1));
     /// ```
     pub fn acquire(&mut self) -> Result<Option<Guard<T>>, Closed> {
-        let (container, token) = self.upgrade()?;
-        let guard = container.acquire();
-        self.seen = token;
-        Ok(guard)
-    }
-}
-
-impl<C> Subscriber<C> {
-    /// The container and the count to mark seen once a guard is taken: read before the
-    /// acquire (module docs, "Synchronization").
-    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    fn upgrade(&self) -> Result<(StdArc<C>, u64), Closed> {
-        let state = self.signal.load();
-        if state & CLOSED != 0 {
-            return Err(Closed);
-        }
-        let container = self.container.upgrade().ok_or(Closed)?;
-        Ok((container, count(state)))
+        self.read(OptionContainer::acquire)
     }
 }
 
 impl<T> Container<T> {
-    /// A [`Subscriber`] to this container: a handle that remembers the last version it
-    /// saw (the current one, at first) and waits for the next; `watch::Sender::subscribe`.
-    /// It holds a `Weak` on this `Arc`, so it does not keep the container alive: once the
-    /// container is gone its waits return [`Closed`]. See [`Subscriber`] for what it costs
-    /// (the first subscriber of a container allocates its signal; a container nobody
+    /// A [`Subscriber`] to this container that borrows it: a handle that remembers the
+    /// last version it saw (the current one, at first) and waits for the next;
+    /// `watch::Sender::subscribe`. For a container in a `static` (e.g. a `LazyLock`) or
+    /// shared by reference (`thread::scope`); on an `Arc` whose subscriber must own its
+    /// handle (to move it to a spawned thread), see
+    /// [`subscribe_owned`](Container::subscribe_owned). See [`Subscriber`] for what it
+    /// costs (the first subscriber of a container allocates its signal; a container nobody
     /// subscribed to pays one load per publication).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{Container, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = Container::from_value(&pool, 1);
+    /// let mut sub = c.subscribe();
+    /// c.update(pool.adopt(2));
+    /// sub.wait_changed().unwrap(); // returns at once: 2 was published since
+    /// assert_eq!(*sub.acquire().unwrap(), 2);
+    /// ```
+    #[must_use = "a subscriber that is dropped at once waits for nothing"]
+    pub fn subscribe(&self) -> Subscriber<'_, Container<T>> {
+        Subscriber::new(Handle::Borrowed(self), self.raw.subscribe())
+    }
+
+    /// A [`Subscriber`] to this container that owns its handle, as
+    /// [`subscribe`](Container::subscribe) otherwise: it holds a `Weak` on this `Arc`, so
+    /// it may go to another thread and does not keep the container alive. Once the
+    /// container is gone, its last version stays readable (see [`Subscriber`]).
     ///
     /// # Examples
     ///
@@ -645,21 +865,48 @@ impl<T> Container<T> {
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Arc::new(Container::from_value(&pool, 1));
-    /// let mut sub = c.subscribe();
+    /// let mut sub = c.subscribe_owned();
+    /// let watcher = std::thread::spawn(move || {
+    ///     while sub.wait_changed().is_ok() {}
+    ///     *sub.acquire().unwrap()
+    /// });
     /// c.update(pool.adopt(2));
-    /// sub.wait_changed().unwrap(); // returns at once: 2 was published since
-    /// assert_eq!(*sub.acquire().unwrap(), 2);
+    /// drop(c); // the watcher's wait returns the last version, then `Closed`
+    /// assert_eq!(watcher.join().unwrap(), 2);
     /// ```
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe(self: &StdArc<Self>) -> Subscriber<Container<T>> {
-        Subscriber::new(StdArc::downgrade(self), self.raw.subscribe())
+    pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, Container<T>>
+    where
+        T: 'static,
+    {
+        Subscriber::new(Handle::Owned(Arc::downgrade(self)), self.raw.subscribe())
     }
 }
 
 impl<T> OptionContainer<T> {
-    /// A [`Subscriber`] to this container, as [`Container::subscribe`]; emptying it
-    /// ([`take`](OptionContainer::take)) is a change too.
+    /// A [`Subscriber`] to this container that borrows it, as [`Container::subscribe`];
+    /// emptying it ([`take`](OptionContainer::take)) is a change too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::{OptionContainer, Pool};
+    ///
+    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
+    /// let c = OptionContainer::from_value(&pool, 1);
+    /// let mut sub = c.subscribe();
+    /// drop(c.take());
+    /// assert_eq!(sub.has_changed(), Ok(true));
+    /// assert!(sub.acquire().unwrap().is_none());
+    /// ```
+    #[must_use = "a subscriber that is dropped at once waits for nothing"]
+    pub fn subscribe(&self) -> Subscriber<'_, OptionContainer<T>> {
+        Subscriber::new(Handle::Borrowed(self), self.raw.subscribe())
+    }
+
+    /// A [`Subscriber`] to this container that owns its handle, as
+    /// [`Container::subscribe_owned`].
     ///
     /// # Examples
     ///
@@ -669,14 +916,16 @@ impl<T> OptionContainer<T> {
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Arc::new(OptionContainer::from_value(&pool, 1));
-    /// let mut sub = c.subscribe();
-    /// drop(c.take());
-    /// assert_eq!(sub.has_changed(), Ok(true));
-    /// assert!(sub.acquire().unwrap().is_none());
+    /// let mut sub = c.subscribe_owned();
+    /// drop(c);
+    /// assert_eq!(sub.acquire().unwrap().as_deref(), Some(&1));
     /// ```
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe(self: &StdArc<Self>) -> Subscriber<OptionContainer<T>> {
-        Subscriber::new(StdArc::downgrade(self), self.raw.subscribe())
+    pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, OptionContainer<T>>
+    where
+        T: 'static,
+    {
+        Subscriber::new(Handle::Owned(Arc::downgrade(self)), self.raw.subscribe())
     }
 }
