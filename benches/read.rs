@@ -80,11 +80,15 @@
 //! Bytes and allocations per op go to `target/bench-alloc/read.tsv`.
 //!
 //! ```text
-//! cargo bench --bench read
-//! cargo bench --bench read -- --test      # smoke run
-//! cargo bench --bench read -- poolswap    # one strategy
-//! POOLSWAP_BARRIER=fence cargo bench --bench read -- poolswap   # the fallback barrier
-//! cargo bench --bench read -- 'drop|update|many-guards'         # issue 19's groups
+//! cargo bench -p poolswap-benches --bench read
+//! # smoke run
+//! cargo bench -p poolswap-benches --bench read -- --test
+//! # one strategy
+//! cargo bench -p poolswap-benches --bench read -- poolswap
+//! # the fallback barrier
+//! POOLSWAP_BARRIER=fence cargo bench -p poolswap-benches --bench read -- poolswap
+//! # issue 19's groups
+//! cargo bench -p poolswap-benches --bench read -- 'drop|update|many-guards'
 //! ```
 
 use std::hint::black_box;
