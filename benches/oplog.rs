@@ -1187,7 +1187,7 @@ fn bench<S: System>(
         .map(|&k| (k, Hold::No))
         .chain(held_rows.then_some((1, Hold::Each)))
         .chain(long_row.then_some((LONG_K, Hold::Long)))
-        .filter(|&(k, hold)| plan.only_k.map_or(true, |o| o == k && hold != Hold::Each))
+        .filter(|&(k, hold)| plan.only_k.is_none_or(|o| o == k && hold != Hold::Each))
     {
         let Measured {
             times,
@@ -1620,7 +1620,7 @@ fn main() {
     };
     let wanted = |name: &str| {
         only.as_deref()
-            .map_or(true, |o| o.split(',').any(|o| name.contains(o)))
+            .is_none_or(|o| o.split(',').any(|o| name.contains(o)))
     };
     let started = Instant::now();
     let mut report = Report::default();

@@ -235,7 +235,7 @@ fn pipeline<G: Send>(
                 let (tx, rx) = &channels[pair];
                 let queue = &queues[pair];
                 let mut left = support::share(ops, pairs, pair) as usize;
-                if t % 2 == 0 {
+                if t.is_multiple_of(2) {
                     start.wait();
                     while left > 0 {
                         let n = left.min(BATCH);

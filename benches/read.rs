@@ -698,7 +698,7 @@ fn drop_last(c: &mut Criterion) {
             let n = latency_drops();
             report_latencies(&format!("timer{suffix}"), &drop_latencies(n, || (), |_| ()));
             let reclaim = |i: usize| {
-                if i % HAZARD_SLOTS == 0 {
+                if i.is_multiple_of(HAZARD_SLOTS) {
                     poolswap::reclaim();
                 }
             };
