@@ -13,8 +13,8 @@
 //! The Go side of the same op is `compare/fill` (`go test -run '^$' -bench . -count 5` there).
 //!
 //! ```text
-//! cargo bench --bench fill
-//! cargo bench --bench fill -- --test     # smoke run
+//! cargo bench -p poolswap-benches --bench fill
+//! cargo bench -p poolswap-benches --bench fill -- --test  # smoke run
 //! ```
 
 use std::collections::HashMap;

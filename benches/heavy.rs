@@ -32,9 +32,12 @@
 //! as in a memory-capped container; this stands in for the Go benchmark's GOMEMLIMIT).
 //!
 //! ```text
-//! cargo bench --bench heavy                                   # glibc defaults
-//! MALLOC_MMAP_THRESHOLD_=131072 cargo bench --bench heavy     # tight memory
-//! cargo bench --bench heavy -- --test                         # smoke run: each op once
+//! # glibc defaults
+//! cargo bench -p poolswap-benches --bench heavy
+//! # tight memory
+//! MALLOC_MMAP_THRESHOLD_=131072 cargo bench -p poolswap-benches --bench heavy
+//! # smoke run: each op once
+//! cargo bench -p poolswap-benches --bench heavy -- --test
 //! ```
 //!
 //! `scripts/bench.sh` runs both and writes the README's tables.

@@ -26,9 +26,11 @@
 //! [`UPDATE_REPEATS`] batches.
 //!
 //! ```text
-//! cargo bench --features async --bench notify            # 1,000 tasks, 200 rounds per system
-//! cargo bench --features async --bench notify -- --test  # smoke run: figures meaningless
-//! NOTIFY_TASKS=100 NOTIFY_ROUNDS=50 cargo bench --features async --bench notify
+//! # 1,000 tasks, 200 rounds per system
+//! cargo bench -p poolswap-benches --features async --bench notify
+//! # smoke run: figures meaningless
+//! cargo bench -p poolswap-benches --features async --bench notify -- --test
+//! NOTIFY_TASKS=100 NOTIFY_ROUNDS=50 cargo bench -p poolswap-benches --features async --bench notify
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};

@@ -53,17 +53,27 @@
 //! after the same batches, or the bench fails.
 //!
 //! ```text
-//! cargo bench --bench oplog                  # n = 10,000 and 100,000 (a few minutes)
-//! OPLOG_BIG=1 cargo bench --bench oplog      # and n = 1,000,000 (slow, ~3 GB)
-//! OPLOG_ONLY=flashmap,left cargo bench --bench oplog   # systems whose name contains one of these
-//! OPLOG_N=100000 cargo bench --bench oplog   # only this n
-//! OPLOG_K=10 cargo bench --bench oplog       # only the rows of this k (and the long hold)
-//! OPLOG_RESERVE=1 cargo bench --bench oplog  # initial maps with room for 2n entries
-//! OPLOG_READERS=3 cargo bench --bench oplog  # 3 reader threads (more than the cores)
-//! OPLOG_WAIT_US=0 cargo bench --bench oplog   # the `OpLog::new` row's writer never waits
-//! OPLOG_NEW_VERSIONS=2 cargo bench --bench oplog   # the `OpLog::new` row builds two versions
-//! POOLSWAP_BARRIER=fence cargo bench --bench oplog
-//! cargo bench --bench oplog -- --test        # smoke run: n = 1,000, a few publishes
+//! # n = 10,000 and 100,000 (a few minutes)
+//! cargo bench -p poolswap-benches --bench oplog
+//! # and n = 1,000,000 (slow, ~3 GB)
+//! OPLOG_BIG=1 cargo bench -p poolswap-benches --bench oplog
+//! # systems whose name contains one of these
+//! OPLOG_ONLY=flashmap,left cargo bench -p poolswap-benches --bench oplog
+//! # only this n
+//! OPLOG_N=100000 cargo bench -p poolswap-benches --bench oplog
+//! # only the rows of this k (and the long hold)
+//! OPLOG_K=10 cargo bench -p poolswap-benches --bench oplog
+//! # initial maps with room for 2n entries
+//! OPLOG_RESERVE=1 cargo bench -p poolswap-benches --bench oplog
+//! # 3 reader threads (more than the cores)
+//! OPLOG_READERS=3 cargo bench -p poolswap-benches --bench oplog
+//! # the `OpLog::new` row's writer never waits
+//! OPLOG_WAIT_US=0 cargo bench -p poolswap-benches --bench oplog
+//! # the `OpLog::new` row builds two versions
+//! OPLOG_NEW_VERSIONS=2 cargo bench -p poolswap-benches --bench oplog
+//! POOLSWAP_BARRIER=fence cargo bench -p poolswap-benches --bench oplog
+//! # smoke run: n = 1,000, a few publishes
+//! cargo bench -p poolswap-benches --bench oplog -- --test
 //! ```
 //!
 //! The report goes to stdout and to `$CARGO_TARGET_DIR/bench-oplog/oplog.md` (`target/` by
@@ -1177,7 +1187,7 @@ fn bench<S: System>(
         .map(|&k| (k, Hold::No))
         .chain(held_rows.then_some((1, Hold::Each)))
         .chain(long_row.then_some((LONG_K, Hold::Long)))
-        .filter(|&(k, hold)| plan.only_k.map_or(true, |o| o == k && hold != Hold::Each))
+        .filter(|&(k, hold)| plan.only_k.is_none_or(|o| o == k && hold != Hold::Each))
     {
         let Measured {
             times,
@@ -1610,7 +1620,7 @@ fn main() {
     };
     let wanted = |name: &str| {
         only.as_deref()
-            .map_or(true, |o| o.split(',').any(|o| name.contains(o)))
+            .is_none_or(|o| o.split(',').any(|o| name.contains(o)))
     };
     let started = Instant::now();
     let mut report = Report::default();
@@ -1696,8 +1706,13 @@ fn main() {
     );
     print!("{text}");
     if !smoke {
+        // The workspace's target/ by default: cargo runs a bench from its package's
+        // directory, benches/.
         let dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| PathBuf::from("target"), PathBuf::from)
+            .map_or_else(
+                || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")),
+                PathBuf::from,
+            )
             .join("bench-oplog");
         std::fs::create_dir_all(&dir).expect("create the report's directory");
         let path = dir.join("oplog.md");

@@ -24,9 +24,11 @@
 //! bench fails if one was wrong.
 //!
 //! ```text
-//! cargo bench --bench owned
-//! cargo bench --bench owned -- --test   # smoke run: each variant once
-//! OWNED_SERIES=24000 cargo bench --bench owned   # the renewal series instead (below)
+//! cargo bench -p poolswap-benches --bench owned
+//! # smoke run: each variant once
+//! cargo bench -p poolswap-benches --bench owned -- --test
+//! # the renewal series instead (below)
+//! OWNED_SERIES=24000 cargo bench -p poolswap-benches --bench owned
 //! ```
 //!
 //! With `OWNED_SERIES=<updates>` set, criterion does not run; the bench prints two series

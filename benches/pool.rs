@@ -40,11 +40,15 @@
 //! goes to `target/bench-alloc/pool.tsv`.
 //!
 //! ```text
-//! cargo bench --bench pool
-//! cargo bench --bench pool -- --test         # smoke run
-//! cargo bench --bench pool -- pool-handoff   # one group
-//! cargo bench --bench pool -- pool-pipeline  # the producer/consumer pipeline
-//! PIPE_PAIRS=8 cargo bench --bench pool -- pool-pipeline   # 8 producers, 8 consumers
+//! cargo bench -p poolswap-benches --bench pool
+//! # smoke run
+//! cargo bench -p poolswap-benches --bench pool -- --test
+//! # one group
+//! cargo bench -p poolswap-benches --bench pool -- pool-handoff
+//! # the producer/consumer pipeline
+//! cargo bench -p poolswap-benches --bench pool -- pool-pipeline
+//! # 8 producers, 8 consumers
+//! PIPE_PAIRS=8 cargo bench -p poolswap-benches --bench pool -- pool-pipeline
 //! ```
 
 use std::hint::black_box;
@@ -231,7 +235,7 @@ fn pipeline<G: Send>(
                 let (tx, rx) = &channels[pair];
                 let queue = &queues[pair];
                 let mut left = support::share(ops, pairs, pair) as usize;
-                if t % 2 == 0 {
+                if t.is_multiple_of(2) {
                     start.wait();
                     while left > 0 {
                         let n = left.min(BATCH);

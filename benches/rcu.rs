@@ -15,8 +15,8 @@
 //! ten more ops at the end (the steady state).
 //!
 //! ```text
-//! cargo bench --bench rcu
-//! cargo bench --bench rcu -- --test      # smoke run
+//! cargo bench -p poolswap-benches --bench rcu
+//! cargo bench -p poolswap-benches --bench rcu -- --test  # smoke run
 //! ```
 
 use std::collections::HashMap;

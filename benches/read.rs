@@ -80,11 +80,15 @@
 //! Bytes and allocations per op go to `target/bench-alloc/read.tsv`.
 //!
 //! ```text
-//! cargo bench --bench read
-//! cargo bench --bench read -- --test      # smoke run
-//! cargo bench --bench read -- poolswap    # one strategy
-//! POOLSWAP_BARRIER=fence cargo bench --bench read -- poolswap   # the fallback barrier
-//! cargo bench --bench read -- 'drop|update|many-guards'         # issue 19's groups
+//! cargo bench -p poolswap-benches --bench read
+//! # smoke run
+//! cargo bench -p poolswap-benches --bench read -- --test
+//! # one strategy
+//! cargo bench -p poolswap-benches --bench read -- poolswap
+//! # the fallback barrier
+//! POOLSWAP_BARRIER=fence cargo bench -p poolswap-benches --bench read -- poolswap
+//! # issue 19's groups
+//! cargo bench -p poolswap-benches --bench read -- 'drop|update|many-guards'
 //! ```
 
 use std::hint::black_box;
@@ -694,7 +698,7 @@ fn drop_last(c: &mut Criterion) {
             let n = latency_drops();
             report_latencies(&format!("timer{suffix}"), &drop_latencies(n, || (), |_| ()));
             let reclaim = |i: usize| {
-                if i % HAZARD_SLOTS == 0 {
+                if i.is_multiple_of(HAZARD_SLOTS) {
                     poolswap::reclaim();
                 }
             };

@@ -32,9 +32,11 @@
 //! without the pool, 6 and 3.58 ms with it.
 //!
 //! ```text
-//! cargo bench --bench recycle
-//! cargo bench --bench recycle -- --test   # smoke run
-//! RECYCLE_SERIES=12000 cargo bench --bench recycle   # the `recycled` long run instead
+//! cargo bench -p poolswap-benches --bench recycle
+//! # smoke run
+//! cargo bench -p poolswap-benches --bench recycle -- --test
+//! # the `recycled` long run instead
+//! RECYCLE_SERIES=12000 cargo bench -p poolswap-benches --bench recycle
 //! ```
 
 use std::collections::hash_map::RandomState;

@@ -41,8 +41,10 @@
 //! (tests/alloc_async.rs proves poolswap's wait allocates nothing).
 //!
 //! ```text
-//! cargo bench --features async --bench wait            # 20,000 wake-ups per system
-//! cargo bench --features async --bench wait -- --test  # smoke run: 200, figures meaningless
+//! # 20,000 wake-ups per system
+//! cargo bench -p poolswap-benches --features async --bench wait
+//! # smoke run: 200, figures meaningless
+//! cargo bench -p poolswap-benches --features async --bench wait -- --test
 //! ```
 
 #[path = "../tests/support/counting_alloc.rs"]

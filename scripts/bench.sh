@@ -20,7 +20,9 @@
 # bench-results markers). A full run takes about 10 minutes on 2 cores. Run it on an
 # otherwise idle machine.
 #
-# For CI, a smoke run of a bench is: cargo bench --bench <name> -- --test
+# The benches are the workspace member poolswap-benches (benches/Cargo.toml), hence
+# `-p poolswap-benches`; their criterion and side files still go to the workspace's target/.
+# For CI, a smoke run of a bench is: cargo bench -p poolswap-benches --bench <name> -- --test
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -43,14 +45,14 @@ if awk -v l="$load" -v c="$(nproc)" 'BEGIN { exit !(l > 0.5 * c) }'; then
 fi
 
 start=$SECONDS
-cargo bench --no-run
+cargo bench -p poolswap-benches --no-run
 rm -rf "$target/bench-alloc"
-cargo bench --bench pool
-cargo bench --bench read
+cargo bench -p poolswap-benches --bench pool
+cargo bench -p poolswap-benches --bench read
 # poolswap's rows again with the fallback barrier (the peers are not re-run).
-POOLSWAP_BARRIER=fence cargo bench --bench read
-cargo bench --bench heavy
-MALLOC_MMAP_THRESHOLD_=$threshold cargo bench --bench heavy
+POOLSWAP_BARRIER=fence cargo bench -p poolswap-benches --bench read
+cargo bench -p poolswap-benches --bench heavy
+MALLOC_MMAP_THRESHOLD_=$threshold cargo bench -p poolswap-benches --bench heavy
 python3 scripts/tables.py --target "$target" --out "$out" --command "$command" \
     --seconds $((SECONDS - start))
 python3 scripts/benchmarks_tables.py "$out"

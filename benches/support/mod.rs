@@ -186,11 +186,14 @@ where
 /// A `background` for [`parallel`] that does nothing.
 pub fn idle(_: &AtomicBool) {}
 
-/// Where the side files go: `$CARGO_TARGET_DIR/bench-alloc`, or `target/bench-alloc`
-/// (cargo runs benches from the package root).
+/// Where the side files go: `$CARGO_TARGET_DIR/bench-alloc`, or the workspace's
+/// `target/bench-alloc` (cargo runs a bench from its package's directory, `benches/`,
+/// whose parent is the workspace root).
 fn side_dir() -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")),
+        PathBuf::from,
+    );
     target.join("bench-alloc")
 }
 

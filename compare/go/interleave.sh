@@ -54,9 +54,10 @@ start=$SECONDS
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 source_desc=$(BUILD_ONLY="$tmp/poolswap.test" "$here/run.sh")
-build_log=$(cd "$root" && cargo bench --locked --bench heavy --no-run 2>&1) ||
+build_log=$(cd "$root" && cargo bench --locked -p poolswap-benches --bench heavy --no-run 2>&1) ||
     { printf '%s\n' "$build_log" >&2; exit 1; }
-rust_bin=$(sed -n 's/.*Executable benches\/heavy.rs (\(.*\))$/\1/p' <<<"$build_log" | tail -n1)
+# Cargo names the bench by its path in its package, benches/ (poolswap-benches): `heavy.rs`.
+rust_bin=$(sed -n 's/.*Executable heavy\.rs (\(.*\))$/\1/p' <<<"$build_log" | tail -n1)
 [[ -n $rust_bin ]] || { echo "interleave.sh: cargo named no heavy bench binary" >&2; exit 1; }
 [[ $rust_bin == /* ]] || rust_bin=$root/$rust_bin
 [[ -f $rust_bin && -x $rust_bin ]] || { echo "interleave.sh: $rust_bin is not executable" >&2; exit 1; }

@@ -12,7 +12,7 @@
 //! median of its per-round ratio to opool.
 //!
 //! ```text
-//! cargo build --release --example pipeline_loop
+//! cargo build --release -p poolswap-benches --example pipeline_loop
 //! target/release/examples/pipeline_loop 1000000 15   # buffers per round, rounds
 //! ```
 

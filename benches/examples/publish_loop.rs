@@ -5,7 +5,7 @@
 //! runs' totals divided by the difference in publishes (building the map cancels out):
 //!
 //! ```text
-//! cargo build --release --example publish_loop
+//! cargo build --release -p poolswap-benches --example publish_loop
 //! POOLSWAP_BARRIER=fence target/release/examples/publish_loop 20000 [k] [hold]
 //! POOLSWAP_BARRIER=fence valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='publish_loop::append' --toggle-collect='publish_loop::publish' \

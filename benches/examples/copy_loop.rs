@@ -7,7 +7,7 @@
 //! difference between two runs' totals divided by the difference in copies:
 //!
 //! ```text
-//! cargo build --release --example copy_loop
+//! cargo build --release -p poolswap-benches --example copy_loop
 //! target/release/examples/copy_loop same 20      # or: churn 20
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='copy_loop::copy' target/release/examples/copy_loop churn 0  # then 9
@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use poolswap::Recycled;
 
-#[path = "../tests/support/counting_alloc.rs"]
+#[path = "../../tests/support/counting_alloc.rs"]
 mod counting_alloc;
 
 #[global_allocator]

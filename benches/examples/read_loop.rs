@@ -4,7 +4,7 @@
 //! cancels out):
 //!
 //! ```text
-//! cargo build --release --example read_loop
+//! cargo build --release -p poolswap-benches --example read_loop
 //! target/release/examples/read_loop 200000000
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/read_loop 1000000
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/read_loop 2000000

@@ -12,8 +12,8 @@
 //!   per object, as an `ArrayQueue` cell is): each line moves there and back.
 //!
 //! ```text
-//! cargo run --release --example line_floor            # 20M objects per pattern
-//! cargo run --release --example line_floor -- 2000000
+//! cargo run --release -p poolswap-benches --example line_floor   # 20M objects per pattern
+//! cargo run --release -p poolswap-benches --example line_floor -- 2000000
 //! ```
 //!
 //! Both threads spin (`spin_loop`, then `yield_now` after 64 tries), as `pool-pipeline-spin`

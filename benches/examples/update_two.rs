@@ -3,7 +3,7 @@
 //! thread (Linux's `/proc/thread-self/schedstat`: time on a CPU, not time waiting for one).
 //!
 //! ```text
-//! cargo build --release --example update_two
+//! cargo build --release -p poolswap-benches --example update_two
 //! target/release/examples/update_two 2000000
 //! target/release/examples/update_two 200000 --parked 64
 //! target/release/examples/update_two 200000 --parked 64 --held-distinct 8

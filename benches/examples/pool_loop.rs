@@ -4,7 +4,7 @@
 //! iterations (start-up cancels out):
 //!
 //! ```text
-//! cargo build --release --example pool_loop
+//! cargo build --release -p poolswap-benches --example pool_loop
 //! target/release/examples/pool_loop 200000000
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/pool_loop 1000000
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/pool_loop 2000000
