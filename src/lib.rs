@@ -31,9 +31,9 @@ mod sync;
 pub use container::{
     Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber, Watched,
 };
-pub use reclaim::{reclaim, Reclaimer};
 #[cfg(loom)]
 pub use reclaim::loom_orphans_pass;
+pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 
 /// Not part of the API: what the crate's own tests, benchmarks and examples need to know

@@ -277,8 +277,8 @@ impl<T> Pool<T> {
     /// waiter list is allocated at its first wait; the reclaiming thread once per
     /// process). A return to a pool that has awaiting getters costs one more lock (the
     /// waiter list's) and the waker's `wake`, made after that lock is released; to one
-    /// without, one atomic load. `cargo bench --features async --bench wait` measures the
-    /// wake-up latency against deadpool's.
+    /// without, one atomic load. `cargo bench -p poolswap-benches --features async --bench
+    /// wait` measures the wake-up latency against deadpool's.
     ///
     /// The future is `Send` and `Sync` when `T: Send` (as `Pool<T>` is).
     ///
