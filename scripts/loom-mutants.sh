@@ -7,7 +7,9 @@
 #   PATH       a file or a folder under src/ (default: src); PATH:LINE only that line's sites
 #   --list     print the sites and their mutants, classify them (build once), run nothing
 #   --skip-marked  do not run the mutants of sites that carry a marker (report them as such)
-#   --no-baseline  skip the unmutated run (its timings order the models, fastest first)
+#   --no-baseline  skip the unmutated run (its timings order the models, fastest first;
+#              without it, the timings of the last baseline's logs are used, if any)
+#   Paths are run in the order given (each folder's files in name order).
 #
 # Sites: every `Ordering::Acquire`, `Release`, `AcqRel` and `SeqCst` argument in src/, and
 # every `fence(...)` / `compiler_fence(...)` call; comments are skipped. Each becomes the
@@ -318,7 +320,7 @@ def sites_of(path, only_lines):
 
 
 sites = []
-for f in sorted(targets):
+for f in targets:
     sites += sites_of(f, targets[f])
 if not sites:
     sys.exit("loom-mutants: no sites in " + " ".join(paths))
@@ -403,6 +405,21 @@ def list_models(exe):
 timing = {}  # (model file, test) -> seconds of the baseline
 
 
+def old_timings(model):
+    """The per-model times in the last baseline's log of `model`, if there is one."""
+    out = os.path.join(WORK, f"baseline-{model}.log")
+    if not os.path.exists(out):
+        return
+    test = None
+    for line in open(out, errors="replace"):
+        m = re.match(r"==== [^:]+::(\S+)", line)
+        if m:
+            test = m.group(1)
+        m = re.search(r"finished in ([0-9.]+)s", line)
+        if m and test:
+            timing[(model, test)] = float(m.group(1))
+
+
 def run_one(model, exe, test, out, limit):
     env = dict(os.environ, LOOM_MAX_PREEMPTIONS=PREEMPTIONS.get(model, "3"))
     for k in ("LOOM_LOG", "LOOM_CHECKPOINT_FILE", "LOOM_MAX_BRANCHES"):
@@ -465,6 +482,9 @@ try:
             for m in models_for(s["file"]):
                 if m not in needed:
                     needed.append(m)
+    if no_baseline:
+        for model in needed:
+            old_timings(model)
     if not no_baseline and needed:
         say(f"baseline: {' '.join(needed)} unmutated")
         for model in needed:
