@@ -535,12 +535,13 @@ impl<T> Raw<T> {
         let mut signal = self.signal.load(Ordering::Acquire);
         if signal.is_null() {
             let new = sync::Arc::into_raw(sync::Arc::new(Signal::new())).cast_mut();
-            // AcqRel on success: Release publishes the signal's memory; Acquire on failure
-            // reads the winner's.
+            // Release on success: publishes the signal's memory. Nothing to acquire there: a
+            // success reads the null `signal` starts with, which no release stored. Acquire
+            // on failure: reads the winner's signal memory.
             match self.signal.compare_exchange(
                 ptr::null_mut(),
                 new,
-                Ordering::AcqRel,
+                Ordering::Release,
                 Ordering::Acquire,
             ) {
                 Ok(_) => signal = new,
@@ -567,12 +568,15 @@ impl<T> Raw<T> {
     fn touch_current(&self) {
         // Relaxed: the value only seeds the compare-and-swap.
         let mut now = self.current.load(Ordering::Relaxed);
-        // AcqRel on success. Release: a publisher whose swap reads this value sees the
-        // signal. Acquire: with coherence, later loads return what this read or later.
+        // Release on success: a publisher whose swap reads this value sees the signal. No
+        // Acquire: nothing is read through the value, and coherence alone makes this
+        // thread's later loads return it or a later one (each of those acquires what it
+        // reads); a reader that reads the value stored here still synchronizes with the
+        // swap that published it (a read-modify-write continues its release sequence).
         // Relaxed on failure: the loop tries again with the value seen.
         while let Err(seen) =
             self.current
-                .compare_exchange_weak(now, now, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange_weak(now, now, Ordering::Release, Ordering::Relaxed)
         {
             now = seen;
         }

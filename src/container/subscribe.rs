@@ -45,10 +45,10 @@
 //!
 //! A container has no signal until its first subscriber: `Raw::signal` is null, and a
 //! publisher that loads null (one `Acquire` load) does nothing more. The first `subscribe`
-//! installs one (a compare-and-swap of `Raw::signal`, `AcqRel`). A publisher that loaded null
+//! installs one (a compare-and-swap of `Raw::signal`, `Release`). A publisher that loaded null
 //! did not count its version, so every `subscribe` must not miss it either: after loading or
 //! installing the signal, `subscribe` makes a read-modify-write of `current` that stores the
-//! value it read (`AcqRel`). The modifications of `current` are totally ordered: if this one
+//! value it read (`Release`). The modifications of `current` are totally ordered: if this one
 //! comes after the publisher's swap, it reads the new version (or a later one), and the
 //! subscriber's later loads of `current` return it or a later one; if it comes before, the
 //! publisher's swap (`Acquire`) reads from it, so the signal's installation happens before the
