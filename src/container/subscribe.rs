@@ -128,6 +128,11 @@ impl Signal {
         // AcqRel. Release: a subscriber that reads this count and then acquires gets the
         // version just stored or a later one. Acquire: if a waiter's `fetch_or` set WAITING,
         // its registration happens before the notification below (module docs).
+        // loom-mutants: `Release` alone is not caught: the lock that the waiter registers
+        // under (the signal's, or the wakers' list's) orders it too. Had this publisher's
+        // lock come first, the lock would put this `fetch_add` before the waiter's
+        // `fetch_or`, which it then could not read; so a `fetch_add` that reads the flag
+        // locks after the waiter. The Acquire half restates that order on `state` itself.
         let prev = self.state.fetch_add(ONE, Ordering::AcqRel);
         if prev & WAITING != 0 {
             self.wake_waiters();
