@@ -330,6 +330,8 @@ pub(crate) fn claim_list() -> &'static List {
         let list = &state.lists[i];
         // Acquire: pairs with `release_list`'s Release: the pool that gave the list back
         // is done with it.
+        // loom-mutants: no model makes a pool after another pool's drop, on another
+        // thread, gave its list back, the only case where this pairs with a `Release`.
         !list.owned.load(Ordering::Acquire) && list.passes.load(Ordering::Relaxed) == 0
     });
     let at = match free {
