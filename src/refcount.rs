@@ -72,7 +72,12 @@ impl RefCount {
         // with it, so the container swap that retired this node's previous version, which
         // happened-before the node reached the free list we took it from, is visible to that
         // reader's validating load. Without it, the reader could validate against a stale
-        // pointer value and keep a reference to an object that is being refilled.
+        // pointer value and keep a reference to an object that is being refilled. Nothing
+        // else carries that swap to the reader: the free list's lock (or magazine) ordered
+        // it before this store on the taker's side only, and the taker's next publication
+        // comes later and is read by the reader's re-load, if at all, not by its increment.
+        // The loom model `counted_reader_vs_a_getter_that_takes_its_version_back` fails with
+        // this store `Relaxed`.
         self.count.store(1, Ordering::Release);
     }
 
@@ -147,6 +152,16 @@ impl RefCount {
         // reads the zero this thread just stored, the tail of the release sequence of every
         // decrement) and TSan understands it. On x86 it is a plain load; the last decrement
         // happens once per version, not once per read.
+        // loom-mutants: loom cannot reach a last decrement that this load alone orders.
+        // Guards share a retired version's count with its retired list, whose reference
+        // goes last, by a claim (`try_take_last`, itself Acquire). A plain decrement is the
+        // last only for a stale reader letting go of a node checked out again (its owner
+        // dropped first), and there it is needed: the owner's writes must happen-before the
+        // next reset. A model of that preempts three threads three times (the reader twice
+        // inside `acquire`, the owner once), more states than a CI run explores. And loom's
+        // `fence(SeqCst)` acquires every store that a thread in the fencing thread's past
+        // has read, so a magazine operation on the taking side (a fence under loom,
+        // `barrier::signal`) orders the owner's use before the reuse anyway.
         let now = self.count.load(Ordering::Acquire);
         debug_assert_eq!(now, 0, "a count resurrected after reaching zero");
         true

@@ -572,6 +572,52 @@ fn counted_reader_vs_reuse_and_republish() {
     });
 }
 
+/// A reader whose slots are all held loads version 1 for a counted reference while a writer
+/// retires it and reclaims it, and the thread that published it (whose depot the pass
+/// returns it to) takes it out again with a getter whose magazine look came before the
+/// writer's pass. The reader's increment then reads the getter's `reset_to_one`, and that
+/// store alone must carry the retirement to the reader's re-load: the getter's last fence
+/// (under loom a magazine operation issues one, `barrier::signal`) came before it took the
+/// node from its depot. With `reset_to_one`'s store `Relaxed`, the re-load may return the
+/// old pointer, and the reader reads an object that the getter resets and refills (loom
+/// reports the race).
+#[test]
+fn counted_reader_vs_a_getter_that_takes_its_version_back() {
+    bounded(2, || {
+        let (pool, counts) = counting_pool();
+        let other_pool = Pool::new(|| 0u8, |n| *n = 0);
+        let c = Arc::new(first_version(&pool, 1));
+        let reader = {
+            let c = c.clone();
+            let other = Container::from_value(&other_pool, 7);
+            thread::spawn(move || {
+                // Fill this thread's slots with guards on another container's version.
+                let held: Vec<_> = (0..HAZARD_SLOTS).map(|_| other.acquire()).collect();
+                let g = c.acquire();
+                assert!(poolswap::__private::is_counted(&g));
+                let v = g.value;
+                assert!((1..=2).contains(&v), "reader saw {v}: a reused object");
+                drop(held);
+            })
+        };
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                publish(&c, 2);
+                poolswap::reclaim(); // version 1 to this thread's depot, unless read
+            })
+        };
+        // Version 1's object, if the writer's pass returned it before this looks.
+        let next = take_reset(&pool, 3);
+        writer.join().unwrap();
+        reader.join().unwrap();
+        drop(next);
+        drop(c);
+        drop(pool);
+        counts.assert_all_dropped();
+    });
+}
+
 /// A guard is dropped on another thread, and the slot's owner then reuses the slot for a
 /// new read: a collector that sees the new value must also see that the other thread's
 /// reads of the old version are over (the owner's look for a free slot is `Acquire`, so

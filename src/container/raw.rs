@@ -11,10 +11,11 @@
 //! With a free slot (the fast path; no atomic read-modify-write, no lock, no write to a
 //! line another reader reads):
 //!
-//! 1. Load `current` (`Acquire`: makes the version's contents visible).
+//! 1. Load `current` (`Relaxed`: the value is only stored and compared).
 //! 2. Store the pointer in the slot and issue the light barrier (`reclaim/barrier.rs`).
-//! 3. Re-load `current` (`Acquire`). The same pointer: return a guard on it. Another: empty
-//!    the slot and start over with the new pointer.
+//! 3. Re-load `current` (`Acquire`: makes the version's contents visible). The same
+//!    pointer: return a guard on it, made from this value. Another: empty the slot and
+//!    start over with the new pointer.
 //!
 //! Without one (every slot of the thread held, or the thread is exiting), a *counted*
 //! guard:
@@ -85,8 +86,9 @@
 //!
 //! # Orderings
 //!
-//! - `current`: loads `Acquire`, swap `AcqRel` (publishes the new version, acquires the
-//!   old one's contents for the guard `swap` returns). A reader's untagging
+//! - `current`: loads `Acquire` (but the slot path's first, `Relaxed`: see "Reader"), swap
+//!   `AcqRel` (publishes the new version, acquires the old one's contents for the guard
+//!   `swap` returns). A reader's untagging
 //!   compare-and-swap is `Relaxed`: it continues the release sequence of the swap that
 //!   published the version.
 //! - Slots and barriers: `reclaim/hazard.rs`.
@@ -219,9 +221,11 @@ impl<T> Raw<T> {
     /// be fenced, after the check.
     #[inline]
     fn acquire_protected(&self, slot: &'static Slot) -> Option<Guard<T>> {
-        // Acquire: makes the version's contents visible (pairs with the Release half of
-        // `swap`).
-        let mut node = self.current.load(Ordering::Acquire);
+        // Relaxed: this value is only stored in the slot and compared with the re-load
+        // below; nothing is read through it. The guard is made from the re-loaded value,
+        // whose `Acquire` makes the version's contents visible (an `Acquire` here would
+        // order nothing that the re-load does not).
+        let mut node = self.current.load(Ordering::Relaxed);
         loop {
             slot.protect(NonNull::new(node)?.cast(), false);
             // Acquire: as above; after the light barrier, see `reclaim/hazard.rs`.
@@ -253,6 +257,15 @@ impl<T> Raw<T> {
         let mut raw = raw;
         loop {
             // Acquire: as in `acquire_protected`; after the fence.
+            // loom-mutants: loom cannot model the membarrier mode, where this is needed.
+            // There the light barrier is a compiler fence and a pass over fenced versions
+            // skips the heavy barrier, so the slot protects a fenced version only from the
+            // fence above on: between `acquire_protected`'s re-load and this one the node
+            // may be retired, returned and published anew, fenced, at the same address, and
+            // this load's `Acquire` is what makes the new contents visible (a fence before a
+            // load does not acquire what it reads). Under loom the light barrier is a
+            // `fence(SeqCst)` too, the slot protects the node from before that re-load, and
+            // this load reads the store that re-load already acquired.
             let again = self.current.load(Ordering::Acquire);
             // The same value, tag included. A value loaded fenced and re-loaded plain
             // starts over, protected plain: correct, if one fence more.
@@ -350,6 +363,13 @@ impl<T> Raw<T> {
         loop {
             // AcqRel on success, as `replace` (whose subscriber duty it shares). Relaxed on failure: nothing is read through
             // the value seen, and `version` was never visible.
+            // loom-mutants: `Release` is not caught: under loom the retired version goes back
+            // to its pool only after a pass's `fence(SeqCst)` on a thread that has this one in
+            // its past (the retired list's lock), and loom's fence acquires every store that
+            // such a thread has read, this one's read of the old version's publication
+            // included. A C11 fence acquires only what its own thread read (and membarrier is
+            // no C11 fence): the `Acquire` half orders the old version's writes before its
+            // reset when the pass runs on another thread.
             match self
                 .current
                 .compare_exchange(seen, new, Ordering::AcqRel, Ordering::Relaxed)
@@ -523,12 +543,13 @@ impl<T> Raw<T> {
         let mut signal = self.signal.load(Ordering::Acquire);
         if signal.is_null() {
             let new = sync::Arc::into_raw(sync::Arc::new(Signal::new())).cast_mut();
-            // AcqRel on success: Release publishes the signal's memory; Acquire on failure
-            // reads the winner's.
+            // Release on success: publishes the signal's memory. Nothing to acquire there: a
+            // success reads the null `signal` starts with, which no release stored. Acquire
+            // on failure: reads the winner's signal memory.
             match self.signal.compare_exchange(
                 ptr::null_mut(),
                 new,
-                Ordering::AcqRel,
+                Ordering::Release,
                 Ordering::Acquire,
             ) {
                 Ok(_) => signal = new,
@@ -555,12 +576,15 @@ impl<T> Raw<T> {
     fn touch_current(&self) {
         // Relaxed: the value only seeds the compare-and-swap.
         let mut now = self.current.load(Ordering::Relaxed);
-        // AcqRel on success. Release: a publisher whose swap reads this value sees the
-        // signal. Acquire: with coherence, later loads return what this read or later.
+        // Release on success: a publisher whose swap reads this value sees the signal. No
+        // Acquire: nothing is read through the value, and coherence alone makes this
+        // thread's later loads return it or a later one (each of those acquires what it
+        // reads); a reader that reads the value stored here still synchronizes with the
+        // swap that published it (a read-modify-write continues its release sequence).
         // Relaxed on failure: the loop tries again with the value seen.
         while let Err(seen) =
             self.current
-                .compare_exchange_weak(now, now, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange_weak(now, now, Ordering::Release, Ordering::Relaxed)
         {
             now = seen;
         }

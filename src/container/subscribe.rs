@@ -76,10 +76,10 @@
 //!
 //! A container has no signal until its first subscriber: `Raw::signal` is null, and a
 //! publisher that loads null (one `Acquire` load) does nothing more. The first `subscribe`
-//! installs one (a compare-and-swap of `Raw::signal`, `AcqRel`). A publisher that loaded null
+//! installs one (a compare-and-swap of `Raw::signal`, `Release`). A publisher that loaded null
 //! did not count its version, so every `subscribe` must not miss it either: after loading or
 //! installing the signal, `subscribe` makes a read-modify-write of `current` that stores the
-//! value it read (`AcqRel`). The modifications of `current` are totally ordered: if this one
+//! value it read (`Release`). The modifications of `current` are totally ordered: if this one
 //! comes after the publisher's swap, it reads the new version (or a later one), and the
 //! subscriber's later loads of `current` return it or a later one; if it comes before, the
 //! publisher's swap (`Acquire`) reads from it, so the signal's installation happens before the
@@ -168,6 +168,11 @@ impl<T> Signal<T> {
         // AcqRel. Release: a subscriber that reads this count and then acquires gets the
         // version just stored or a later one. Acquire: if a waiter's `fetch_or` set WAITING,
         // its registration happens before the notification below (module docs).
+        // loom-mutants: `Release` alone is not caught: the lock that the waiter registers
+        // under (the signal's, or the wakers' list's) orders it too. Had this publisher's
+        // lock come first, the lock would put this `fetch_add` before the waiter's
+        // `fetch_or`, which it then could not read; so a `fetch_add` that reads the flag
+        // locks after the waiter. The Acquire half restates that order on `state` itself.
         let prev = self.state.fetch_add(ONE, Ordering::AcqRel);
         if prev & WAITING != 0 {
             self.wake_waiters();

@@ -150,6 +150,9 @@ impl Block {
     /// Whether no slot of the block protects anything: a block fit for a new thread.
     fn is_clean(&self) -> bool {
         // Acquire: as in `free_slot` (a slot emptied on another thread).
+        // loom-mutants: no model covers it: a block changes hands at its thread's exit, and
+        // a model would need that exit, a guard of the block dropped on another thread and
+        // a new thread's first read racing a pass.
         self.slots
             .iter()
             .all(|slot| slot.node.load(Ordering::Acquire).is_null())
@@ -315,6 +318,10 @@ pub(crate) fn free_slot() -> Option<&'static Slot> {
     // With Relaxed here, a pass that sees only the new value would not (ThreadSanitizer
     // found it; loom's `slot_reused_after_a_foreign_drop` models it). Only this thread
     // fills a slot, so a null stays null until it does.
+    // loom-mutants: not caught in the build without debug assertions, which this script
+    // runs: there `slot_reused_after_a_foreign_drop` passes with this load `Relaxed`. The
+    // debug build's assertions load the slot too, loom operations that change which
+    // interleavings it explores; the script does not check that build.
     let free = block
         .slots
         .iter()
@@ -339,6 +346,9 @@ fn spill_slot(first: &'static Block) -> Option<&'static Slot> {
     // are never freed (loom: not before the model ends).
     if let Some(slot) = unsafe { hint.as_ref() } {
         // Acquire: as in `free_slot`.
+        // loom-mutants: not caught, as `free_slot`'s load (in the build without debug
+        // assertions), and no model drops a guard of a spilled slot on another thread
+        // before its owner takes the slot again.
         if slot.node.load(Ordering::Acquire).is_null() {
             return Some(slot);
         }
@@ -361,6 +371,7 @@ fn spill_slot(first: &'static Block) -> Option<&'static Slot> {
             }
         };
         // Acquire: as in `free_slot`.
+        // loom-mutants: not caught, as the hint's load above.
         if let Some(at) = block
             .slots
             .iter()

@@ -116,6 +116,8 @@ impl Reclaimer {
             .running
             // Acquire: sees the previous reclaimer's last writes (its `Release` in
             // `Reclaimer::stop_and_join`), so its `stop` flag is cleared below, not raced.
+            // loom-mutants: no model starts a reclaimer after another one stopped (each
+            // starts one at most), the only case this pairs with a `Release`.
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
@@ -138,6 +140,7 @@ impl Reclaimer {
             }),
             Err(e) => {
                 // Release: as in `stop_and_join`.
+                // loom-mutants: not modelled: loom's thread spawn does not fail.
                 wake.running.store(false, Ordering::Release);
                 Err(e)
             }
@@ -195,6 +198,7 @@ impl Reclaimer {
         // The thread catches every panic of a pass: it does not panic itself.
         let _ = handle.join();
         // Release: pairs with the Acquire of the next `spawn`.
+        // loom-mutants: no model starts a reclaimer after this one stopped (see `spawn`).
         wake.running.store(false, Ordering::Release);
     }
 }

@@ -395,6 +395,8 @@ pub(crate) fn claim_list() -> &'static List {
         let list = &state.lists[i];
         // Acquire: pairs with `release_list`'s Release: the pool that gave the list back
         // is done with it.
+        // loom-mutants: no model makes a pool after another pool's drop, on another
+        // thread, gave its list back, the only case where this pairs with a `Release`.
         !list.owned.load(Ordering::Acquire) && list.passes.load(Ordering::Relaxed) == 0
     });
     let at = match free {
@@ -407,6 +409,10 @@ pub(crate) fn claim_list() -> &'static List {
             let list: *const List = &*state.lists[at];
             // Release: a global pass that loads the head sees the list whole, and every
             // list before it (each was published the same way, under this lock).
+            // loom-mutants: loom checks that memory is visible before it is used only for
+            // its `UnsafeCell`s: a list's fields are atomics and a lock, made visible to
+            // loom by their creation alone, so a pass that reads a list this store did not
+            // publish is not caught.
             all_lists().newest.store(list.cast_mut(), Ordering::Release);
             at
         }
@@ -435,6 +441,7 @@ pub(crate) fn release_list(list: &'static List) {
     // (`reclaim_orphaned`), sees it changed before it could take one of them.
     list.releases.fetch_add(1, Ordering::Relaxed);
     // Release: pairs with `claim_list`'s Acquire.
+    // loom-mutants: as there, no model makes a pool after this one's drop on another thread.
     list.owned.store(false, Ordering::Release);
 }
 
@@ -486,6 +493,7 @@ pub(super) fn wake() -> &'static Wake {
 /// whole.
 fn lists() -> impl Iterator<Item = &'static List> {
     // Acquire: see `Lists::newest`.
+    // loom-mutants: as the store it pairs with (`claim_list`).
     let mut list = all_lists().newest.load(Ordering::Acquire);
     std::iter::from_fn(move || {
         // SAFETY: lists are never freed (loom: not before the model ends), and each was
@@ -669,6 +677,8 @@ impl List {
     /// after the look found nothing.
     pub(crate) fn passes_ended(&self) -> usize {
         // Acquire: pairs with the Release at a pass's end (see `end_pass`).
+        // loom-mutants: the returns are ordered by the depots' locks, which the getter's
+        // look takes; under loom no getter's look depends on this count's order alone.
         self.passes_ended.load(Ordering::Acquire)
     }
 
@@ -693,6 +703,7 @@ impl List {
         loop {
             // Acquire: pairs with the Release at a pass's end (see `end_pass`); the returns
             // themselves are ordered by the pools' own synchronization.
+            // loom-mutants: as `passes_ended`'s load.
             while waits < PASS_WAIT && self.passes.load(Ordering::Acquire) != 0 {
                 waits += 1;
                 crate::sync::yield_now();
@@ -721,6 +732,7 @@ impl List {
             }
             // A pass that another thread began since the wait above may have taken the
             // list (this one found it empty): wait for that one too.
+            // loom-mutants: as `passes_ended`'s load.
             if n != 0 || waits >= PASS_WAIT || self.passes.load(Ordering::Acquire) == 0 {
                 break;
             }
@@ -795,8 +807,9 @@ impl List {
     fn end_pass(&self) {
         // Release: the pass's returns happen before a getter that sees either count
         // change looks at its pool again.
+        // loom-mutants: as `passes_ended`'s load.
         self.passes_ended.fetch_add(1, Ordering::Release);
-        self.passes.fetch_sub(1, Ordering::Release);
+        self.passes.fetch_sub(1, Ordering::Release); // loom-mutants: as the line above.
     }
 }
 
