@@ -316,7 +316,7 @@ fn read(c: &mut Criterion) {
     let init = pool.get();
     let container = Container::new(&pool, init);
     // Named for the barrier mode, chosen when the first container was made (just now).
-    let fence = !poolswap::__private::membarrier();
+    let fence = !poolswap::internals::membarrier();
     let suffix = if fence { "-fence" } else { "" };
     bench_all(c, &format!("poolswap{suffix}"), PoolSwap(container));
     let init = pool.get();
@@ -366,7 +366,7 @@ fn read(c: &mut Criterion) {
 /// The suffix of poolswap's row names in the barrier mode the process chose (when it made
 /// its first container).
 fn mode_suffix() -> &'static str {
-    if poolswap::__private::membarrier() {
+    if poolswap::internals::membarrier() {
         ""
     } else {
         "-fence"
@@ -433,7 +433,7 @@ fn with_parked<R>(
                     guards
                         .iter()
                         .take(HAZARD_SLOTS)
-                        .all(|g| !poolswap::__private::is_counted(g))
+                        .all(|g| !poolswap::internals::is_counted(g))
                         && guards.windows(2).all(|w| !Guard::ptr_eq(&w[0], &w[1])),
                     "each guard holds a hazard slot while the thread has one, on a version of its own"
                 );
@@ -686,7 +686,7 @@ fn drop_last(c: &mut Criterion) {
         new.resize(HEAVY_LEN, v);
         container.update(new);
         assert!(
-            !poolswap::__private::is_counted(&guard),
+            !poolswap::internals::is_counted(&guard),
             "the guard holds a hazard slot"
         );
         guard
@@ -722,7 +722,7 @@ fn drop_last(c: &mut Criterion) {
         assert_eq!(Arc::strong_count(&arc), 1, "the loaded Arc is the last");
         arc
     };
-    let name = if poolswap::__private::membarrier() {
+    let name = if poolswap::internals::membarrier() {
         "arc-swap"
     } else {
         "arc-swap-fence-run"
@@ -751,7 +751,7 @@ fn many_guards(c: &mut Criterion) {
         let guards: Vec<_> = others[..held].iter().map(Container::acquire).collect();
         let counted = guards
             .iter()
-            .filter(|g| poolswap::__private::is_counted(g))
+            .filter(|g| poolswap::internals::is_counted(g))
             .count();
         assert_eq!(counted, held.saturating_sub(HAZARD_SLOTS));
         g.bench_function(BenchmarkId::new(&function, format!("held{held}")), |b| {

@@ -10,9 +10,9 @@
 # Usage: scripts/public-api.sh [OUTPUT]   (stdout when no OUTPUT)
 #
 # Reads rustdoc's JSON output, which needs a nightly toolchain (`rustup toolchain install
-# nightly`), with all features on. Compare listings made with the same nightly: the JSON
-# format changes between nightlies (the script checks the format version it was written
-# against and says so when it differs).
+# nightly`), with the user-facing features on (serde, async; not the tests' `internals`).
+# Compare listings made with the same nightly: the JSON format changes between nightlies
+# (the script checks the format version it was written against and says so when it differs).
 #
 # cargo-public-api does this more thoroughly; this script avoids building it (several
 # hundred crates) and pinning the nightly it needs.
@@ -20,7 +20,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
-cargo +nightly rustdoc --quiet --lib --all-features -- -Z unstable-options --output-format json
+cargo +nightly rustdoc --quiet --lib --features serde,async -- -Z unstable-options --output-format json
 json="$target_dir/doc/poolswap.json"
 
 listing=$(python3 - "$json" <<'PY'

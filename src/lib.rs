@@ -36,10 +36,12 @@ pub use reclaim::loom_orphans_pass;
 pub use reclaim::{reclaim, Reclaimer};
 pub use recycle::Recycled;
 
-/// Not part of the API: what the crate's own tests, benchmarks and examples need to know
-/// about the process, with no stability promise.
+/// Not part of the API: what the crate's own tests ask of its internals. Compiled only
+/// with the feature `internals`, which the crate's dev-dependency on itself turns on for its
+/// tests, loom models and examples; no stability promise.
+#[cfg(feature = "internals")]
 #[doc(hidden)]
-pub mod __private {
+pub mod internals {
     /// Whether this process chose the membarrier mode (reads take no fence, reclamation
     /// passes issue `membarrier(2)`); `false` before the first container is made.
     pub fn membarrier() -> bool {
@@ -49,6 +51,14 @@ pub mod __private {
     /// Whether `guard` holds a counted reference (`true`) or a hazard slot (`false`).
     pub fn is_counted<T>(guard: &crate::Guard<T>) -> bool {
         crate::Guard::is_counted(guard)
+    }
+
+    /// The version's count of counted references: one while it is some container's current
+    /// version (or, once retired, while the retired list keeps it), plus one per counted
+    /// guard; guards that hold a hazard slot are not counted (Go's `DebugPeekRef`). One
+    /// `Relaxed` load; other threads may change it at any moment.
+    pub fn ref_count<T>(guard: &crate::Guard<T>) -> usize {
+        crate::Guard::ref_count(guard)
     }
 }
 

@@ -115,7 +115,7 @@ fn last_two_guards_released_at_once() {
         let a = c.acquire();
         let b = Guard::clone(&a);
         publish(&c, 2); // the container lets go of version 1
-        assert_eq!(Guard::ref_count(&a), 2);
+        assert_eq!(poolswap::internals::ref_count(&a), 2);
 
         // Guard drops register no thread with the pool: no exit hook runs after the joins.
         let t1 = thread::spawn(move || drop(a));
@@ -297,7 +297,7 @@ fn slot_store_and_drop_vs_scan() {
             let c = c.clone();
             thread::spawn(move || {
                 let g = c.acquire();
-                assert!(!poolswap::__private::is_counted(&g));
+                assert!(!poolswap::internals::is_counted(&g));
                 let v = g.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
                 drop(g);
@@ -431,7 +431,7 @@ fn fallback_when_slots_run_out() {
             let c = c.clone();
             thread::spawn(move || {
                 let guards: Vec<_> = (0..HAZARD_SLOTS + 1).map(|_| c.acquire()).collect();
-                assert!(poolswap::__private::is_counted(guards.last().unwrap()));
+                assert!(poolswap::internals::is_counted(guards.last().unwrap()));
                 for g in &guards {
                     assert!((1..=2).contains(&g.value), "saw {}", g.value);
                 }
@@ -480,7 +480,7 @@ fn counted_guard_drop_vs_reclaim() {
         let (pool, counts) = counting_pool();
         let c = first_version(&pool, 1);
         let old = c.swap(take_reset(&pool, 2));
-        assert!(poolswap::__private::is_counted(&old));
+        assert!(poolswap::internals::is_counted(&old));
         let dropper = drop_on_another_thread(old, 1);
         poolswap::reclaim();
         // Version 1's object, if that reclamation claimed it: reset and refilled here,
@@ -517,7 +517,7 @@ fn counted_guard_read_vs_claim_and_reset() {
         let c = Container::new(&pool, take_tracked(&pool, 1));
         let g = c.acquire();
         let counted = Guard::clone(&g);
-        assert!(poolswap::__private::is_counted(&counted));
+        assert!(poolswap::internals::is_counted(&counted));
         drop(g);
         c.update(take_tracked(&pool, 2)); // version 1 retired, held by `counted` alone
         let reader = thread::spawn(move || {
@@ -556,7 +556,7 @@ fn counted_reader_vs_reuse_and_republish() {
                 // Fill this thread's slots with guards on another container's version.
                 let held: Vec<_> = (0..HAZARD_SLOTS).map(|_| other.acquire()).collect();
                 let g = c.acquire();
-                assert!(poolswap::__private::is_counted(&g));
+                assert!(poolswap::internals::is_counted(&g));
                 let v = g.value;
                 assert!((1..=3).contains(&v), "reader saw {v}: a reused object");
                 drop(held);
@@ -594,7 +594,7 @@ fn counted_reader_vs_a_getter_that_takes_its_version_back() {
                 // Fill this thread's slots with guards on another container's version.
                 let held: Vec<_> = (0..HAZARD_SLOTS).map(|_| other.acquire()).collect();
                 let g = c.acquire();
-                assert!(poolswap::__private::is_counted(&g));
+                assert!(poolswap::internals::is_counted(&g));
                 let v = g.value;
                 assert!((1..=2).contains(&v), "reader saw {v}: a reused object");
                 drop(held);
@@ -682,7 +682,7 @@ fn second_slot_vs_scan() {
                 let first = held.acquire();
                 let second = c.acquire();
                 assert!(
-                    !poolswap::__private::is_counted(&second),
+                    !poolswap::internals::is_counted(&second),
                     "no slot for the second guard"
                 );
                 let v = second.value;

@@ -382,7 +382,7 @@ impl Model {
 fn slot_held(real: &Real<'_>) -> BTreeSet<usize> {
     real.guards
         .iter()
-        .filter(|g| !poolswap::__private::is_counted(g))
+        .filter(|g| !poolswap::internals::is_counted(g))
         .map(|g| g.id)
         .collect()
 }
@@ -582,10 +582,15 @@ fn check(real: &Real, m: &Model) -> Result<(), TestCaseError> {
         prop_assert!(m.current != Some(id) || !retired);
         let on_id = || real.guards.iter().filter(|h| h.id == id);
         let counted = on_id()
-            .filter(|h| poolswap::__private::is_counted(h))
+            .filter(|h| poolswap::internals::is_counted(h))
             .count();
         let slotted = on_id().count() - counted;
-        prop_assert_eq!(Guard::ref_count(g), 1 + counted, "count of version {}", id);
+        prop_assert_eq!(
+            poolswap::internals::ref_count(g),
+            1 + counted,
+            "count of version {}",
+            id
+        );
         prop_assert_eq!(
             m.refs[&id],
             usize::from(m.current == Some(id)) + counted + slotted

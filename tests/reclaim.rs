@@ -139,7 +139,7 @@ fn no_reader_thread_runs_a_reset_or_a_drop() {
                             0 => {
                                 // A counted clone: dropped, or kept instead of `g`.
                                 let clone = Guard::clone(&g);
-                                assert!(poolswap::__private::is_counted(&clone));
+                                assert!(poolswap::internals::is_counted(&clone));
                                 if i % 8 == 0 {
                                     drop(g);
                                     clone
@@ -152,7 +152,7 @@ fn no_reader_thread_runs_a_reset_or_a_drop() {
                                 // Past the slots: counted guards.
                                 let many: Vec<_> =
                                     (0..=HAZARD_SLOTS).map(|_| c.acquire()).collect();
-                                assert!(many.iter().any(poolswap::__private::is_counted));
+                                assert!(many.iter().any(poolswap::internals::is_counted));
                                 many.iter().for_each(|g| {
                                     read(g);
                                 });
@@ -262,7 +262,7 @@ fn a_forgotten_guard_does_not_poison_a_reused_hazard_block() {
                 let guards: Vec<_> = (0..forgotten).map(|_| pinned.acquire()).collect();
                 let counted = guards
                     .iter()
-                    .filter(|g| poolswap::__private::is_counted(g))
+                    .filter(|g| poolswap::internals::is_counted(g))
                     .count();
                 guards.into_iter().for_each(mem::forget);
                 both_in.wait();
@@ -284,7 +284,7 @@ fn a_forgotten_guard_does_not_poison_a_reused_hazard_block() {
                     let guards: Vec<_> = (0..HAZARD_SLOTS).map(|_| c.acquire()).collect();
                     let counted = guards
                         .iter()
-                        .filter(|g| poolswap::__private::is_counted(g))
+                        .filter(|g| poolswap::internals::is_counted(g))
                         .count();
                     // Every thread holds its block until all have taken one; then checks.
                     all_in.wait();

@@ -394,7 +394,7 @@ fn concurrent_writers_last_writer_wins() {
                         // Ours, and the retired list's, which no reclamation (maybe on
                         // another writer's thread, just now) takes while we hold one;
                         // no reader's.
-                        assert_eq!(Guard::ref_count(&old), 2);
+                        assert_eq!(poolswap::internals::ref_count(&old), 2);
                         displaced.push((seen.writer, seen.seq));
                     }
                     displaced

@@ -176,7 +176,7 @@ fn main() {
 /// The barrier mode the process chose, for the printed figures (a crate-internal
 /// diagnostic, not public API).
 fn barrier_mode() -> &'static str {
-    if poolswap::__private::membarrier() {
+    if poolswap::internals::membarrier() {
         "membarrier"
     } else {
         "fence"

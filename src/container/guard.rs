@@ -98,33 +98,19 @@ impl<T> Guard<T> {
         }
     }
 
-    /// The version's count of *counted* references: one while it is some container's current
-    /// version (or, once retired, while the retired list keeps it, until a reclamation finds no
-    /// guard on it), plus one per counted guard (see the type's docs). Guards that hold a hazard
-    /// slot are not counted. One `Relaxed` load. For tests and debugging (Go's `DebugPeekRef`);
-    /// other threads may change it at any moment.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let g = c.acquire();
-    /// assert_eq!(Guard::ref_count(&g), 1); // the container's: `g` holds a hazard slot
-    /// let old = c.swap(pool.adopt(2)); // a counted guard on the old version
-    /// assert_eq!(Guard::ref_count(&old), 2); // `old`'s and the retired list's
-    /// ```
+    /// The version's count of counted references (see the type's docs): for the crate's
+    /// tests (`internals::ref_count`). One `Relaxed` load.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     #[must_use]
-    pub fn ref_count(this: &Guard<T>) -> usize {
+    pub(crate) fn ref_count(this: &Guard<T>) -> usize {
         // SAFETY: this guard keeps the node live.
         unsafe { this.version.ref_count() }
     }
 
     /// Whether this guard owns a counted reference on its version (`true`) or protects it
     /// with a hazard slot of the thread that acquired it (`false`). For the crate's tests
-    /// (`__private::is_counted`).
+    /// (`internals::is_counted`).
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
     #[must_use]
     pub(crate) fn is_counted(this: &Guard<T>) -> bool {
         this.slot.is_none()

@@ -68,7 +68,7 @@ fn swap_returns_the_old_version() {
     let old = c.swap(second).expect("the first version");
     assert_eq!(old.value, 1);
     assert_eq!(
-        Guard::ref_count(&old),
+        poolswap::internals::ref_count(&old),
         2,
         "the guard's own reference, and the container's, which went to the retired list"
     );
@@ -93,7 +93,7 @@ fn take_empties_the_container() {
     assert!(Guard::ptr_eq(&g, &taken));
     assert_eq!((taken.id, taken.value), (id, 9));
     assert_eq!(
-        Guard::ref_count(&g),
+        poolswap::internals::ref_count(&g),
         2,
         "`taken`'s and the retired list's; `g` holds a slot"
     );
@@ -166,31 +166,35 @@ fn guard_ref_count_counts_container_and_counted_guards() {
         assert_eq!(
             guards
                 .iter()
-                .filter(|g| poolswap::__private::is_counted(g))
+                .filter(|g| poolswap::internals::is_counted(g))
                 .count(),
             counted
         );
-        assert_eq!(Guard::ref_count(&guards[0]), 1 + counted);
+        assert_eq!(poolswap::internals::ref_count(&guards[0]), 1 + counted);
     }
     let clone = Guard::clone(&guards[0]);
     assert!(
-        poolswap::__private::is_counted(&clone),
+        poolswap::internals::is_counted(&clone),
         "a clone is counted"
     );
     assert!(Guard::ptr_eq(&clone, &guards[0]));
-    assert_eq!(Guard::ref_count(&clone), 1 + 3 + 1);
+    assert_eq!(poolswap::internals::ref_count(&clone), 1 + 3 + 1);
     assert_eq!(clone.value, 1);
     drop(clone);
     guards.truncate(HAZARD_SLOTS);
-    assert_eq!(Guard::ref_count(&guards[0]), 1, "only the container's");
+    assert_eq!(
+        poolswap::internals::ref_count(&guards[0]),
+        1,
+        "only the container's"
+    );
     // A slot freed by a dropped guard is taken again.
     guards.pop();
     let g = c.acquire().unwrap();
-    assert!(!poolswap::__private::is_counted(&g));
+    assert!(!poolswap::internals::is_counted(&g));
     guards.clear();
     publish(&c, 2);
     assert_eq!(
-        Guard::ref_count(&g),
+        poolswap::internals::ref_count(&g),
         1,
         "the retired list's reference, kept while the slot guard reads the old version"
     );

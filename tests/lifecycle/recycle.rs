@@ -26,13 +26,17 @@ fn lifecycle() {
     let c = Container::new(&pool, first);
     let g1 = c.acquire();
     assert_eq!(
-        Guard::ref_count(&g1),
+        poolswap::internals::ref_count(&g1),
         1,
         "the container's; g1 holds a hazard slot"
     );
     assert_eq!((g1.id, g1.value), (first_id, 10));
     let g2 = c.acquire();
-    assert_eq!(Guard::ref_count(&g1), 1, "g2 holds a slot too");
+    assert_eq!(
+        poolswap::internals::ref_count(&g1),
+        1,
+        "g2 holds a slot too"
+    );
     assert!(Guard::ptr_eq(&g1, &g2));
 
     let mut second = c.get_new();
@@ -46,7 +50,7 @@ fn lifecycle() {
     c.update(second);
 
     assert_eq!(
-        Guard::ref_count(&g1),
+        poolswap::internals::ref_count(&g1),
         1,
         "the container's reference went to the retired list, which keeps it for g1 and g2"
     );
@@ -57,12 +61,16 @@ fn lifecycle() {
     );
     let cur = c.acquire();
     assert_eq!((cur.id, cur.value), (second_id, 20));
-    assert_eq!(Guard::ref_count(&cur), 1);
+    assert_eq!(poolswap::internals::ref_count(&cur), 1);
     assert!(!Guard::ptr_eq(&g1, &cur));
     drop(cur);
 
     drop(g1);
-    assert_eq!(Guard::ref_count(&g2), 1, "still on the retired list");
+    assert_eq!(
+        poolswap::internals::ref_count(&g2),
+        1,
+        "still on the retired list"
+    );
     assert_eq!(pool.stats().idle, 0, "still held by g2");
     assert_eq!(poolswap::reclaim(), 0, "reclaimed while g2 reads it");
     drop(g2);
@@ -115,7 +123,7 @@ fn guard_held_across_updates_is_never_reset() {
         assert_eq!(c.acquire().unwrap().value, v);
     }
     assert_eq!(
-        Guard::ref_count(&held),
+        poolswap::internals::ref_count(&held),
         2,
         "`extra`'s and the retired list's; `held` holds a slot"
     );
@@ -227,7 +235,7 @@ fn guards_outlive_container_and_pool() {
     assert!(!log.was_dropped(id));
     assert_eq!((g.id, g.value, g.recycled), (id, 8, false));
     assert_eq!(
-        Guard::ref_count(&g),
+        poolswap::internals::ref_count(&g),
         2,
         "`g2`'s and the retired list's; `g` holds a slot; the container is gone"
     );

@@ -272,7 +272,7 @@ fn trim_reaches_other_live_threads_caches_in_membarrier_mode() {
         past_slow_start(&p);
         drop((0..3).map(|_| p.get()).collect::<Vec<_>>());
     };
-    let reached = poolswap::__private::membarrier();
+    let reached = poolswap::internals::membarrier();
     with_parked_threads(1, cached, || {
         assert_eq!(p.stats().idle, 3, "caches of live threads count as idle");
         p.trim();
