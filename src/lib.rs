@@ -34,7 +34,7 @@ pub use container::{
 #[cfg(loom)]
 pub use reclaim::loom_orphans_pass;
 pub use reclaim::{reclaim, Reclaimer};
-pub use recycle::Recycled;
+pub use recycle::recycled::Recycled;
 
 /// Not part of the API: what the crate's own tests ask of its internals. Compiled only
 /// with the feature `internals`, which the crate's dev-dependency on itself turns on for its

@@ -172,7 +172,7 @@ use std::ops::RangeInclusive;
 mod copy;
 mod free_list;
 mod free_list_stats;
-mod recycled;
+pub(crate) mod recycled;
 mod renewal;
 mod seen;
 mod std_impls;
@@ -181,7 +181,7 @@ pub use self::copy::RecycleCopy;
 pub(crate) use self::copy::{copy_map, Scratch};
 use self::free_list::{find, find_or_add, Dropped, Entry, Taken};
 pub use self::free_list_stats::FreeListStats;
-pub use self::recycled::Recycled;
+pub(crate) use self::recycled::Recycled;
 use self::renewal::{Renewal, DEFAULT_REUSES};
 pub use self::std_impls::Recycle;
 

@@ -341,7 +341,7 @@ macro_rules! exclusive_guard_traits {
         impl<$($lt,)? T: UnwindSafe> UnwindSafe for $ty {}
         impl<$($lt,)? T: RefUnwindSafe> RefUnwindSafe for $ty {}
 
-        impl<$($lt,)? T> publishable::Publishable<T> for $ty {
+        impl<$($lt,)? T> sealed::PublishableSealed<T> for $ty {
             type Handle = exclusive_guard_traits!(@handle [$($lt)?]);
 
             fn pool_of(&self) -> &Pool<T> {
@@ -383,13 +383,14 @@ exclusive_guard_traits!("OwnedPooled", [], OwnedPooled<T>);
     note = "get one from the pool and fill it: `let mut next = container.get_new();`",
     note = "or take a value built elsewhere in: `container.update(container.pool().adopt(value))`"
 )]
-pub trait Publishable<T>: publishable::Publishable<T> {}
+pub trait Publishable<T>: sealed::PublishableSealed<T> {}
 
-mod publishable {
+mod sealed {
     use super::{NonNull, Pool};
 
-    /// What a container needs of a checked-out object.
-    pub trait Publishable<T>: Sized {
+    /// What a container needs of a checked-out object; not nameable outside the crate, so
+    /// that [`Publishable`](super::Publishable) is sealed.
+    pub trait PublishableSealed<T>: Sized {
         /// What the guard keeps its pool by (a reference or a handle).
         type Handle;
         /// The pool the object came from.
