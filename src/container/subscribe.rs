@@ -185,6 +185,10 @@ impl<T> Signal<T> {
     #[inline(never)]
     fn wake_waiters(&self) {
         // AcqRel, as in `published`: a waiter whose flag this clears is woken below.
+        // loom-mutants: both halves restate orders that hold without them. Acquire: the
+        // `fetch_add` that called this already read the flag with Acquire. Release: this
+        // read-modify-write continues the release sequence that `fetch_add` heads, so a
+        // waiter that reads the cleared state synchronizes with that `fetch_add` anyway.
         self.state.fetch_and(!WAITING, Ordering::AcqRel);
         self.notify_all();
     }
@@ -195,6 +199,10 @@ impl<T> Signal<T> {
         *self.last.lock() = last;
         // AcqRel, as in `published`; the Release half also publishes `last`'s store to a
         // subscriber that reads `CLOSED`, whose lock of `last` then follows ours.
+        // loom-mutants: neither half is needed by itself. Acquire: the close reads nothing
+        // from `state` (it wakes every waiter, flag or not). Release: a subscriber that
+        // reads `CLOSED` and then locks `last` cannot lock it before our unlock (its load
+        // would then happen before the store it reads), so the mutex orders `last`.
         self.state.fetch_or(CLOSED, Ordering::AcqRel);
         self.notify_all();
     }
