@@ -170,14 +170,6 @@ pub struct PoolStats {
     pub trimmed: u64,
     /// Objects dropped by decay ticks (see [`PoolBuilder::decay`]).
     pub decayed: u64,
-    /// Bytes of the objects counted in `dropped_over_cap`, as the size function given to
-    /// [`PoolBuilder::weigh`] reported them when they were dropped; `None` if the pool has
-    /// no size function (it does not know its objects' sizes).
-    pub dropped_over_cap_bytes: Option<u64>,
-    /// Bytes of the objects counted in `trimmed`; `None` without a size function.
-    pub trimmed_bytes: Option<u64>,
-    /// Bytes of the objects counted in `decayed`; `None` without a size function.
-    pub decayed_bytes: Option<u64>,
     /// The idle bound in effect now: the one set with [`PoolBuilder::max_idle`], or else the
     /// adaptive bound's value (at least 256; it rises with the objects live at a miss and
     /// falls at `trim` and decay ticks).
@@ -396,11 +388,6 @@ impl<T> Pool<T> {
         stats.dropped_over_cap = read(&shared.dropped_over_cap);
         stats.trimmed = read(&shared.trimmed);
         stats.decayed = read(&shared.decayed);
-        if shared.weighs() {
-            stats.dropped_over_cap_bytes = Some(read(&shared.dropped_over_cap_bytes));
-            stats.trimmed_bytes = Some(read(&shared.trimmed_bytes));
-            stats.decayed_bytes = Some(read(&shared.decayed_bytes));
-        }
         stats.live = shared.live();
         stats.max_idle = shared.budget.max() as u64;
         stats

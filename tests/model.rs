@@ -769,7 +769,11 @@ fn scripted_sequence_matches_model() {
     ops.push(Reclaim);
     // Under Miri (an interpreter: each run takes seconds) the bounds that change which path
     // a get takes: none idle, a few, and unbounded.
-    let bounds: &[usize] = if cfg!(miri) { &[0, 2, 1000] } else { &[0, 1, 2, 6, 1000] };
+    let bounds: &[usize] = if cfg!(miri) {
+        &[0, 2, 1000]
+    } else {
+        &[0, 1, 2, 6, 1000]
+    };
     for &max_idle in bounds {
         for drop_pool_first in [false, true] {
             let m = run(max_idle, &ops, drop_pool_first).unwrap();

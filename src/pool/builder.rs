@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::decay::{ClockFn, Decay};
-use super::shared::{self, Factory, Reset, Settings, Shared, Weigh};
+use super::shared::{self, Factory, Reset, Settings, Shared};
 use super::Pool;
 use crate::sync::Arc;
 
@@ -33,7 +33,6 @@ pub struct PoolBuilder<T> {
     max_live: Option<usize>,
     decay: Option<Duration>,
     clock: Option<Box<ClockFn>>,
-    weigh: Option<Box<Weigh<T>>>,
     /// See [`slow_start_ops`](Self::slow_start_ops): loom builds only.
     #[cfg(loom)]
     slow_start_ops: u32,
@@ -50,7 +49,6 @@ impl<T: Send + 'static> PoolBuilder<T> {
             max_live: None,
             decay: None,
             clock: None,
-            weigh: None,
             #[cfg(loom)]
             slow_start_ops: super::local::SLOW_START_OPS,
         }
@@ -253,32 +251,6 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self
     }
 
-    /// Tells the pool how to measure an object's size in bytes, so that [`PoolStats`]
-    /// counts the bytes of what the idle bound, `trim` and decay dropped (it counts objects
-    /// only otherwise, and says so with `None`). Runs on each object as it is dropped for
-    /// one of those reasons, on the thread that drops it; it should be cheap and must not
-    /// panic (an object whose size function panics is leaked, not dropped).
-    ///
-    /// [`PoolStats`]: crate::PoolStats
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let pool = Pool::builder(|| Vec::<u8>::with_capacity(4096), Vec::clear)
-    ///     .weigh(Vec::capacity)
-    ///     .build();
-    /// drop(pool.get());
-    /// pool.clear();
-    /// assert_eq!(pool.stats().trimmed_bytes, Some(4096));
-    /// ```
-    #[must_use = "a builder method returns the changed builder"]
-    pub fn weigh(mut self, size: impl Fn(&T) -> usize + Send + Sync + 'static) -> Self {
-        self.weigh = Some(Box::new(size));
-        self
-    }
-
     /// How many slow-path operations each thread's magazine stays empty for, on its first
     /// use of the pool and again after a thread that exited left it to the next (the slow
     /// start, `SLOW_START_OPS` in `src/pool/local.rs`). For loom models only, which
@@ -323,7 +295,6 @@ impl<T: Send + 'static> PoolBuilder<T> {
                     min_idle: self.min_idle,
                     max_live: self.max_live,
                     decay: self.decay.map(|period| Decay::new(period, self.clock)),
-                    weigh: self.weigh,
                     #[cfg(loom)]
                     slow_start_ops: self.slow_start_ops,
                 },

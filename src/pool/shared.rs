@@ -69,8 +69,6 @@ pub(super) type PoolLocal<T> = Local<PoolNode<T>>;
 pub(super) type Factory<T> = dyn Fn() -> T + Send + Sync;
 /// The reset, as the builder stores it: readies an object for reuse; `false` drops it.
 pub(super) type Reset<T> = dyn Fn(&mut T) -> bool + Send + Sync;
-/// The size function (`PoolBuilder::weigh`): an object's size in bytes.
-pub(super) type Weigh<T> = dyn Fn(&T) -> usize + Send + Sync;
 
 /// A pool's settings, gathered by the builder.
 pub(super) struct Settings<T> {
@@ -81,7 +79,6 @@ pub(super) struct Settings<T> {
     pub(super) min_idle: usize,
     pub(super) max_live: Option<usize>,
     pub(super) decay: Option<Decay>,
-    pub(super) weigh: Option<Box<Weigh<T>>>,
     /// The slow start's length (`PoolBuilder::slow_start_ops`): loom builds only.
     #[cfg(loom)]
     pub(super) slow_start_ops: u32,
@@ -101,8 +98,6 @@ pub(crate) struct Shared<T> {
     pub(super) claim_local: fn(&Arc<Shared<T>>) -> Option<&PoolLocal<T>>,
     pub(super) factory: Box<Factory<T>>,
     pub(super) reset: Box<Reset<T>>,
-    /// The size in bytes of an object, for the statistics, if the builder was given one.
-    weigh: Option<Box<Weigh<T>>>,
     /// Decay by itself, if the builder asked for it.
     pub(super) decay: Option<Decay>,
     pub(super) locals: LocalList<PoolNode<T>>,
@@ -148,10 +143,6 @@ pub(crate) struct Shared<T> {
     pub(super) dropped_over_cap: AtomicU64,
     pub(super) trimmed: AtomicU64,
     pub(super) decayed: AtomicU64,
-    // Bytes of the objects counted above, when `weigh` is set (slow paths too).
-    pub(super) dropped_over_cap_bytes: AtomicU64,
-    pub(super) trimmed_bytes: AtomicU64,
-    pub(super) decayed_bytes: AtomicU64,
 }
 
 // SAFETY: `Shared` owns `T`s (idle, in its `Local`s) and hands them from thread to thread,
@@ -191,7 +182,6 @@ impl<T> Shared<T> {
             claim_local,
             factory: settings.factory,
             reset: settings.reset,
-            weigh: settings.weigh,
             decay: settings.decay,
             locals: LocalList::new(),
             #[cfg(loom)]
@@ -214,9 +204,6 @@ impl<T> Shared<T> {
             dropped_over_cap: AtomicU64::new(0),
             trimmed: AtomicU64::new(0),
             decayed: AtomicU64::new(0),
-            dropped_over_cap_bytes: AtomicU64::new(0),
-            trimmed_bytes: AtomicU64::new(0),
-            decayed_bytes: AtomicU64::new(0),
         }
     }
 
@@ -234,11 +221,6 @@ impl<T> Shared<T> {
     #[cfg(loom)]
     pub(super) fn slow_start(&self) -> u32 {
         self.slow_start_ops
-    }
-
-    /// Whether the statistics count bytes (the builder was given a size function).
-    pub(super) fn weighs(&self) -> bool {
-        self.weigh.is_some()
     }
 
     /// Counts one more handle; the caller holds one.
@@ -339,21 +321,13 @@ impl<T> Shared<T> {
     /// (it was published and the pool has a handle), in which case it is kept empty for
     /// reuse (type-stable memory).
     pub(super) fn discard(&self, node: NodePtr<PoolNode<T>>, why: Discard) {
-        let (counter, bytes) = match why {
-            Discard::Reset => (Some(&self.discarded), None),
-            Discard::OverCap => (
-                Some(&self.dropped_over_cap),
-                Some(&self.dropped_over_cap_bytes),
-            ),
-            Discard::Trim => (Some(&self.trimmed), Some(&self.trimmed_bytes)),
-            Discard::Decay => (Some(&self.decayed), Some(&self.decayed_bytes)),
-            Discard::Closed => (None, None),
+        let counter = match why {
+            Discard::Reset => Some(&self.discarded),
+            Discard::OverCap => Some(&self.dropped_over_cap),
+            Discard::Trim => Some(&self.trimmed),
+            Discard::Decay => Some(&self.decayed),
+            Discard::Closed => None,
         };
-        if let (Some(weigh), Some(bytes)) = (&self.weigh, bytes) {
-            // SAFETY: the caller owns the node exclusively, and its object is initialised.
-            let size = weigh(unsafe { PoolNode::<T>::object(node.0) });
-            bytes.fetch_add(size as u64, Ordering::Relaxed); // Relaxed: a statistic.
-        }
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed); // Relaxed: a statistic.
         }

@@ -258,24 +258,17 @@ mod decay {
         assert_eq!(s.created, 200, "the steady user never rebuilt: {s:?}");
     }
 
-    /// With a size function, the statistics count the bytes of what the idle bound, `trim`
-    /// (and `clear`) and decay dropped; without one, they say they do not know (`None`).
+    /// The statistics count what the idle bound, `trim` (and `clear`) and decay dropped,
+    /// each under its own name.
     #[test]
-    fn stats_count_bytes_when_the_pool_can_weigh_its_objects() {
+    fn stats_count_what_the_bound_trim_and_decay_dropped() {
         let setup = Setup::new();
         let now = Arc::clone(&setup.clock);
         let p = Pool::builder(|| Vec::<u8>::with_capacity(100), Vec::clear)
             .max_idle(3)
-            .weigh(Vec::capacity)
             .decay(PERIOD)
             .clock(move || PERIOD * now.load(Relaxed) as u32)
             .build();
-        let s = p.stats();
-        let zero = Some(0);
-        assert_eq!(
-            (s.dropped_over_cap_bytes, s.trimmed_bytes, s.decayed_bytes),
-            (zero, zero, zero)
-        );
         // On threads that exit, so that every idle object is in a depot, where ticks reach.
         burst_on_another_thread(&p, 5); // 2 over the bound
         p.clear(); // 3 trimmed
@@ -288,15 +281,6 @@ mod decay {
             (2, 3, 2),
             "{s:?}"
         );
-        assert_eq!(s.dropped_over_cap_bytes, Some(200), "{s:?}");
-        assert_eq!(s.trimmed_bytes, Some(300), "{s:?}");
-        assert_eq!(s.decayed_bytes, Some(200), "{s:?}");
-
-        let p = Pool::builder(|| 0u8, |_| true).max_idle(0).build();
-        drop(p.get());
-        let s = p.stats();
-        assert_eq!(s.dropped_over_cap, 1);
-        assert_eq!(s.dropped_over_cap_bytes, None, "no size function");
     }
 
     /// Threads that each touched the pool once and then idle, alive, hide at most two
