@@ -37,22 +37,14 @@ pub struct FreeListStats {
     /// `T::default()` (counted here, not in `fresh`); see
     /// [bounding memory](crate::recycle#bounding-memory).
     pub renewed: u64,
-    /// Bytes freed by those renewals.
-    pub renewed_bytes: usize,
     /// Spare values released because no take reached them for
     /// [`release_idle_after`](FreeLists::release_idle_after) cycles.
     pub released_idle: u64,
-    /// Bytes freed by those releases.
-    pub released_idle_bytes: usize,
     /// Values dropped instead of kept because they held more than
     /// [`max_retained_bytes`](FreeLists::max_retained_bytes).
     pub over_cap: u64,
-    /// Bytes freed by those drops.
-    pub over_cap_bytes: usize,
     /// Values dropped to stay within [`max_spare_bytes`](FreeLists::max_spare_bytes): spare
     /// values from earlier cycles evicted to make room, or a value recycled when no such
     /// room could be made.
     pub over_limit: u64,
-    /// Bytes freed by those drops.
-    pub over_limit_bytes: usize,
 }
