@@ -229,6 +229,11 @@ impl<T> Signal<T> {
     pub(super) fn load(&self) -> u64 {
         // Acquire: pairs with the Release of `published`: a version counted here is visible
         // to the acquire that follows; and with the close's: its `last` is stored.
+        // loom-mutants: loom runs the fence mode, where the acquire that follows issues a
+        // `fence(SeqCst)` after this load (the read path's light barrier), and an acquire
+        // fence after a load that reads a Release store synchronizes with it: the models
+        // cannot tell `Relaxed` here. The membarrier mode has no such fence and needs this
+        // Acquire; `last` is ordered by its mutex (see `close`).
         self.state.load(Ordering::Acquire)
     }
 
