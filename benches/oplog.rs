@@ -437,7 +437,10 @@ where
     }
     fn stale_share(&self) -> Option<f64> {
         let stats = self.0.stats();
-        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
+        Some(
+            poolswap::internals::oplog_counters(&stats).stale_takes as f64
+                / stats.publishes.max(1) as f64,
+        )
     }
     fn counters(&self) -> Option<[u64; 4]> {
         let s = self.0.stats();
@@ -536,7 +539,10 @@ impl System for OpLogShared {
     }
     fn stale_share(&self) -> Option<f64> {
         let stats = self.0.stats();
-        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
+        Some(
+            poolswap::internals::oplog_counters(&stats).stale_takes as f64
+                / stats.publishes.max(1) as f64,
+        )
     }
 }
 
@@ -599,7 +605,10 @@ impl System for OpLogSharedMap {
     }
     fn stale_share(&self) -> Option<f64> {
         let stats = self.w.stats();
-        Some(stats.stale_takes as f64 / stats.publishes.max(1) as f64)
+        Some(
+            poolswap::internals::oplog_counters(&stats).stale_takes as f64
+                / stats.publishes.max(1) as f64,
+        )
     }
 }
 

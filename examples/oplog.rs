@@ -836,12 +836,6 @@ fn report(
         "full syncs (whole-table copies)", stats.full_syncs, wr.stats_at_warmup.full_syncs
     );
     println!(
-        "  {:<32} {:>12}  ({:.2}% of publishes: the version the previous one retired was not back)",
-        "stale takes (older versions)",
-        stats.stale_takes,
-        100.0 * per(stats.stale_takes, stats.publishes)
-    );
-    println!(
         "  {:<32} {:>12}  (op log {} ops now, {} versions tracked)",
         "ops dropped by op log truncation", stats.truncated, stats.ops_held, stats.versions
     );

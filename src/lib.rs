@@ -60,6 +60,27 @@ pub mod internals {
     pub fn ref_count<T>(guard: &crate::Guard<T>) -> usize {
         crate::Guard::ref_count(guard)
     }
+
+    /// An op log's counters that are not [`OpLogStats`](crate::oplog::OpLogStats)' public
+    /// fields, read from its stats.
+    #[derive(Debug, Clone, Copy)]
+    pub struct OpLogCounters {
+        /// Versions a publish or catch-up set aside as the pool's victims.
+        pub set_aside: u64,
+        /// Publishes that wrote a version lacking more than the previous batch.
+        pub stale_takes: u64,
+        /// Operations that left the op log and wait to be dropped.
+        pub dropping: usize,
+    }
+
+    /// The counters of `stats` that only the crate's tests read.
+    pub fn oplog_counters(stats: &crate::oplog::OpLogStats) -> OpLogCounters {
+        OpLogCounters {
+            set_aside: stats.set_aside,
+            stale_takes: stats.stale_takes,
+            dropping: stats.dropping,
+        }
+    }
 }
 
 pub use pool::{OwnedPooled, Pool, PoolBuilder, PoolStats, Pooled, Publishable, ResetOutcome};

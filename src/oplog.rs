@@ -122,7 +122,7 @@
 //!   each value. Idle versions stay in the pool until its `trim`
 //!   ([`Pool::spawn_trimmer`](crate::Pool::spawn_trimmer) runs it off the publish path);
 //!   the operations only a dropped version lacked are then dropped a bounded number per
-//!   publish ([`OpLogStats::dropping`]).
+//!   publish.
 //! - **Growth**: a version grows as `T` does, once per version. Every version copies the
 //!   initial value's capacity (`clone_from`), so a map under churn that starts with room
 //!   for twice its entries (`reserve`) is rehashed in place, rarely, instead of grown on a

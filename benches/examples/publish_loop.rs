@@ -286,8 +286,8 @@ fn main() {
         (stats.applied - before.applied) as f64 / (stats.appended - before.appended).max(1) as f64,
         stats.full_syncs,
         stats.full_syncs - before.full_syncs,
-        stats.set_aside,
-        stats.stale_takes,
+        poolswap::internals::oplog_counters(&stats).set_aside,
+        poolswap::internals::oplog_counters(&stats).stale_takes,
         stats.truncated,
         pool.created,
         pool.live

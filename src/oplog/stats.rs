@@ -21,16 +21,15 @@ pub struct OpLogStats {
     /// than the op log holds and put back as the pool's victims, because another idle
     /// version was within reach: each one a full copy not made on a publish. A trim drops
     /// them; a publish that finds no other version idle copies one whole.
-    pub set_aside: u64,
+    pub(crate) set_aside: u64,
     /// Publishes that wrote a version lacking more than the previous batch, within the op
     /// log's reach: the version the previous publish retired was not back in the pool (a
     /// reader still held it, or the publish skipped the reclamation pass that would have
     /// returned it), so an older idle version, usually the spare, replayed what it missed.
     /// With readers that let go between publishes this stays a small share of
-    /// [`publishes`](OpLogStats::publishes); it is why the spare is kept within reach
-    /// ([module docs](super#how-it-works), "How it works"). Full copies are counted in
-    /// [`full_syncs`](OpLogStats::full_syncs) instead.
-    pub stale_takes: u64,
+    /// `publishes`; it is why the spare is kept within reach (module docs, "How it
+    /// works"). Full copies are counted in `full_syncs` instead.
+    pub(crate) stale_takes: u64,
     /// Waits that got a version back in time: for the version the last publish retired,
     /// within [`OpLogBuilder::max_wait`](super::OpLogBuilder::max_wait), or, when readers
     /// held every version within the op log's reach, for any of them, within a full
@@ -42,7 +41,7 @@ pub struct OpLogStats {
     /// [`full_syncs`](OpLogStats::full_syncs) too).
     pub wait_timeouts: u64,
     /// Published operations the op log holds now for versions that lack them (not the
-    /// pending batch, nor those waiting in [`dropping`](OpLogStats::dropping)).
+    /// pending batch, nor those that left it and wait to be dropped).
     pub ops_held: usize,
     /// Versions the op log keeps operations for now, besides the current one (those the
     /// writer handed to the container and may get back from the pool).
@@ -50,5 +49,5 @@ pub struct OpLogStats {
     /// Operations that left the op log in one go (the version that held them back went)
     /// and wait to be dropped, a bounded number per publish, so that no publish frees them
     /// all.
-    pub dropping: usize,
+    pub(crate) dropping: usize,
 }
