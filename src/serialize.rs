@@ -18,7 +18,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::{Container, Guard, MappedGuard, OptionContainer, OwnedPooled, Pooled};
+use crate::{ContainerAny, Flavour, Guard, MappedGuard, OwnedPooled, Pooled};
 
 /// The version the guard reads, as serde's impl for `Arc<T>` serializes the `T`.
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
@@ -52,19 +52,18 @@ impl<T: Serialize> Serialize for OwnedPooled<T> {
     }
 }
 
-/// The current version, read under a guard for the duration of the call.
+/// The current version, read under a guard for the duration of the call, as
+/// [`acquire`](ContainerAny::acquire) returns it: for an
+/// [`OptionContainer`](crate::OptionContainer), as `Option<T>` serializes (`None` while
+/// empty).
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<T: Serialize> Serialize for Container<T> {
+impl<T: Serialize, F: Flavour> Serialize for ContainerAny<T, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.acquire().serialize(serializer)
-    }
-}
-
-/// The current version, or `None` (as `Option<T>` serializes) while empty.
-#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<T: Serialize> Serialize for OptionContainer<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.acquire().serialize(serializer)
+        self.with_acquire(|current| match F::unwrap(current) {
+            // As this flavour's `acquire` returns it: the value, or an `Option` of it.
+            Some(value) if !F::MAY_BE_EMPTY => value.serialize(serializer),
+            current => current.serialize(serializer),
+        })
     }
 }
 
