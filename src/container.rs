@@ -691,3 +691,20 @@ impl<T: Recycle + Default> Default for ContainerAny<Recycled<T>, NonEmpty> {
         Container::from_value(&Pool::default(), Recycled::default())
     }
 }
+
+#[cfg(test)]
+#[cfg(not(loom))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_current_version_as_acquire_returns_it() {
+        let pool = Pool::new(|| 0u32, |n| *n = 0);
+        let c = Container::from_value(&pool, 1);
+        assert!(format!("{c:?}").starts_with("Container { current: 1, pool: "));
+        let o = OptionContainer::from_value(&pool, 2);
+        assert!(format!("{o:?}").starts_with("OptionContainer { current: Some(2), pool: "));
+        drop(o.take());
+        assert!(format!("{o:?}").starts_with("OptionContainer { current: None, pool: "));
+    }
+}

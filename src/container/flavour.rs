@@ -14,13 +14,15 @@
 /// ```
 /// use poolswap::{Container, ContainerAny, Flavour, OptionContainer, Pool};
 ///
-/// // Generic over both flavours: `F::Wrap<&u32>` is `&u32` or `Option<&u32>`.
-/// fn describe<F: Flavour>(c: &ContainerAny<u32, F>) -> String {
-///     c.with_acquire(|v| format!("{v:?}"))
+/// // Generic over both flavours: `rcu` returns `F::Wrap<()>`, `()` or `Option<()>`.
+/// fn increment<F: Flavour>(c: &ContainerAny<u32, F>) {
+///     c.rcu(|current, next| *next = current + 1);
 /// }
 /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-/// assert_eq!(describe(&Container::from_value(&pool, 1)), "1");
-/// assert_eq!(describe(&OptionContainer::empty(&pool)), "None");
+/// let (c, o) = (Container::from_value(&pool, 1), OptionContainer::from_value(&pool, 5));
+/// increment(&c);
+/// increment(&o);
+/// assert_eq!((*c.acquire(), o.acquire().as_deref()), (2, Some(&6)));
 /// ```
 pub trait Flavour: sealed::Sealed {
     /// What a read of a container of this flavour returns when the container holds an
