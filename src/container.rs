@@ -1,10 +1,10 @@
 //! The container: the current version of a shared object, and read guards on it.
 //!
-//! This file is the public front: [`ContainerAny`], the one implementation of both
-//! container flavours, [`Container`] and [`OptionContainer`] (Go's poolswap `Container`,
-//! whose `Acquire`/`Release` and `GetNew`/`Update` they follow), which name its two
-//! flavours as arc-swap's `ArcSwap` and `ArcSwapOption` name `ArcSwapAny`'s, and the
-//! re-exports of the children's public types:
+//! This file is the public front: [`ContainerAny`], the one implementation of the
+//! container (Go's poolswap `Container`, whose `Acquire`/`Release` and `GetNew`/`Update` it
+//! follows), with its two flavours named [`Container`] (never empty) and
+//! [`OptionContainer`] (may be empty), as arc-swap names `ArcSwapAny`'s `ArcSwap` and
+//! `ArcSwapOption`; and the re-exports of the children's public types:
 //!
 //! | module | what |
 //! |---|---|
