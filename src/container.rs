@@ -1,24 +1,32 @@
 //! The container: the current version of a shared object, and read guards on it.
 //!
-//! This file is the public front: [`Container`] and [`OptionContainer`], two thin flavours
-//! of one private state and protocol (Go's poolswap `Container`, whose `Acquire`/`Release`
-//! and `GetNew`/`Update` they follow), and the re-exports of the children's public types:
+//! This file is the public front: [`ContainerAny`], the one implementation of the
+//! container (Go's poolswap `Container`, whose `Acquire`/`Release` and `GetNew`/`Update` it
+//! follows), with its two flavours named [`Container`] (never empty) and
+//! [`OptionContainer`] (may be empty), as arc-swap names `ArcSwapAny`'s `ArcSwap` and
+//! `ArcSwapOption`; and the re-exports of the children's public types:
 //!
 //! | module | what |
 //! |---|---|
 //! | `raw` | `Raw`, the state and lock-free protocol both flavours share |
+//! | `flavour` | `Flavour`, `NonEmpty` and `MaybeEmpty`: what a read returns |
 //! | `guard` | `Guard` with its trait impls, and `MappedGuard` |
 //! | `cache` | `Cache`, a per-thread reader that re-acquires only when the version changed |
 //! | `subscribe` | `Subscriber`, a reader that waits for the next version, and `Closed` |
 //! | `wakers` | the list of tasks awaiting `Subscriber::changed` (feature `async`) |
 //!
-//! Every method of the two flavours is one line that delegates to `Raw` (or to its pool);
-//! they differ in what they return (`Guard<T>` or `Option<Guard<T>>`).
+//! Every method is written once, for both flavours, and delegates to `Raw` (or to its
+//! pool); the flavour only turns what `Raw` returns (`Option<Guard<T>>`, `None` while
+//! empty) into what the method returns ([`Flavour::Wrap`]: `Guard<T>` or
+//! `Option<Guard<T>>`). The three methods of an empty container (`empty`, `take`,
+//! `is_empty`) exist for `OptionContainer` only, which keeps `Container` non-empty.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
 mod cache;
+mod flavour;
 mod guard;
 mod raw;
 mod subscribe;
@@ -26,6 +34,7 @@ mod subscribe;
 mod wakers;
 
 pub use self::cache::Cache;
+pub use self::flavour::{Flavour, MaybeEmpty, NonEmpty};
 pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
 pub use self::subscribe::{Closed, Subscriber, Watched};
@@ -107,28 +116,115 @@ use crate::recycle::{Recycle, Recycled};
 ///
 /// `Send + Sync` when `T: Send + Sync`: readers on many threads share `&T`, and the `T`
 /// goes back to the pool on whichever thread reclaims it, for another thread to reuse.
-pub struct Container<T> {
-    /// Never empty: filled at construction, and nothing here stores null.
+///
+/// # One implementation
+///
+/// `Container<T>` is [`ContainerAny<T, NonEmpty>`](ContainerAny), whose methods it has: one
+/// implementation for both flavours, where [`F::Wrap<X>`](Flavour::Wrap) (in
+/// `acquire`'s `F::Wrap<Guard<T>>`, for example) is `X` itself here.
+pub type Container<T> = ContainerAny<T, NonEmpty>;
+
+/// A container that may be empty, like Go's: reads return an `Option`. Made empty by
+/// [`empty`](OptionContainer::empty) (Go's `NewEmptyContainer`) or emptied by
+/// [`take`](OptionContainer::take) (Go's `Update(nil)`). Everything else is as in
+/// [`Container`], with the same costs; arc-swap's `ArcSwapOption` is the model.
+///
+/// `OptionContainer<T>` is [`ContainerAny<T, MaybeEmpty>`](ContainerAny): the same
+/// methods as `Container`, where [`F::Wrap<X>`](Flavour::Wrap) is `Option<X>` (`None`
+/// while empty), and three more.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{OptionContainer, Pool};
+///
+/// let pool = Pool::new(String::new, String::clear);
+/// let c = OptionContainer::empty(&pool);
+/// assert!(c.acquire().is_none());
+/// let mut next = c.get_new();
+/// next.push_str("first");
+/// c.update(next);
+/// assert_eq!(c.acquire().as_deref().map(String::as_str), Some("first"));
+/// let last = c.take();
+/// assert!(c.is_empty() && last.is_some());
+/// ```
+///
+/// # Send and Sync
+///
+/// As [`Container`].
+pub type OptionContainer<T> = ContainerAny<T, MaybeEmpty>;
+
+/// The one implementation of [`Container`] (`F` = [`NonEmpty`]) and [`OptionContainer`]
+/// (`F` = [`MaybeEmpty`]), as arc-swap's `ArcSwapAny` is of `ArcSwap` and
+/// `ArcSwapOption`. Use those two names; this one shows in the signatures of the methods
+/// they share, where [`F::Wrap<X>`](Flavour::Wrap) is what a read returns: `X` for a
+/// `Container`, `Option<X>` for an `OptionContainer`. Name it (with `F: Flavour`) in code
+/// generic over both.
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, ContainerAny, Flavour, OptionContainer, Pool};
+///
+/// fn publish<F: Flavour>(c: &ContainerAny<u32, F>, value: u32) {
+///     let mut next = c.get_new();
+///     *next = value;
+///     c.update(next);
+/// }
+/// let pool = Pool::new(|| 0u32, |n| *n = 0);
+/// let (c, o) = (Container::from_value(&pool, 1), OptionContainer::empty(&pool));
+/// publish(&c, 2);
+/// publish(&o, 3);
+/// assert_eq!((*c.acquire(), o.acquire().as_deref()), (2, Some(&3)));
+/// ```
+///
+/// # Unwind safety, Send and Sync
+///
+/// As [`Container`]'s: `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`,
+/// `Send + Sync` when `T: Send + Sync`, for either flavour.
+pub struct ContainerAny<T, F: Flavour> {
+    /// Never empty when `F` is `NonEmpty`: filled at construction, and only the methods of
+    /// `OptionContainer` (`empty`, `take`) store null.
     raw: Raw<T>,
+    /// The flavour, which holds nothing: a function pointer, so that `F` changes none of
+    /// the auto traits.
+    flavour: PhantomData<fn() -> F>,
 }
 
 // SAFETY: the container owns a reference on a `T` that many threads read (`T: Sync`) and
 // that any thread may end up returning to the pool (`T: Send`). `Pool<T>` needs `T: Send`.
-unsafe impl<T: Send + Sync> Send for Container<T> {}
-// SAFETY: `&Container` hands out guards, i.e. `&T` on any thread and the last release on any
-// thread: the same bounds.
-unsafe impl<T: Send + Sync> Sync for Container<T> {}
+// The flavour holds nothing.
+unsafe impl<T: Send + Sync, F: Flavour> Send for ContainerAny<T, F> {}
+// SAFETY: `&ContainerAny` hands out guards, i.e. `&T` on any thread and the last release
+// on any thread: the same bounds.
+unsafe impl<T: Send + Sync, F: Flavour> Sync for ContainerAny<T, F> {}
 
 // A panic cannot leave a container half-updated: every change is one atomic store of a
 // whole version, and guards only read. As for `ArcSwap` and `Arc`. Manual: the raw
 // pointers and atomics of `Raw` and the pool's cells would make the auto impls stricter.
-impl<T: RefUnwindSafe> UnwindSafe for Container<T> {}
-impl<T: RefUnwindSafe> RefUnwindSafe for Container<T> {}
+impl<T: RefUnwindSafe, F: Flavour> UnwindSafe for ContainerAny<T, F> {}
+impl<T: RefUnwindSafe, F: Flavour> RefUnwindSafe for ContainerAny<T, F> {}
 
-/// The message of the one `expect` that the non-empty invariant makes unreachable.
+/// The message of the `expect`s that a `Container`'s invariant (never empty) makes
+/// unreachable.
 const NEVER_EMPTY: &str = "poolswap: a Container is never empty";
 
-impl<T> Container<T> {
+impl<T, F: Flavour> ContainerAny<T, F> {
+    /// A container on `raw`, of this flavour.
+    fn from_raw(raw: Raw<T>) -> Self {
+        ContainerAny {
+            raw,
+            flavour: PhantomData,
+        }
+    }
+
+    /// `value`, read from `raw`, as this flavour returns it.
+    #[inline]
+    #[track_caller]
+    fn wrap<X>(value: Option<X>) -> F::Wrap<X> {
+        F::wrap(value).expect(NEVER_EMPTY)
+    }
+
     /// Makes a container whose current version is `init` (a [`Pooled`] or an
     /// [`OwnedPooled`](crate::OwnedPooled) from `pool`); Go's `NewContainer`. The container
     /// keeps its own handle on `pool` (one atomic increment), so the pool's idle objects are
@@ -136,25 +232,25 @@ impl<T> Container<T> {
     ///
     /// # Panics
     ///
-    /// If `init` did not come from `pool` (see [`update`](Container::update)).
+    /// If `init` did not come from `pool` (see [`update`](Self::update)).
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(String::new, String::clear);
     /// let mut init = pool.get();
     /// init.push_str("v1");
     /// let c = Container::new(&pool, init);
     /// assert_eq!(&*c.acquire(), "v1");
+    /// let o = OptionContainer::new(&pool, pool.adopt(String::from("v1")));
+    /// assert!(!o.is_empty());
     /// ```
     #[must_use = "a container that is dropped at once publishes nothing"]
     #[track_caller]
-    pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Container<T> {
-        Container {
-            raw: Raw::new(pool, init),
-        }
+    pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> Self {
+        Self::from_raw(Raw::new(pool, init))
     }
 
     /// Makes a container whose current version is `value`, built elsewhere and taken into
@@ -164,19 +260,22 @@ impl<T> Container<T> {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(Vec::<u32>::new, Vec::clear);
     /// let c = Container::from_value(&pool, vec![1, 2, 3]);
     /// assert_eq!(c.acquire().len(), 3);
+    /// let o = OptionContainer::from_value(&pool, vec![4]);
+    /// assert!(!o.is_empty());
     /// ```
     #[must_use = "a container that is dropped at once publishes nothing"]
-    pub fn from_value(pool: &Pool<T>, value: T) -> Container<T> {
-        Container::new(pool, pool.adopt(value))
+    pub fn from_value(pool: &Pool<T>, value: T) -> Self {
+        Self::new(pool, pool.adopt(value))
     }
 
-    /// A guard on the current version; Go's `Acquire`, with its `Release` done by the
-    /// guard's `Drop`; arc-swap's `load`.
+    /// A guard on the current version (for an [`OptionContainer`], `None` while it is
+    /// empty); Go's `Acquire`, with its `Release` done by the guard's `Drop`; arc-swap's
+    /// `load`.
     ///
     /// Never waits for a writer. Costs a thread-local load, a look for a free hazard slot
     /// of the thread (usually the first), two `Acquire` loads of the current version and a
@@ -192,38 +291,43 @@ impl<T> Container<T> {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Container::from_value(&pool, 7);
-    /// let v = c.acquire();
+    /// let v = c.acquire(); // a `Guard<u32>`
     /// assert_eq!(*v, 7);
+    /// let o = OptionContainer::empty(&pool);
+    /// assert!(o.acquire().is_none()); // an `Option<Guard<u32>>`
     /// ```
     #[doc(alias = "load")]
     #[inline]
     #[must_use = "a guard that is dropped at once reads nothing"]
-    pub fn acquire(&self) -> Guard<T> {
-        self.raw.acquire().expect(NEVER_EMPTY)
+    pub fn acquire(&self) -> F::Wrap<Guard<T>> {
+        Self::wrap(self.raw.acquire())
     }
 
-    /// Calls `f` with the current version and drops the guard afterwards; Go's
-    /// `WithAcquire`.
+    /// Calls `f` with the current version (for an [`OptionContainer`], `None` while it is
+    /// empty) and drops the guard afterwards; Go's `WithAcquire`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
     /// let c = Container::from_value(&pool, vec![1, 2]);
     /// assert_eq!(c.with_acquire(|v| v.len()), 2);
+    /// let o = OptionContainer::empty(&pool);
+    /// assert_eq!(o.with_acquire(|v| v.map(Vec::len)), None);
     /// ```
-    pub fn with_acquire<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.acquire())
+    pub fn with_acquire<R>(&self, f: impl FnOnce(F::Wrap<&T>) -> R) -> R {
+        let current = self.raw.acquire();
+        f(Self::wrap(current.as_deref()))
     }
 
     /// An object from the container's pool, to fill and pass to
-    /// [`update`](Container::update); Go's `GetNew`. The same as `self.pool().get()`, which
+    /// [`update`](Self::update); Go's `GetNew`. The same as `self.pool().get()`, which
     /// says what it costs; the pool's other getters serve the other cases:
     /// `self.pool().get_owned()` for an object to fill on another thread or task,
     /// `try_get()` and `get_timeout()` for a pool with a live bound, and `get_async()` (the
@@ -261,9 +365,9 @@ impl<T> Container<T> {
     ///
     /// Readers that acquire after this see `new`. The old version goes on its pool's
     /// retired list and returns to the pool at the first reclamation that finds no guard on
-    /// it: usually the writer's next [`get_new`](Container::get_new) (see
+    /// it: usually the writer's next [`get_new`](Self::get_new) (see
     /// [`reclaim`](crate::reclaim()) for every moment one runs). Concurrent updates are
-    /// allowed; the last one to swap wins, as in Go ([`rcu`](Container::rcu) loses none).
+    /// allowed; the last one to swap wins, as in Go ([`rcu`](Self::rcu) loses none).
     ///
     /// Costs a thread-local lookup (the writer's share of the pool), one atomic increment
     /// of the pool handle (a version keeps its pool alive), a clock read, one atomic swap
@@ -276,7 +380,7 @@ impl<T> Container<T> {
     /// long as readers visibly hold the plain ones retired beside it, if any), and its
     /// readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader thread
     /// stores it back plain. Never waits for a reader; no allocation at steady state.
-    /// Subscribers ([`subscribe`](Container::subscribe)): one load when the container never
+    /// Subscribers ([`subscribe`](Self::subscribe)): one load when the container never
     /// had one; otherwise one atomic read-modify-write more, and, if some are waiting, a
     /// lock and a wake-up of each, on this thread.
     ///
@@ -303,9 +407,10 @@ impl<T> Container<T> {
         self.raw.update(new);
     }
 
-    /// Publishes `new` like [`update`](Container::update) and returns a (counted) guard on
-    /// the version it replaced; arc-swap's `swap`. Costs an `update` and one atomic
-    /// increment of the old version's count.
+    /// Publishes `new` like [`update`](Self::update) and returns a (counted) guard on
+    /// the version it replaced (for an [`OptionContainer`], `None` if it was empty);
+    /// arc-swap's `swap`. Costs an `update` and one atomic increment of the old version's
+    /// count.
     ///
     /// # Panics
     ///
@@ -314,33 +419,37 @@ impl<T> Container<T> {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Container::from_value(&pool, 1);
     /// let old = c.swap(pool.adopt(2));
     /// assert_eq!((*old, *c.acquire()), (1, 2));
+    /// let o = OptionContainer::empty(&pool);
+    /// assert!(o.swap(pool.adopt(1)).is_none());
+    /// assert_eq!(o.swap(pool.adopt(2)).as_deref(), Some(&1));
     /// ```
     #[must_use = "use `update` if the old version is not needed"]
     #[track_caller]
-    pub fn swap<P: Publishable<T>>(&self, new: P) -> Guard<T> {
-        self.raw.swap(new).expect(NEVER_EMPTY)
+    pub fn swap<P: Publishable<T>>(&self, new: P) -> F::Wrap<Guard<T>> {
+        Self::wrap(self.raw.swap(new))
     }
 
-    /// Publishes `new` only if the current version is still the one `expected` reads;
-    /// otherwise gives `new` back untouched, for the caller to refill and retry. For
-    /// writers that manage their own retries; [`rcu`](Container::rcu) is the loop most
-    /// want.
+    /// Publishes `new` only if the current version is still the one `expected` reads (for
+    /// an [`OptionContainer`], `None`: the container is still empty); otherwise gives `new`
+    /// back untouched, for the caller to refill and retry. For writers that manage their
+    /// own retries; [`rcu`](Self::rcu) is the loop most want.
     ///
     /// A guard keeps its version from going back to the pool, so the comparison cannot be
     /// fooled by a reused object at the same address (no ABA).
     ///
-    /// Costs: an [`update`](Container::update) whose swap is a compare-and-swap; on failure,
+    /// Costs: an [`update`](Self::update) whose swap is a compare-and-swap; on failure,
     /// the pool handle's increment and decrement and nothing else (no allocation).
     ///
     /// # Errors
     ///
-    /// `Err(new)` if another version was published since `expected` was acquired.
+    /// `Err(new)` if another version was published (or the container emptied) since
+    /// `expected` was acquired.
     ///
     /// # Panics
     ///
@@ -349,7 +458,7 @@ impl<T> Container<T> {
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Container::from_value(&pool, 1);
@@ -361,23 +470,28 @@ impl<T> Container<T> {
     /// *next = *seen + 10;
     /// assert!(c.compare_and_swap(&seen, next).is_ok());
     /// assert_eq!(*c.acquire(), 12);
+    ///
+    /// let o = OptionContainer::empty(&pool);
+    /// assert!(o.compare_and_swap(None, pool.adopt(1)).is_ok()); // was empty
+    /// assert!(o.compare_and_swap(None, pool.adopt(2)).is_err()); // is not any more
     /// ```
     #[doc(alias = "cas")]
     #[track_caller]
     pub fn compare_and_swap<P: Publishable<T>>(
         &self,
-        expected: &Guard<T>,
+        expected: F::Wrap<&Guard<T>>,
         new: P,
     ) -> Result<(), P> {
         self.raw
-            .compare_and_swap(Some(Guard::version(expected)), new)
+            .compare_and_swap(F::unwrap(expected).map(Guard::version), new)
     }
 
     /// Read-copy-update: fills an object from the pool from the current version with
     /// `f(current, next)` and publishes it, retrying on the newer version if another writer
     /// updated in between, so that concurrent `rcu`s never lose an update (a read through
-    /// [`acquire`](Container::acquire) then an [`update`](Container::update) can). Returns
-    /// what the successful call of `f` returned.
+    /// [`acquire`](Self::acquire) then an [`update`](Self::update) can). Returns
+    /// what the successful call of `f` returned (for an [`OptionContainer`], `None` if it
+    /// is empty: `f` is not called).
     ///
     /// `next` comes from the pool, already reset: to make it a copy of `current` without
     /// allocating, reuse its buffers, e.g. with
@@ -386,7 +500,7 @@ impl<T> Container<T> {
     /// `f` may run more than once; each retry gets a freshly reset object.
     ///
     /// Costs: per attempt, an `acquire`, a `get_new`, `f`, and a compare-and-swap; the
-    /// successful one costs what an [`update`](Container::update) does.
+    /// successful one costs what an [`update`](Self::update) does.
     ///
     /// `f` is given both versions, and `next` is whatever the pool's reset left in it: with
     /// a reset that keeps the contents, `next` holds an older version, which `f` may bring
@@ -423,8 +537,8 @@ impl<T> Container<T> {
     /// ```
     #[doc(alias = "read_copy_update")]
     #[track_caller]
-    pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> R {
-        self.raw.rcu(f).expect(NEVER_EMPTY)
+    pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> F::Wrap<R> {
+        Self::wrap(self.raw.rcu(f))
     }
 
     /// The pool this container's versions come from.
@@ -443,97 +557,33 @@ impl<T> Container<T> {
         self.raw.pool()
     }
 
-    /// Gives up the container, returning a (counted) guard on its last version, which its
-    /// [`Subscriber`]s keep reading as at its drop.
+    /// Gives up the container, returning a (counted) guard on its last version (for an
+    /// [`OptionContainer`], `None` if it is empty), which its [`Subscriber`]s keep reading
+    /// as at its drop.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(String::new, String::clear);
     /// let c = Container::from_value(&pool, String::from("last"));
     /// let last = c.into_inner();
     /// assert_eq!(&*last, "last");
+    /// assert!(OptionContainer::empty(&pool).into_inner().is_none());
     /// ```
     #[must_use = "the last version goes back to the pool if the guard is dropped"]
-    pub fn into_inner(self) -> Guard<T> {
+    pub fn into_inner(self) -> F::Wrap<Guard<T>> {
         let mut raw = self.raw;
         // Before the take: the subscribers keep this version, not an empty container.
         raw.close_subscribers();
-        raw.take().expect(NEVER_EMPTY)
+        Self::wrap(raw.take())
     }
 }
-
-/// Shows the current version, as `RwLock`'s `Debug` shows its value.
-impl<T: fmt::Debug> fmt::Debug for Container<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Container")
-            .field("current", &*self.acquire())
-            .field("pool", self.raw.pool())
-            .finish()
-    }
-}
-
-/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{Container, Recycled};
-///
-/// let c: Container<Recycled<Vec<String>>> = Container::default();
-/// let mut next = c.get_new();
-/// next.push("a".into());
-/// c.update(next);
-/// assert_eq!(c.acquire().len(), 1);
-/// ```
-impl<T: Recycle + Default> Default for Container<Recycled<T>> {
-    fn default() -> Self {
-        Container::from_value(&Pool::default(), Recycled::default())
-    }
-}
-
-/// A container that may be empty, like Go's: reads return an `Option`. Made empty by
-/// [`empty`](OptionContainer::empty) (Go's `NewEmptyContainer`) or emptied by
-/// [`take`](OptionContainer::take) (Go's `Update(nil)`). Everything else is as in
-/// [`Container`], with the same costs; arc-swap's `ArcSwapOption` is the model.
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{OptionContainer, Pool};
-///
-/// let pool = Pool::new(String::new, String::clear);
-/// let c = OptionContainer::empty(&pool);
-/// assert!(c.acquire().is_none());
-/// let mut next = c.get_new();
-/// next.push_str("first");
-/// c.update(next);
-/// assert_eq!(c.acquire().as_deref().map(String::as_str), Some("first"));
-/// let last = c.take();
-/// assert!(c.is_empty() && last.is_some());
-/// ```
-///
-/// # Send and Sync
-///
-/// As [`Container`].
-pub struct OptionContainer<T> {
-    raw: Raw<T>,
-}
-
-// SAFETY: as for `Container`.
-unsafe impl<T: Send + Sync> Send for OptionContainer<T> {}
-// SAFETY: as for `Container`.
-unsafe impl<T: Send + Sync> Sync for OptionContainer<T> {}
-
-// As for `Container`.
-impl<T: RefUnwindSafe> UnwindSafe for OptionContainer<T> {}
-impl<T: RefUnwindSafe> RefUnwindSafe for OptionContainer<T> {}
 
 impl<T> OptionContainer<T> {
-    /// Makes an empty container: [`acquire`](OptionContainer::acquire) returns `None` until
-    /// the first [`update`](OptionContainer::update). Go's `NewEmptyContainer`.
+    /// Makes an empty container: [`acquire`](ContainerAny::acquire) returns `None` until
+    /// the first [`update`](ContainerAny::update). Go's `NewEmptyContainer`.
     ///
     /// # Examples
     ///
@@ -546,207 +596,7 @@ impl<T> OptionContainer<T> {
     /// ```
     #[must_use = "a container that is dropped at once publishes nothing"]
     pub fn empty(pool: &Pool<T>) -> OptionContainer<T> {
-        OptionContainer {
-            raw: Raw::empty(pool),
-        }
-    }
-
-    /// Makes a container whose current version is `init`, as [`Container::new`].
-    ///
-    /// # Panics
-    ///
-    /// If `init` did not come from `pool`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = OptionContainer::new(&pool, pool.adopt(3));
-    /// assert_eq!(c.acquire().as_deref(), Some(&3));
-    /// ```
-    #[must_use = "a container that is dropped at once publishes nothing"]
-    #[track_caller]
-    pub fn new<P: Publishable<T>>(pool: &Pool<T>, init: P) -> OptionContainer<T> {
-        OptionContainer {
-            raw: Raw::new(pool, init),
-        }
-    }
-
-    /// Makes a container whose current version is `value`, as [`Container::from_value`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = OptionContainer::from_value(&pool, 3);
-    /// assert!(!c.is_empty());
-    /// ```
-    #[must_use = "a container that is dropped at once publishes nothing"]
-    pub fn from_value(pool: &Pool<T>, value: T) -> OptionContainer<T> {
-        OptionContainer::new(pool, pool.adopt(value))
-    }
-
-    /// A guard on the current version, or `None` while the container is empty; Go's
-    /// `Acquire`, arc-swap's `load`. Costs as [`Container::acquire`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::from_value(&pool, 7);
-    /// assert_eq!(*c.acquire().expect("not empty"), 7);
-    /// ```
-    #[doc(alias = "load")]
-    #[inline]
-    #[must_use = "a guard that is dropped at once reads nothing"]
-    pub fn acquire(&self) -> Option<Guard<T>> {
-        self.raw.acquire()
-    }
-
-    /// Calls `f` with the current version (or `None` while empty) and drops the guard
-    /// afterwards; Go's `WithAcquire`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(Vec::<u8>::new, Vec::clear);
-    /// let c = OptionContainer::empty(&pool);
-    /// assert_eq!(c.with_acquire(|v| v.map(Vec::len)), None);
-    /// ```
-    pub fn with_acquire<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
-        f(self.acquire().as_deref())
-    }
-
-    /// An object from the container's pool, as [`Container::get_new`] (which says when it
-    /// can wait).
-    ///
-    /// # Panics
-    ///
-    /// As [`Pool::get`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(String::new, String::clear);
-    /// let c = OptionContainer::empty(&pool);
-    /// let mut next = c.get_new();
-    /// next.push_str("v1");
-    /// c.update(next);
-    /// assert!(!c.is_empty());
-    /// ```
-    #[must_use = "the object goes straight back to the pool if it is dropped"]
-    #[track_caller]
-    pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool().get()
-    }
-
-    /// Publishes `new` as the current version, as [`Container::update`] (which says what it
-    /// costs); Go's `Update`, arc-swap's `store`.
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::empty(&pool);
-    /// c.update(pool.adopt(5));
-    /// assert_eq!(c.acquire().as_deref(), Some(&5));
-    /// ```
-    #[doc(alias = "store")]
-    #[track_caller]
-    pub fn update<P: Publishable<T>>(&self, new: P) {
-        self.raw.update(new);
-    }
-
-    /// Publishes `new` and returns a guard on the version it replaced (`None` if the
-    /// container was empty), as [`Container::swap`].
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::empty(&pool);
-    /// assert!(c.swap(pool.adopt(1)).is_none());
-    /// assert_eq!(c.swap(pool.adopt(2)).as_deref(), Some(&1));
-    /// ```
-    #[must_use = "use `update` if the old version is not needed"]
-    #[track_caller]
-    pub fn swap<P: Publishable<T>>(&self, new: P) -> Option<Guard<T>> {
-        self.raw.swap(new)
-    }
-
-    /// Publishes `new` only if the current version is still the one `expected` reads
-    /// (`None`: the container is still empty), as [`Container::compare_and_swap`].
-    ///
-    /// # Errors
-    ///
-    /// `Err(new)` if the container changed since `expected` was acquired.
-    ///
-    /// # Panics
-    ///
-    /// If `new` came from a pool other than this container's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::empty(&pool);
-    /// assert!(c.compare_and_swap(None, pool.adopt(1)).is_ok()); // was empty
-    /// assert!(c.compare_and_swap(None, pool.adopt(2)).is_err()); // is not any more
-    /// ```
-    #[doc(alias = "cas")]
-    #[track_caller]
-    pub fn compare_and_swap<P: Publishable<T>>(
-        &self,
-        expected: Option<&Guard<T>>,
-        new: P,
-    ) -> Result<(), P> {
-        self.raw.compare_and_swap(expected.map(Guard::version), new)
-    }
-
-    /// Read-copy-update, as [`Container::rcu`]; `None` if the container is empty (`f` is
-    /// not called).
-    ///
-    /// # Panics
-    ///
-    /// If `f` panics, or as [`Pool::get`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::from_value(&pool, 1);
-    /// assert_eq!(c.rcu(|cur, next| { *next = cur + 1; *next }), Some(2));
-    /// ```
-    #[doc(alias = "read_copy_update")]
-    #[track_caller]
-    pub fn rcu<R>(&self, f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
-        self.raw.rcu(f)
+        Self::from_raw(Raw::empty(pool))
     }
 
     /// Empties the container and returns a guard on the version it held; Go's
@@ -785,42 +635,6 @@ impl<T> OptionContainer<T> {
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
-
-    /// The pool this container's versions come from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = OptionContainer::empty(&pool);
-    /// assert_eq!(c.pool().stats().created, 0);
-    /// ```
-    #[must_use]
-    pub fn pool(&self) -> &Pool<T> {
-        self.raw.pool()
-    }
-
-    /// Gives up the container, returning a guard on its last version (`None` if empty),
-    /// which its [`Subscriber`]s keep reading as at its drop.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::from_value(&pool, 4);
-    /// assert_eq!(c.into_inner().as_deref(), Some(&4));
-    /// ```
-    #[must_use = "the last version goes back to the pool if the guard is dropped"]
-    pub fn into_inner(self) -> Option<Guard<T>> {
-        let mut raw = self.raw;
-        // As for `Container::into_inner`.
-        raw.close_subscribers();
-        raw.take()
-    }
 }
 
 /// A container that always holds a version, seen as one that may be empty. The
@@ -840,16 +654,57 @@ impl<T> From<Container<T>> for OptionContainer<T> {
         let mut raw = c.raw;
         // Its subscribers are a `Container`'s: they keep the version it holds now.
         raw.close_subscribers();
-        OptionContainer { raw }
+        OptionContainer::from_raw(raw)
     }
 }
 
-/// Shows the current version (or `None`), as `RwLock<Option<T>>`'s `Debug` would.
-impl<T: fmt::Debug> fmt::Debug for OptionContainer<T> {
+/// Shows the current version as [`acquire`](ContainerAny::acquire) returns it (for an
+/// [`OptionContainer`], an `Option`), as `RwLock`'s `Debug` shows its value.
+impl<T: fmt::Debug, F: Flavour> fmt::Debug for ContainerAny<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OptionContainer")
-            .field("current", &self.acquire().as_deref())
-            .field("pool", self.raw.pool())
-            .finish()
+        let current = self.raw.acquire();
+        let mut out = f.debug_struct(F::NAME);
+        match current.as_deref() {
+            // As this flavour's `acquire` returns it: the value, or an `Option` of it.
+            Some(value) if !F::MAY_BE_EMPTY => out.field("current", value),
+            current => out.field("current", &current),
+        };
+        out.field("pool", self.raw.pool()).finish()
+    }
+}
+
+/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Recycled};
+///
+/// let c: Container<Recycled<Vec<String>>> = Container::default();
+/// let mut next = c.get_new();
+/// next.push("a".into());
+/// c.update(next);
+/// assert_eq!(c.acquire().len(), 1);
+/// ```
+impl<T: Recycle + Default> Default for ContainerAny<Recycled<T>, NonEmpty> {
+    fn default() -> Self {
+        Container::from_value(&Pool::default(), Recycled::default())
+    }
+}
+
+#[cfg(test)]
+#[cfg(not(loom))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_current_version_as_acquire_returns_it() {
+        let pool = Pool::new(|| 0u32, |n| *n = 0);
+        let c = Container::from_value(&pool, 1);
+        assert!(format!("{c:?}").starts_with("Container { current: 1, pool: "));
+        let o = OptionContainer::from_value(&pool, 2);
+        assert!(format!("{o:?}").starts_with("OptionContainer { current: Some(2), pool: "));
+        drop(o.take());
+        assert!(format!("{o:?}").starts_with("OptionContainer { current: None, pool: "));
     }
 }

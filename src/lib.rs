@@ -29,7 +29,8 @@ mod serialize;
 mod sync;
 
 pub use container::{
-    Cache, Closed, Container, Guard, MappedGuard, OptionContainer, Subscriber, Watched,
+    Cache, Closed, Container, ContainerAny, Flavour, Guard, MappedGuard, MaybeEmpty, NonEmpty,
+    OptionContainer, Subscriber, Watched,
 };
 #[cfg(loom)]
 pub use reclaim::loom_orphans_pass;

@@ -18,7 +18,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::{Container, Guard, MappedGuard, OptionContainer, OwnedPooled, Pooled};
+use crate::{ContainerAny, Flavour, Guard, MappedGuard, OwnedPooled, Pooled};
 
 /// The version the guard reads, as serde's impl for `Arc<T>` serializes the `T`.
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
@@ -52,25 +52,28 @@ impl<T: Serialize> Serialize for OwnedPooled<T> {
     }
 }
 
-/// The current version, read under a guard for the duration of the call.
+/// The current version, read under a guard for the duration of the call, as
+/// [`acquire`](ContainerAny::acquire) returns it: for an
+/// [`OptionContainer`](crate::OptionContainer), as `Option<T>` serializes (`None` while
+/// empty).
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<T: Serialize> Serialize for Container<T> {
+impl<T: Serialize, F: Flavour> Serialize for ContainerAny<T, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.acquire().serialize(serializer)
-    }
-}
-
-/// The current version, or `None` (as `Option<T>` serializes) while empty.
-#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<T: Serialize> Serialize for OptionContainer<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.acquire().serialize(serializer)
+        self.with_acquire(|current| match F::unwrap(current) {
+            // As this flavour's `acquire` returns it: the value, or an `Option` of it.
+            Some(value) if !F::MAY_BE_EMPTY => value.serialize(serializer),
+            current => current.serialize(serializer),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+    use std::fmt;
+
+    use serde::ser::Impossible;
+    use serde::{Serialize, Serializer};
 
     use crate::{Container, Guard, OptionContainer, Pool};
 
@@ -116,5 +119,94 @@ mod tests {
         next.insert("b".into(), 2);
         c.update(next);
         assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"b":2}"#);
+    }
+
+    /// A serializer of `u32`s and options of them that says which calls it got, to tell
+    /// `Some(1)` from `1` (which JSON writes alike); refuses everything else.
+    struct Calls;
+
+    /// The methods of [`Calls`] that refuse.
+    macro_rules! refuse {
+        ($($name:ident($($arg:ty),*) -> $ok:ty;)*) => {
+            $(fn $name(self, $(_: $arg),*) -> Result<$ok, fmt::Error> {
+                Err(fmt::Error)
+            })*
+        };
+    }
+
+    impl Serializer for Calls {
+        type Ok = String;
+        type Error = fmt::Error;
+        type SerializeSeq = Impossible<String, fmt::Error>;
+        type SerializeTuple = Impossible<String, fmt::Error>;
+        type SerializeTupleStruct = Impossible<String, fmt::Error>;
+        type SerializeTupleVariant = Impossible<String, fmt::Error>;
+        type SerializeMap = Impossible<String, fmt::Error>;
+        type SerializeStruct = Impossible<String, fmt::Error>;
+        type SerializeStructVariant = Impossible<String, fmt::Error>;
+
+        fn serialize_u32(self, v: u32) -> Result<String, fmt::Error> {
+            Ok(v.to_string())
+        }
+        fn serialize_none(self) -> Result<String, fmt::Error> {
+            Ok("none".into())
+        }
+        fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<String, fmt::Error> {
+            Ok(format!("some({})", v.serialize(Calls)?))
+        }
+        fn serialize_newtype_struct<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: &T,
+        ) -> Result<String, fmt::Error> {
+            Err(fmt::Error)
+        }
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<String, fmt::Error> {
+            Err(fmt::Error)
+        }
+        refuse! {
+            serialize_bool(bool) -> String;
+            serialize_i8(i8) -> String;
+            serialize_i16(i16) -> String;
+            serialize_i32(i32) -> String;
+            serialize_i64(i64) -> String;
+            serialize_u8(u8) -> String;
+            serialize_u16(u16) -> String;
+            serialize_u64(u64) -> String;
+            serialize_f32(f32) -> String;
+            serialize_f64(f64) -> String;
+            serialize_char(char) -> String;
+            serialize_str(&str) -> String;
+            serialize_bytes(&[u8]) -> String;
+            serialize_unit() -> String;
+            serialize_unit_struct(&'static str) -> String;
+            serialize_unit_variant(&'static str, u32, &'static str) -> String;
+            serialize_seq(Option<usize>) -> Self::SerializeSeq;
+            serialize_tuple(usize) -> Self::SerializeTuple;
+            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+            serialize_tuple_variant(&'static str, u32, &'static str, usize)
+                -> Self::SerializeTupleVariant;
+            serialize_map(Option<usize>) -> Self::SerializeMap;
+            serialize_struct(&'static str, usize) -> Self::SerializeStruct;
+            serialize_struct_variant(&'static str, u32, &'static str, usize)
+                -> Self::SerializeStructVariant;
+        }
+    }
+
+    #[test]
+    fn a_container_serializes_its_value_and_an_option_container_an_option() {
+        let pool = Pool::new(|| 0u32, |n| *n = 0);
+        let c = Container::from_value(&pool, 1);
+        assert_eq!(c.serialize(Calls).unwrap(), "1");
+        let o = OptionContainer::from_value(&pool, 2);
+        assert_eq!(o.serialize(Calls).unwrap(), "some(2)");
+        drop(o.take());
+        assert_eq!(o.serialize(Calls).unwrap(), "none");
     }
 }

@@ -108,7 +108,7 @@ use std::time::Duration;
 
 #[cfg(all(feature = "async", not(loom)))]
 use super::wakers::{Slot, Wakers};
-use super::{Container, Guard, OptionContainer};
+use super::{ContainerAny, Flavour, Guard};
 use crate::sync::{self, AtomicU64, Condvar, Deadline, Mutex, Ordering};
 
 /// `Signal::state`: the container is gone; `Signal::last` holds its last version.
@@ -250,7 +250,7 @@ impl<T> Signal<T> {
 }
 
 /// The error of a [`Subscriber`]'s wait once its container is gone and the subscriber has
-/// seen its last version: the container was dropped, turned into an [`OptionContainer`] or
+/// seen its last version: the container was dropped, turned into an [`OptionContainer`](crate::OptionContainer) or
 /// the other way, or given up with `into_inner`. [`Subscriber::acquire`] returns it only
 /// while an owned subscriber's container is unreachable and has not handed its last
 /// version over yet (see [`Subscriber`]).
@@ -280,8 +280,8 @@ impl fmt::Display for Closed {
 
 impl Error for Closed {}
 
-/// The containers a [`Subscriber`] watches: [`Container<T>`] and [`OptionContainer<T>`],
-/// for code generic over both (`fn f<C: Watched>(sub: &Subscriber<'_, C>)`). Sealed: no
+/// The containers a [`Subscriber`] watches: [`Container<T>`](crate::Container) and [`OptionContainer<T>`](crate::OptionContainer)
+/// (each a [`ContainerAny<T, F>`](ContainerAny)), for code generic over both (`fn f<C: Watched>(sub: &Subscriber<'_, C>)`). Sealed: no
 /// other type implements it.
 ///
 /// # Examples
@@ -303,11 +303,7 @@ pub trait Watched: sealed::Sealed {
     type Object;
 }
 
-impl<T> Watched for Container<T> {
-    type Object = T;
-}
-
-impl<T> Watched for OptionContainer<T> {
+impl<T, F: Flavour> Watched for ContainerAny<T, F> {
     type Object = T;
 }
 
@@ -316,8 +312,7 @@ mod sealed {
     /// Implemented by the containers only; not nameable outside the crate.
     pub trait Sealed {}
 
-    impl<T> Sealed for super::Container<T> {}
-    impl<T> Sealed for super::OptionContainer<T> {}
+    impl<T, F: super::Flavour> Sealed for super::ContainerAny<T, F> {}
 }
 
 /// How a subscriber reaches its container.
@@ -350,8 +345,8 @@ impl<C> Handle<'_, C> {
 }
 
 /// A reader-side handle on a container that remembers the last version it saw and can wait
-/// for the next one: `tokio::sync::watch::Receiver`'s role, for a [`Container`] or an
-/// [`OptionContainer`] (`C`), from their `subscribe` (borrowing the container, for one in a
+/// for the next one: `tokio::sync::watch::Receiver`'s role, for a [`Container`](crate::Container) or an
+/// [`OptionContainer`](crate::OptionContainer) (`C`), from their `subscribe` (borrowing the container, for one in a
 /// `static` or shared by reference: `'a` is the borrow) or `subscribe_owned` (on an `Arc`,
 /// without keeping it alive: `'a` is `'static`).
 ///
@@ -787,12 +782,13 @@ impl<T> Drop for Changed<'_, T> {
     }
 }
 
-impl<T> Subscriber<'_, Container<T>> {
-    /// A guard on the current version, marked seen: the container's
-    /// [`acquire`](Container::acquire) plus the subscriber's bookkeeping (one load; for an
-    /// owned subscriber, the `Weak`'s upgrade and drop: two atomic read-modify-writes).
-    /// Once the container is gone, a guard on its last version (one load, a lock and an
-    /// atomic increment).
+impl<T, F: Flavour> Subscriber<'_, ContainerAny<T, F>> {
+    /// A guard on the current version (for an [`OptionContainer`](crate::OptionContainer), `None` while it is
+    /// empty), marked seen: the container's [`acquire`](ContainerAny::acquire) plus the
+    /// subscriber's bookkeeping (one load; for an owned subscriber, the `Weak`'s upgrade
+    /// and drop: two atomic read-modify-writes). Once the container is gone, a guard on its
+    /// last version (one load, a lock and an atomic increment; for an `OptionContainer`,
+    /// `None` if it was empty then).
     ///
     /// # Errors
     ///
@@ -804,7 +800,7 @@ impl<T> Subscriber<'_, Container<T>> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Arc::new(Container::from_value(&pool, 1));
@@ -813,54 +809,37 @@ impl<T> Subscriber<'_, Container<T>> {
     /// c.update(pool.adopt(2));
     /// drop(c);
     /// assert_eq!(*sub.acquire().unwrap(), 2);
-    /// ```
-    pub fn acquire(&mut self) -> Result<Guard<T>, Closed> {
-        // A `Container`'s signal closes with a version: never `None`.
-        self.read(|c| Some(c.acquire()))?.ok_or(Closed)
-    }
-}
-
-impl<T> Subscriber<'_, OptionContainer<T>> {
-    /// A guard on the current version (`None` while the container is empty), marked seen;
-    /// as [`Subscriber::<Container<T>>::acquire`](Subscriber::acquire). Once the container
-    /// is gone, a guard on its last version (`None` if it was empty then).
     ///
-    /// # Errors
-    ///
-    /// As [`Subscriber::<Container<T>>::acquire`](Subscriber::acquire).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::empty(&pool);
-    /// let mut sub = c.subscribe();
+    /// let o = OptionContainer::empty(&pool);
+    /// let mut sub = o.subscribe();
     /// assert!(sub.acquire().unwrap().is_none());
-    /// c.update(pool.adopt(1));
+    /// o.update(pool.adopt(1));
     /// sub.wait_changed().unwrap();
     /// assert_eq!(sub.acquire().unwrap().as_deref(), Some(&1));
     /// ```
-    pub fn acquire(&mut self) -> Result<Option<Guard<T>>, Closed> {
-        self.read(OptionContainer::acquire)
+    pub fn acquire(&mut self) -> Result<F::Wrap<Guard<T>>, Closed> {
+        let current = self.read(|c| c.raw.acquire())?;
+        // `None` only where the flavour cannot return it: a `Container`'s signal closes
+        // with a version, so this is unreachable there.
+        F::wrap(current).ok_or(Closed)
     }
 }
 
-impl<T> Container<T> {
+impl<T, F: Flavour> ContainerAny<T, F> {
     /// A [`Subscriber`] to this container that borrows it: a handle that remembers the
     /// last version it saw (the current one, at first) and waits for the next;
     /// `watch::Sender::subscribe`. For a container in a `static` (e.g. a `LazyLock`) or
     /// shared by reference (`thread::scope`); on an `Arc` whose subscriber must own its
     /// handle (to move it to a spawned thread), see
-    /// [`subscribe_owned`](Container::subscribe_owned). See [`Subscriber`] for what it
+    /// [`subscribe_owned`](ContainerAny::subscribe_owned). See [`Subscriber`] for what it
     /// costs (the first subscriber of a container allocates its signal; a container nobody
-    /// subscribed to pays one load per publication).
+    /// subscribed to pays one load per publication). Emptying an [`OptionContainer`](crate::OptionContainer)
+    /// ([`take`](ContainerAny::take)) is a change too.
     ///
     /// # Examples
     ///
     /// ```
-    /// use poolswap::{Container, Pool};
+    /// use poolswap::{Container, OptionContainer, Pool};
     ///
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Container::from_value(&pool, 1);
@@ -868,15 +847,21 @@ impl<T> Container<T> {
     /// c.update(pool.adopt(2));
     /// sub.wait_changed().unwrap(); // returns at once: 2 was published since
     /// assert_eq!(*sub.acquire().unwrap(), 2);
+    ///
+    /// let o = OptionContainer::from_value(&pool, 1);
+    /// let mut sub = o.subscribe();
+    /// drop(o.take());
+    /// assert_eq!(sub.has_changed(), Ok(true));
+    /// assert!(sub.acquire().unwrap().is_none());
     /// ```
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe(&self) -> Subscriber<'_, Container<T>> {
+    pub fn subscribe(&self) -> Subscriber<'_, Self> {
         Subscriber::new(Handle::Borrowed(self), self.raw.subscribe())
     }
 
     /// A [`Subscriber`] to this container that owns its handle, as
-    /// [`subscribe`](Container::subscribe) otherwise: it holds a `Weak` on this `Arc`, so
-    /// it may go to another thread and does not keep the container alive. Once the
+    /// [`subscribe`](ContainerAny::subscribe) otherwise: it holds a `Weak` on this `Arc`,
+    /// so it may go to another thread and does not keep the container alive. Once the
     /// container is gone, its last version stays readable (see [`Subscriber`]).
     ///
     /// # Examples
@@ -898,53 +883,7 @@ impl<T> Container<T> {
     /// ```
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
     #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, Container<T>>
-    where
-        T: 'static,
-    {
-        Subscriber::new(Handle::Owned(Arc::downgrade(self)), self.raw.subscribe())
-    }
-}
-
-impl<T> OptionContainer<T> {
-    /// A [`Subscriber`] to this container that borrows it, as [`Container::subscribe`];
-    /// emptying it ([`take`](OptionContainer::take)) is a change too.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = OptionContainer::from_value(&pool, 1);
-    /// let mut sub = c.subscribe();
-    /// drop(c.take());
-    /// assert_eq!(sub.has_changed(), Ok(true));
-    /// assert!(sub.acquire().unwrap().is_none());
-    /// ```
-    #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe(&self) -> Subscriber<'_, OptionContainer<T>> {
-        Subscriber::new(Handle::Borrowed(self), self.raw.subscribe())
-    }
-
-    /// A [`Subscriber`] to this container that owns its handle, as
-    /// [`Container::subscribe_owned`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use poolswap::{OptionContainer, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u32, |n| *n = 0);
-    /// let c = Arc::new(OptionContainer::from_value(&pool, 1));
-    /// let mut sub = c.subscribe_owned();
-    /// drop(c);
-    /// assert_eq!(sub.acquire().unwrap().as_deref(), Some(&1));
-    /// ```
-    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    #[must_use = "a subscriber that is dropped at once waits for nothing"]
-    pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, OptionContainer<T>>
+    pub fn subscribe_owned(self: &Arc<Self>) -> Subscriber<'static, Self>
     where
         T: 'static,
     {
