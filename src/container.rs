@@ -254,7 +254,7 @@ impl<T> Container<T> {
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     #[track_caller]
     pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool().get()
+        self.raw.pool().writer().get()
     }
 
     /// Publishes `new` as the current version; Go's `Update`, arc-swap's `store`.
@@ -647,7 +647,7 @@ impl<T> OptionContainer<T> {
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     #[track_caller]
     pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool().get()
+        self.raw.pool().writer().get()
     }
 
     /// Publishes `new` as the current version, as [`Container::update`] (which says what it
