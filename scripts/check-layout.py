@@ -27,11 +27,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "src"
 # Lowest first. The first path segment under `crate` names the layer.
 LAYERS = [
     {"sync"},
-    {"recycle"},
     {"refcount"},
     {"reclaim"},
     {"pool"},
     {"container"},
+    {"recycle"},
     {"oplog"},
     {"serialize", "compile_fail_tests", ""},
 ]

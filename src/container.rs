@@ -30,7 +30,6 @@ pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
 pub use self::subscribe::{Closed, Subscriber, Watched};
 use crate::pool::{Pool, Pooled, Publishable};
-use crate::recycle::{Recycle, Recycled};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
 /// replaceable without allocating. Always holds a version: reads return a [`Guard`], not an
@@ -472,25 +471,6 @@ impl<T: fmt::Debug> fmt::Debug for Container<T> {
             .field("current", &*self.acquire())
             .field("pool", self.raw.pool())
             .finish()
-    }
-}
-
-/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{Container, Recycled};
-///
-/// let c: Container<Recycled<Vec<String>>> = Container::default();
-/// let mut next = c.get_new();
-/// next.push("a".into());
-/// c.update(next);
-/// assert_eq!(c.acquire().len(), 1);
-/// ```
-impl<T: Recycle + Default> Default for Container<Recycled<T>> {
-    fn default() -> Self {
-        Container::from_value(&Pool::default(), Recycled::default())
     }
 }
 

@@ -101,7 +101,6 @@ pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{PoolLocal, PoolNode, Shared};
 use self::wait_blocking::{NoObject, Wait};
 pub(crate) use self::writer::Writer;
-use crate::recycle::{Recycle, Recycled};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
@@ -835,28 +834,6 @@ impl<T> fmt::Debug for Pool<T> {
             .field("max_live", &self.shared.max_live)
             .field("created", &stats.created)
             .finish_non_exhaustive()
-    }
-}
-
-/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
-/// object's free lists), with the default bounds: what a pool of `Recycled` values almost
-/// always is. Other types have no `Default` pool: only their user knows how to reset them.
-///
-/// # Examples
-///
-/// ```
-/// use std::collections::HashMap;
-/// use poolswap::{Pool, Recycled};
-///
-/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
-/// let mut map = pool.get();
-/// map.insert("k".into(), "v".into());
-/// drop(map);
-/// assert!(pool.get().is_empty()); // reset on the way out
-/// ```
-impl<T: Recycle + Default> Default for Pool<Recycled<T>> {
-    fn default() -> Self {
-        Pool::new(Recycled::default, Recycled::clear)
     }
 }
 
