@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 use super::{FreeLists, Recycle};
 use crate::{Container, Pool};
 
-/// A value plus its own [`FreeLists`]: a pooled [`Container`](crate::Container) version whose
+/// A value plus its own [`FreeLists`]: a pooled [`Container`] version whose
 /// reset keeps the nested buffers.
 ///
 /// [`clear`](Recycled::clear) moves the value's nested buffers into its free lists and ends
