@@ -10,6 +10,13 @@ from its parts; the parts' uses of the front file's items are edges. Paths throu
 re-exports (`crate::Container`) resolve to the file that defines the item.
 
 Layers, lowest first: a file may use its own layer and the layers below it.
+
+The op log talks to the pool only through the pool's writer side (`pool::Writer`, described
+in `src/pool.rs`): a file of the op log (`src/oplog.rs`, `src/oplog/`) may not import from
+`src/reclaim/`, and no file outside `src/pool/` may name a pool item marked
+`// layout: one caller` (a comment just above its `fn`, among its docs and attributes): the
+getters behind `Writer`. A marked method (`&self`) is named by `.name(` or `::name`, a marked
+associated function by `::name`.
 Usage: scripts/check-layout.py [--graph]   Standard library only.
 """
 import pathlib
@@ -20,11 +27,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "src"
 # Lowest first. The first path segment under `crate` names the layer.
 LAYERS = [
     {"sync"},
-    {"recycle"},
     {"refcount"},
     {"reclaim"},
     {"pool"},
     {"container"},
+    {"recycle"},
     {"oplog"},
     {"serialize", "compile_fail_tests", ""},
 ]
@@ -168,6 +175,38 @@ for m, outs in edges.items():
             problems.append(f"no layer for {name(m) if lm is None else name(t)}: add it to LAYERS")
         elif lt > lm:
             problems.append(f"upward import: {name(m)} -> {name(t)}")
+
+# The op log reaches the pool and reclamation only through `pool::Writer`.
+OPLOG = {m for m in files if m[:1] == ("oplog",)}
+for m in OPLOG:
+    for t in edges[m]:
+        if t[:1] == ("reclaim",):
+            problems.append(f"op log past the pool's writer side: {name(m)} -> {name(t)}")
+
+ONE_CALLER = {}  # fn name -> (defining file, whether it takes `self`)
+for m, p in files.items():
+    if m[:1] != ("pool",):
+        continue
+    lines = p.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"\s*//\s*layout:\s*one caller\b", line):
+            continue
+        for follow in lines[i + 1:]:
+            f = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?fn\s+(\w+)[^(]*\(\s*(&?\s*(?:'\w+\s+)?(?:mut\s+)?self\b)?", follow)
+            if f:
+                ONE_CALLER[f.group(1)] = (name(m), bool(f.group(2)))
+                break
+            if not re.match(r"\s*(///|//|#\[)", follow):
+                problems.append(f"{name(m)}: `// layout: one caller` above no fn")
+                break
+for m, p in files.items():
+    if m[:1] == ("pool",):
+        continue
+    text = strip(p.read_text())
+    for fn, (home, method) in ONE_CALLER.items():
+        pattern = rf"(\.\s*{fn}\s*\(|::\s*{fn}\b)" if method else rf"::\s*{fn}\b"
+        if re.search(pattern, text):
+            problems.append(f"{name(m)} names `{fn}` ({home}), marked for one caller: use pool::Writer")
 
 # Cycles: Tarjan's strongly connected components.
 index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]

@@ -39,7 +39,6 @@ pub use self::guard::{Guard, MappedGuard};
 use self::raw::Raw;
 pub use self::subscribe::{Closed, Subscriber, Watched};
 use crate::pool::{Pool, Pooled, Publishable};
-use crate::recycle::{Recycle, Recycled};
 
 /// The current version of a heavy, read-mostly object, readable without waiting and
 /// replaceable without allocating. Always holds a version: reads return a [`Guard`], not an
@@ -358,7 +357,7 @@ impl<T, F: Flavour> ContainerAny<T, F> {
     #[must_use = "the object goes straight back to the pool if it is dropped"]
     #[track_caller]
     pub fn get_new(&self) -> Pooled<'_, T> {
-        self.raw.pool().get()
+        self.raw.pool().writer().get()
     }
 
     /// Publishes `new` as the current version; Go's `Update`, arc-swap's `store`.
@@ -670,25 +669,6 @@ impl<T: fmt::Debug, F: Flavour> fmt::Debug for ContainerAny<T, F> {
             current => out.field("current", &current),
         };
         out.field("pool", self.raw.pool()).finish()
-    }
-}
-
-/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
-///
-/// # Examples
-///
-/// ```
-/// use poolswap::{Container, Recycled};
-///
-/// let c: Container<Recycled<Vec<String>>> = Container::default();
-/// let mut next = c.get_new();
-/// next.push("a".into());
-/// c.update(next);
-/// assert_eq!(c.acquire().len(), 1);
-/// ```
-impl<T: Recycle + Default> Default for ContainerAny<Recycled<T>, NonEmpty> {
-    fn default() -> Self {
-        Container::from_value(&Pool::default(), Recycled::default())
     }
 }
 

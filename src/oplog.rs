@@ -138,7 +138,7 @@ use std::time::Duration;
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
-use crate::{Container, Pooled};
+use crate::Container;
 
 use segments::Segments;
 
@@ -146,6 +146,7 @@ mod drop_reports;
 mod dropping;
 mod op_log_builder;
 mod ops;
+mod publish;
 mod segments;
 mod shared_map;
 mod spare;
@@ -649,156 +650,11 @@ where
             return self.head;
         }
         self.forget_dropped_versions();
-        let OpLog {
-            container,
-            log,
-            pending,
-            head,
-            base,
-            versions,
-            max_ops,
-            passes_seen,
-            dropping,
-            max_wait,
-            copy_time,
-            published,
-            retired,
-            wait_backoff,
-            stats,
-            ..
-        } = self;
         // Zeroed for the call: if an operation panics, the batch is dropped (by the next
         // append) rather than left to panic again at the next publish.
-        let batch = std::mem::take(pending);
-        // The version the last publish retired (lag 1) is usually still on the retired
-        // list, its reader long gone: reclaim it first, so that the pool hands it out
-        // rather than an older idle one (module docs, "What it costs": when this pass
-        // runs). Whatever a pass that ended since the last publish returned, it has
-        // already.
-        let list = container.pool().retired_list();
-        if list.has_pending() && list.passes_ended() == *passes_seen {
-            // Worth a heavy barrier when the op log is long: without the pass, the writer
-            // would take the idle version, which lacks what the op log holds.
-            list.reclaim_unless_heavy(log.len() >= HEAVY_PASS_OPS);
-        }
-        // Readers that acquired it just before the last swap are about to let go of it.
-        wait::for_retired(list, *retired, *max_wait, wait_backoff, stats);
-        // The freshest version back from the readers, else whatever idle one the pool has
-        // (a pass first, if need be), never one from the factory: that would cost a full
-        // copy.
-        let pool = container.pool();
-        let mut next = pool.get_returned().or_else(|| pool.get_unless_new());
-        // None, or one that lacks more than the op log holds (a reader held it past
-        // `max_ops`, and a reclamation just returned it): a full copy here. For one out of
-        // reach, another idle version within reach is taken instead, and this one kept as
-        // the pool's victim; if none is idle, a pass, with the heavy barrier if need be
-        // (still far cheaper than a full copy), may return the version the last publish
-        // retired. (For none, the getter looked everywhere and ran its pass already.)
-        // Failing that, the publish waits for readers to let go of one, as long as a full
-        // copy would take, then copies (`oplog/wait.rs`: rent or buy); with a zero
-        // `max_wait`, at once.
-        if next.as_ref().map_or(true, |v| out_of_reach(v.seq, *base)) {
-            let found = next.is_some().then(|| {
-                spare::take_within_reach(pool, *base, stats).or_else(|| {
-                    list.reclaim_unless_heavy(true)?;
-                    spare::take_within_reach(pool, *base, stats)
-                })
-            });
-            let within = found.flatten().or_else(|| {
-                let rent = if max_wait.is_zero() {
-                    Duration::ZERO
-                } else {
-                    (*copy_time).max(*max_wait)
-                };
-                wait::for_within_reach(pool, list, *base, rent, stats)
-            });
-            if let Some(within) = within {
-                if let Some(out) = next.replace(within) {
-                    Pooled::put_in_depot_as_victim(out);
-                    stats.set_aside += 1;
-                }
-            }
-        }
-        // Still none: the factory's, copied whole below.
-        let mut next = next.unwrap_or_else(|| pool.get_made());
-        let had = next.seq;
-        if !out_of_reach(had, *base) && had + 1 < *head {
-            stats.stale_takes += 1;
-        }
-        // This version is the writer's now: the op log no longer keeps anything for it.
-        spare::forget(versions, had);
-        // Until it is whole again: should an operation panic, the version goes back to the
-        // pool marked for a full copy, not with half a batch applied.
-        next.seq = UNSYNCED;
-        let from = if out_of_reach(had, *base) {
-            // A full copy of the current version, then whatever it lacks. The current
-            // version is normally at `head`; it is older only if someone published into
-            // the container around the writer (module docs).
-            let current = container.acquire();
-            *copy_time = timed(|| next.value.sync_from(&current.value));
-            stats.full_syncs += 1;
-            current.seq
-        } else {
-            had
-        };
-        // Replay (from, head]. Operations of batches no other version lacks (numbered at
-        // most `others`: every other version holds them) are applied for the last time, by
-        // value, and leave the op log; those this version holds too (numbered at most
-        // `from`) are dropped, or set apart to be dropped over later publishes if there are
-        // many.
-        let others = versions.front().copied().unwrap_or(*head);
-        if log.len() > dropping::DROP_AT_ONCE {
-            let n = lack_start(log, from.min(others));
-            dropping::set_apart(log, base, dropping, n);
-        }
-        while let Some(&(n, _)) = log.front() {
-            if n > others {
-                break;
-            }
-            let (n, op) = log.pop_front().expect("front was just seen");
-            if n > from {
-                next.value.absorb_owned(op);
-                stats.applied += 1;
-            }
-            *base = (*base).max(n);
-        }
-        // What is left is numbered above `others`, the new batch (`head + 1`) last. The
-        // version lacks all of it unless it is fresher than another version (`from >
-        // others`); then its lack usually begins a batch or two from the end.
-        let start = lack_start(log, from);
-        // The new batch among them: every other version lacks it, so it is applied by
-        // reference and stays in the op log.
-        next.value
-            .absorb_all(log.range(start..log.len()).map(|(_, op)| op));
-        stats.applied += (log.len() - start) as u64;
-        stats.appended += batch as u64;
-        let seq = *head + 1;
-        next.seq = seq;
-        let addr = Pooled::node_addr(&next);
-        container.update(next);
-        *retired = std::mem::replace(published, addr);
-        // After the update: a pass that ends from now on may have taken the version it
-        // retired off the list.
-        *passes_seen = list.passes_ended();
-        // The version just replaced (numbered `head`) may come back from the pool.
-        versions.push_back(*head);
-        *head = seq;
-        stats.publishes += 1;
-        // Bound the op log: drop the oldest batches (never the current one), and forget the
-        // versions that lacked them; those get a full copy if they come back.
-        while log.len() > *max_ops {
-            match log.front() {
-                Some(&(n, _)) if n < seq => {
-                    log.pop_front();
-                    stats.truncated += 1;
-                    *base = (*base).max(n);
-                }
-                _ => break,
-            }
-        }
-        while versions.front().is_some_and(|&v| v < *base) {
-            versions.pop_front();
-        }
+        let batch = std::mem::take(&mut self.pending);
+        // Take a version, catch it up, apply the batch, swap it in (`publish.rs`).
+        let seq = self.publish_batch(batch);
         // Some version may lag more than the spare lag: perhaps an idle one.
         self.catch_up_spare(batch);
         // About twice what the catch-up replays: the operations set apart go faster than

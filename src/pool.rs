@@ -40,7 +40,8 @@
 //! | `builder.rs` | [`PoolBuilder`] |
 //! | `version.rs` | `Version`: a container's handle on a node, its one door into the pool |
 //! | `pooled.rs` | [`Pooled`], [`OwnedPooled`], [`Publishable`]: the checked-out objects |
-//! | `get_idle.rs` | crate-private getters that hand out idle objects only |
+//! | `writer.rs` | [`Writer`]: the writer's side, what container and op log writers ask (below) |
+//! | `get_idle.rs` | getters that hand out idle objects only, behind `Writer` |
 //! | `idle.rs` | `trim`, `clear`, `prefill` and `spawn_trimmer`: the idle objects as a user manages them |
 //! | `shared.rs` | `Shared`, the state every handle shares: put, return of retired versions, the live bound, close |
 //! | `wait_async.rs` | `get_async` and the `poolswap-reclaim` thread (feature `async`) |
@@ -50,6 +51,30 @@
 //! | `budget.rs` | `IdleBudget`: the idle bound's permits |
 //! | `decay.rs` | `Decay`: the period grid and the clock |
 //! | `wait_blocking.rs` | `Wait`: how long a getter at the live bound waits |
+//!
+//! # The writer's side
+//!
+//! Whatever writes a container's versions (a [`Container`](crate::Container)'s `get_new`,
+//! `rcu` and `update`, and the op log's `publish`) asks the pool and its reclamation
+//! through one crate-private interface, [`Writer`] (`pool.writer()`), never through the
+//! retired list or a getter of its own:
+//!
+//! - **take** a version: [`Pool::get`]'s (idle, else after a pass, else new), the one
+//!   returned last to this thread's depot (usually the version published last but one),
+//!   any idle one without a pass or the factory, or any but a new one;
+//! - **build** one from the factory, whatever is idle (a writer for which an idle version
+//!   is worth no more than a new one, having looked already);
+//! - **put** one **back** on top of this thread's depot, or **set** it **aside** as a victim
+//!   (taken only when nothing else is idle), or **discard** it;
+//! - **retire** the version an update replaced, and look at the retired versions: whether
+//!   any is pending, whether a given one still is, whether a hazard slot seems to hold it,
+//!   and pass over them (optionally only when no heavy barrier is needed).
+//!
+//! A bounded wait for a retired version is built from those looks and passes by the writer
+//! that wants one (the op log's `publish`: its module docs, "What it costs"); the pool
+//! itself never waits for a reader. The getters behind `Writer` are private to the pool and
+//! marked `// layout: one caller`: `scripts/check-layout.py` fails if a file outside
+//! `src/pool/` names one, or if the op log imports from `src/reclaim/`.
 
 use std::fmt;
 use std::time::Duration;
@@ -68,13 +93,14 @@ pub(crate) mod version;
 #[cfg(all(feature = "async", not(loom)))]
 mod wait_async;
 mod wait_blocking;
+mod writer;
 
 pub use self::builder::PoolBuilder;
 use self::depot::NodePtr;
 pub use self::pooled::{OwnedPooled, Pooled, Publishable};
 use self::shared::{PoolLocal, PoolNode, Shared};
 use self::wait_blocking::{NoObject, Wait};
-use crate::recycle::{Recycle, Recycled};
+pub(crate) use self::writer::Writer;
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// A pool of reusable objects: Go's `sync.Pool` plus a reset function, with reference
@@ -328,11 +354,6 @@ impl<T: Send + 'static> Pool<T> {
 }
 
 impl<T> Pool<T> {
-    /// The retired list of the pool's container versions, for a container's `retire`.
-    pub(crate) fn retired_list(&self) -> &'static crate::reclaim::List {
-        self.shared.retired
-    }
-
     /// The end of every hit that leaves the magazine's fast path: resets `node` and hands
     /// it out, counting the hit on `local` (the calling thread's share, if it has one);
     /// `None` if the reset discarded it (`shared.reset` then dropped it). Costs the reset
@@ -559,7 +580,8 @@ impl<T> Pool<T> {
     /// returned; `None` if there is none (every object is checked out or still held by
     /// readers), or the pool has a live bound. For the op log, whose factory's versions
     /// cost a full copy. Costs as `get`'s slow path without the factory.
-    pub(crate) fn get_unless_new(&self) -> Option<Pooled<'_, T>> {
+    // layout: one caller (`Writer::take_unless_new`)
+    fn get_unless_new(&self) -> Option<Pooled<'_, T>> {
         if self.shared.max_live.is_some() {
             return None;
         }
@@ -572,7 +594,8 @@ impl<T> Pool<T> {
     /// factory, whatever is idle. For the op log once [`get_unless_new`](Pool::get_unless_new)
     /// and its wait found nothing. Costs the factory and a node (the empty nodes' lock, or
     /// an allocation).
-    pub(crate) fn get_made(&self) -> Pooled<'_, T> {
+    // layout: one caller (`Writer::build`; and `get` here)
+    fn get_made(&self) -> Pooled<'_, T> {
         debug_assert!(
             self.shared.max_live.is_none(),
             "a bounded pool waits instead"
@@ -798,28 +821,6 @@ impl<T> fmt::Debug for Pool<T> {
             .field("max_live", &self.shared.max_live)
             .field("created", &stats.created)
             .finish_non_exhaustive()
-    }
-}
-
-/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
-/// object's free lists), with the default bounds: what a pool of `Recycled` values almost
-/// always is. Other types have no `Default` pool: only their user knows how to reset them.
-///
-/// # Examples
-///
-/// ```
-/// use std::collections::HashMap;
-/// use poolswap::{Pool, Recycled};
-///
-/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
-/// let mut map = pool.get();
-/// map.insert("k".into(), "v".into());
-/// drop(map);
-/// assert!(pool.get().is_empty()); // reset on the way out
-/// ```
-impl<T: Recycle + Default> Default for Pool<Recycled<T>> {
-    fn default() -> Self {
-        Pool::new(Recycled::default, Recycled::clear)
     }
 }
 

@@ -396,7 +396,7 @@ impl<T> Raw<T> {
     pub(super) fn rcu<R>(&self, mut f: impl FnMut(&T, &mut T) -> R) -> Option<R> {
         let mut current = self.acquire()?;
         loop {
-            let mut next = self.pool.get();
+            let mut next = self.pool.writer().get();
             let result = f(&current, &mut next);
             match self.compare_and_swap(Some(Guard::version(&current)), next) {
                 Ok(()) => return Some(result),
@@ -495,7 +495,7 @@ impl<T> Raw<T> {
         // store that publishes, and once dropped never comes back), so every protection
         // that succeeded loaded the tagged value and re-loaded it after a full fence
         // (`acquire_fenced`): `fenced` is as `retired` requires.
-        unsafe { reclaim::retire(self.pool.retired_list(), old.retired(fenced)) }
+        unsafe { self.pool.writer().retire(old, fenced) }
     }
 
     /// [`retire`](Self::retire), keeping a counted guard on `old` for the caller.

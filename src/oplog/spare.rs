@@ -50,7 +50,8 @@
 use std::collections::VecDeque;
 
 use super::{out_of_reach, Absorb, OpLog, OpLogStats, Segments, Versioned, UNSYNCED};
-use crate::{Pool, Pooled};
+use crate::pool::Writer;
+use crate::Pooled;
 
 impl<T, O> OpLog<T, O>
 where
@@ -101,8 +102,8 @@ where
         // lag that much again (or one came back elsewhere). Without this, each publish took
         // every idle version out of the pool and put it back (a take and a depot lock
         // each) for nothing.
-        let pool = container.pool();
-        let returned = pool.returned_hint();
+        let writer = container.pool().writer();
+        let returned = writer.returned_len_hint();
         let retry = (*spare_lag / 2).clamp(1, (*max_ops / SPARE_RETRY_DIVISOR).max(1));
         if let Some(missed) = *spare_missed {
             if missed.stalest == stalest
@@ -122,7 +123,7 @@ where
         // alone, the stalest was never reached and fell out of the op log's reach (a late
         // full copy).
         // None is staler than `stalest`: the search ends there.
-        let (mut passed, taken) = take_idle(pool, Some(stalest));
+        let (mut passed, taken) = take_idle(writer, Some(stalest));
         // The stalest of them within the op log's reach, if it lags more than the spare
         // lag: the version the last publish retired, also among them, lags a batch or two.
         let spare_at = passed[..taken]
@@ -142,7 +143,7 @@ where
                 // dropped rather than caught up. Unsynced, its drop reports nothing; it was
                 // forgotten above.
                 spare.seq = UNSYNCED;
-                Pooled::discard(spare);
+                writer.discard(spare);
             } else {
                 if listed {
                     let limit = chunk(batch, spares);
@@ -151,17 +152,17 @@ where
                 // Back to the pool first: the versions passed over go back on top of it,
                 // the one seen first last, as they were. To this thread's depot, not its
                 // magazine: should the writer move to another thread, it finds them there.
-                Pooled::put_in_depot(spare);
+                writer.put_back(spare);
             }
         }
         for version in passed.iter_mut().rev().filter_map(Option::take) {
-            put_back(version, *base, stats);
+            put_back(writer, version, *base, stats);
         }
         // What the depot holds with the versions passed over back in it.
         *spare_missed = missed.then(|| SpareMissed {
             stalest,
             appended: stats.appended,
-            returned: pool.returned_hint(),
+            returned: writer.returned_len_hint(),
         });
     }
 }
@@ -225,17 +226,16 @@ where
                 stats,
                 ..
             } = self;
-            let pool = container.pool();
-            let list = pool.retired_list();
-            if list.has_pending() {
-                list.reclaim_unless_heavy(true);
+            let writer = container.pool().writer();
+            if writer.retired_pending() {
+                writer.reclaim_unless_heavy(true);
             }
             // Every version the op log keeps operations for is up to date (a second call,
             // or none retired since): nothing to take out of the pool.
             if versions.front().map_or(true, |&v| v >= *head) {
                 break 'replay;
             }
-            let (mut idle, taken) = take_idle(pool, None);
+            let (mut idle, taken) = take_idle(writer, None);
             let idle = &mut idle[..taken];
             // Stalest first: its catch-up applies by value what no other version lacks.
             idle.sort_unstable_by_key(|v| v.as_ref().map_or(u64::MAX, |v| v.seq));
@@ -251,7 +251,7 @@ where
             // (the next publish takes it); any the op log can no longer serve below the
             // others, as victims.
             for version in idle.iter_mut().filter_map(Option::take) {
-                put_back(version, *base, stats);
+                put_back(writer, version, *base, stats);
             }
             // What the spare's catch-up saw last is stale now.
             *spare_missed = None;
@@ -279,11 +279,11 @@ pub(super) fn forget(versions: &mut VecDeque<u64>, seq: u64) -> bool {
 }
 
 /// Up to [`SPARES_LOOKED_PAST`] idle versions taken out of the pool
-/// ([`Pool::get_idle_anywhere`]: no pass, no factory), in the order the pool hands them
-/// out, and how many; the search stops after one numbered `stop_at`, if given. The caller
-/// puts them back ([`put_back`]).
+/// ([`Writer::take_idle`]: no pass, no factory), in the order the pool hands them out,
+/// and how many; the search stops after one numbered `stop_at`, if given. The caller puts
+/// them back ([`put_back`]).
 fn take_idle<T>(
-    pool: &Pool<Versioned<T>>,
+    writer: Writer<'_, Versioned<T>>,
     stop_at: Option<u64>,
 ) -> (
     [Option<Pooled<'_, Versioned<T>>>; SPARES_LOOKED_PAST],
@@ -292,7 +292,7 @@ fn take_idle<T>(
     let mut idle: [Option<Pooled<'_, Versioned<T>>>; SPARES_LOOKED_PAST] = Default::default();
     let mut taken = 0;
     for slot in &mut idle {
-        let Some(version) = pool.get_idle_anywhere() else {
+        let Some(version) = writer.take_idle() else {
             break;
         };
         let last = Some(version.seq) == stop_at;
@@ -308,12 +308,17 @@ fn take_idle<T>(
 /// Puts `version` back in this thread's depot; one out of the op log's reach (numbered
 /// before `base`) goes below the others, as a victim (counted in `stats.set_aside`): kept
 /// for a publish that finds nothing else idle (`take_within_reach`), not taken first.
-fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogStats) {
+fn put_back<'p, T>(
+    writer: Writer<'p, Versioned<T>>,
+    version: Pooled<'p, Versioned<T>>,
+    base: u64,
+    stats: &mut OpLogStats,
+) {
     if out_of_reach(version.seq, base) {
-        Pooled::put_in_depot_as_victim(version);
+        writer.set_aside(version);
         stats.set_aside += 1;
     } else {
-        Pooled::put_in_depot(version);
+        writer.put_back(version);
     }
 }
 
@@ -323,16 +328,16 @@ fn put_back<T>(version: Pooled<'_, Versioned<T>>, base: u64, stats: &mut OpLogSt
 /// in `stats.set_aside`), the others within reach passed over on top of this thread's
 /// depot.
 pub(super) fn take_within_reach<'a, T>(
-    pool: &'a Pool<Versioned<T>>,
+    writer: Writer<'a, Versioned<T>>,
     base: u64,
     stats: &mut OpLogStats,
 ) -> Option<Pooled<'a, Versioned<T>>> {
     for _ in 0..SPARES_LOOKED_PAST {
-        let version = pool.get_idle_anywhere()?;
+        let version = writer.take_idle()?;
         if !out_of_reach(version.seq, base) {
             return Some(version);
         }
-        Pooled::put_in_depot_as_victim(version);
+        writer.set_aside(version);
         stats.set_aside += 1;
     }
     None

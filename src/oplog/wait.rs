@@ -35,8 +35,8 @@ use std::time::Duration;
 use std::time::Instant;
 
 use super::{out_of_reach, spare, OpLogStats, Versioned};
-use crate::reclaim::List;
-use crate::{Pool, Pooled};
+use crate::pool::Writer;
+use crate::Pooled;
 
 /// Spins between two looks at the hazard slots while a publish waits: about the time a
 /// lookup holds a guard.
@@ -47,9 +47,10 @@ const SPINS: u32 = 64;
 #[cfg(loom)]
 const LOOM_LOOKS: u32 = 2;
 
-/// Waits until the node at address `retired` (the version the last publish retired) is
-/// off `list`, for at most `max`: spins, looks at the hazard slots without a barrier, and
-/// once no slot seems to hold the version, runs a reclamation pass over `list`, which
+/// Waits until the version named `retired` ([`Writer::retired_name`]: the version the last
+/// publish retired) is off the pool's retired list, for at most `max`: spins, looks at the
+/// hazard slots without a barrier, and once no slot seems to hold the version, runs a
+/// reclamation pass over the list ([`Writer::reclaim`]), which
 /// returns it if no guard holds it. Counts the outcome in `stats` when it waited:
 /// [`OpLogStats::waited`] or [`OpLogStats::wait_timeouts`]. Costs a relaxed load to begin
 /// with, and while anything is retired the list's lock and a scan of the list; per look, a
@@ -57,8 +58,8 @@ const LOOM_LOOKS: u32 = 2;
 /// when nothing is retired; nothing when `max` is zero. Never yields: a thread that gives
 /// up its core while readers keep the cores busy may wait a whole time slice (milliseconds)
 /// for it back, where this wait is for readers in the middle of a lookup.
-pub(super) fn for_retired(
-    list: &'static List,
+pub(super) fn for_retired<T>(
+    writer: Writer<'_, Versioned<T>>,
     retired: usize,
     max: Duration,
     backoff: &mut Backoff,
@@ -69,8 +70,8 @@ pub(super) fn for_retired(
     if max.is_zero()
         || retired == 0
         || backoff.skip()
-        || !list.has_pending()
-        || !list.holds(retired)
+        || !writer.retired_pending()
+        || !writer.still_retired(retired)
     {
         return;
     }
@@ -78,9 +79,9 @@ pub(super) fn for_retired(
     let mut spins = SPINS;
     loop {
         spin(spins);
-        if List::looks_unprotected(retired) {
-            list.reclaim();
-            if !list.holds(retired) {
+        if writer.looks_unprotected(retired) {
+            writer.reclaim();
+            if !writer.still_retired(retired) {
                 stats.waited += 1;
                 backoff.succeeded();
                 return;
@@ -98,7 +99,7 @@ pub(super) fn for_retired(
 }
 
 /// Waits for an idle version within the op log's reach (numbered `base` or later), for at
-/// most `max`: yields, runs a reclamation pass over `list` if anything is retired, and
+/// most `max`: yields, runs a reclamation pass if anything is retired, and
 /// looks for one as [`spare::take_within_reach`] does (putting back those out of reach as
 /// victims); until one is found or the time is up. Counts the outcome in `stats`, as
 /// [`for_retired`] does. For a publish that found every version within reach held, so
@@ -106,8 +107,7 @@ pub(super) fn for_retired(
 /// the module docs). Costs per look a yield, a pass (a barrier and a scan of the hazard
 /// slots) if something is retired, and the takes; nothing when `max` is zero.
 pub(super) fn for_within_reach<'p, T>(
-    pool: &'p Pool<Versioned<T>>,
-    list: &'static List,
+    writer: Writer<'p, Versioned<T>>,
     base: u64,
     max: Duration,
     stats: &mut OpLogStats,
@@ -120,10 +120,10 @@ pub(super) fn for_within_reach<'p, T>(
         // The readers that hold the versions need a core to let go of them: with more
         // busy threads than cores, a spin would hold one of theirs.
         crate::sync::yield_now();
-        if list.has_pending() {
-            list.reclaim();
+        if writer.retired_pending() {
+            writer.reclaim();
         }
-        if let Some(version) = spare::take_within_reach(pool, base, stats) {
+        if let Some(version) = spare::take_within_reach(writer, base, stats) {
             debug_assert!(!out_of_reach(version.seq, base));
             stats.waited += 1;
             return Some(version);

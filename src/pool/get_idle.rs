@@ -1,4 +1,4 @@
-//! Crate-private getters that hand out idle objects only: unlike [`Pool::get`] they never
+//! Getters that hand out idle objects only, for [`Writer`](super::Writer)'s takes: unlike [`Pool::get`] they never
 //! run the factory or a reclamation pass, and return `None` instead. Each says where it
 //! looks. With a live bound they return `None` at once: that pool's getters take live
 //! permits, which these do not.
@@ -18,7 +18,8 @@ impl<T> Pool<T> {
     /// thread has not used the pool yet, or the pool has a live bound. Costs a thread-local
     /// lookup, the depot's lock, one atomic read-modify-write on the idle budget, and the
     /// reset.
-    pub(crate) fn get_returned(&self) -> Option<Pooled<'_, T>> {
+    // layout: one caller (`Writer::take_returned`; and `get_idle_here` here)
+    pub(super) fn get_returned(&self) -> Option<Pooled<'_, T>> {
         let shared = &*self.shared;
         if shared.max_live.is_some() {
             return None;
@@ -52,7 +53,8 @@ impl<T> Pool<T> {
     /// Never reaches another thread's magazine. `None` if all of those are empty (or seem
     /// so), or the pool has a live bound. Costs as [`get_returned`](Pool::get_returned),
     /// then a relaxed load per other thread's share and a lock of one with something idle.
-    pub(crate) fn get_idle_anywhere(&self) -> Option<Pooled<'_, T>> {
+    // layout: one caller (`Writer::take_idle`)
+    pub(super) fn get_idle_anywhere(&self) -> Option<Pooled<'_, T>> {
         if let Some(found) = self.get_idle_here() {
             return Some(found);
         }
@@ -73,7 +75,8 @@ impl<T> Pool<T> {
     /// How many objects the calling thread's depot holds, as a relaxed hint (possibly
     /// stale): where [`get_returned`](Pool::get_returned) looks. 0 if the thread has not
     /// used the pool yet. A thread-local lookup and a relaxed load.
-    pub(crate) fn returned_hint(&self) -> usize {
+    // layout: one caller (`Writer::returned_hint`)
+    pub(super) fn returned_hint(&self) -> usize {
         self.shared
             .local_fast()
             .map_or(0, |local| local.depot_len_hint())

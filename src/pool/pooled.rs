@@ -118,7 +118,8 @@ impl<T> Pooled<'_, T> {
     /// steal), and `Pool::get_returned` on this thread hands it out first. Drops it if the
     /// idle bound is reached. Costs the depot's lock, and one atomic read-modify-write on
     /// the idle budget unless a permit is parked there.
-    pub(crate) fn put_in_depot(this: Self) {
+    // layout: one caller (`Writer::put_back`)
+    pub(super) fn put_in_depot(this: Self) {
         Pooled::put_in_list(this, Generation::Primary);
     }
 
@@ -126,7 +127,8 @@ impl<T> Pooled<'_, T> {
     /// takes it only when every primary list it looks at is empty, and the next `trim` or
     /// decay tick drops it. For an object worth keeping for a `get` that finds nothing
     /// else, but not worth handing out first. Costs as `put_in_depot`.
-    pub(crate) fn put_in_depot_as_victim(this: Self) {
+    // layout: one caller (`Writer::set_aside`)
+    pub(super) fn put_in_depot_as_victim(this: Self) {
         Pooled::put_in_list(this, Generation::Victim);
     }
 
@@ -135,7 +137,8 @@ impl<T> Pooled<'_, T> {
     /// reader of its last publication still holds a brief reference, that reader returns
     /// it to the pool instead. For the op log's versions made beyond the ones it keeps.
     /// Costs the object's drop, and one atomic decrement if it was ever published.
-    pub(crate) fn discard(this: Self) {
+    // layout: one caller (`Writer::discard`)
+    pub(super) fn discard(this: Self) {
         let this = std::mem::ManuallyDrop::new(this);
         // SAFETY: the guard owns the node's checked-out reference, and gives it up here:
         // `ManuallyDrop` keeps its drop from giving it back a second time.
@@ -168,7 +171,8 @@ impl<T> Pooled<'_, T> {
     /// The address of the guard's node: what a container's retired list names the object
     /// by once it was published and retired (`List::holds`). Only compared, never
     /// dereferenced.
-    pub(crate) fn node_addr(this: &Self) -> usize {
+    // layout: one caller (`Writer::retired_name`)
+    pub(super) fn node_addr(this: &Self) -> usize {
         this.node.as_ptr() as usize
     }
 }

@@ -1,11 +1,14 @@
-//! [`Recycled<T>`]: a value plus its own free lists, made to be a pooled container version.
+//! [`Recycled<T>`]: a value plus its own free lists, made to be a pooled container version;
+//! and the `Default` pool and container of them (the pool and the container know nothing
+//! of `Recycled`).
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use super::{FreeLists, Recycle};
+use crate::{Container, ContainerAny, NonEmpty, Pool};
 
-/// A value plus its own [`FreeLists`]: a pooled [`Container`](crate::Container) version whose
+/// A value plus its own [`FreeLists`]: a pooled [`Container`] version whose
 /// reset keeps the nested buffers.
 ///
 /// [`clear`](Recycled::clear) moves the value's nested buffers into its free lists and ends
@@ -190,5 +193,48 @@ impl<T: fmt::Debug> fmt::Debug for Recycled<T> {
             .field("value", &self.value)
             .field("free_lists", &self.lists)
             .finish()
+    }
+}
+
+/// A pool of `Recycled<T>` whose reset is [`Recycled::clear`] (the contents go to each
+/// object's free lists), with the default bounds: what a pool of `Recycled` values almost
+/// always is. Other types have no `Default` pool: only their user knows how to reset them.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use poolswap::{Pool, Recycled};
+///
+/// let pool: Pool<Recycled<HashMap<String, String>>> = Pool::default();
+/// let mut map = pool.get();
+/// map.insert("k".into(), "v".into());
+/// drop(map);
+/// assert!(pool.get().is_empty()); // reset on the way out
+/// ```
+impl<T: Recycle + Default> Default for Pool<Recycled<T>> {
+    fn default() -> Self {
+        Pool::new(Recycled::default, Recycled::clear)
+    }
+}
+
+/// A container holding an empty `Recycled<T>`, on a [default pool](Pool::default).
+///
+/// # Examples
+///
+/// ```
+/// use poolswap::{Container, Recycled};
+///
+/// let c: Container<Recycled<Vec<String>>> = Container::default();
+/// let mut next = c.get_new();
+/// next.push("a".into());
+/// c.update(next);
+/// assert_eq!(c.acquire().len(), 1);
+/// ```
+// Written on `ContainerAny`, not the `Container` alias: rustdoc's JSON output (and so
+// scripts/public-api.sh) drops an impl written on an alias.
+impl<T: Recycle + Default> Default for ContainerAny<Recycled<T>, NonEmpty> {
+    fn default() -> Self {
+        Container::from_value(&Pool::default(), Recycled::default())
     }
 }
