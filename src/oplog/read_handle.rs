@@ -49,9 +49,10 @@ impl<T> ReadHandle<T> {
         ReadHandle { container }
     }
 
-    /// A guard on the current version: what [`Container::acquire`] costs (a hazard slot
-    /// and a load, no lock, no allocation). The version stays readable, and out of the
-    /// writer's reach, until the guard is dropped.
+    /// A guard on the current version. Never waits for the writer. Costs what
+    /// [`Container::acquire`] does: two loads and a store to a hazard slot, no atomic
+    /// read-modify-write, no lock, no allocation after the thread's first read. The
+    /// version stays readable, and out of the writer's reach, until the guard is dropped.
     ///
     /// # Examples
     ///
