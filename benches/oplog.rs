@@ -89,7 +89,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use poolswap::oplog::{Absorb as _, ArcPool, MapOp, OpLog, SharedMap};
+use poolswap::oplog::{Absorb as _, ArcPool, MapOp, OpLog, ReadHandle, SharedMap, Versioned};
 use poolswap::{Container, Pool, Recycled};
 
 #[path = "../tests/support/counting_alloc.rs"]
@@ -382,14 +382,33 @@ impl AsMap for Recycled<Map> {
     }
 }
 
-/// A reader thread's handle on a poolswap container: acquires the current version and
-/// looks the key up with `find`.
-struct PsReader<T: Send + Sync + 'static> {
-    container: Arc<Container<T>>,
+/// Where a poolswap reader acquires: a shared container, or an op log's `ReadHandle`.
+trait Acquire<T>: Send + 'static {
+    fn acquire(&self) -> poolswap::Guard<T>;
+}
+
+impl<T: Send + Sync + 'static> Acquire<T> for Arc<Container<T>> {
+    #[inline]
+    fn acquire(&self) -> poolswap::Guard<T> {
+        Container::acquire(self)
+    }
+}
+
+impl<T: Send + Sync + 'static> Acquire<Versioned<T>> for ReadHandle<T> {
+    #[inline]
+    fn acquire(&self) -> poolswap::Guard<Versioned<T>> {
+        ReadHandle::acquire(self)
+    }
+}
+
+/// A reader thread's handle on a poolswap container (`C`: see [`Acquire`]): acquires the
+/// current version and looks the key up with `find`.
+struct PsReader<T: Send + Sync + 'static, C = Arc<Container<T>>> {
+    container: C,
     find: fn(&T, &str) -> bool,
 }
 
-impl<T: Send + Sync + 'static> Reader for PsReader<T> {
+impl<T: Send + Sync + 'static, C: Acquire<T>> Reader for PsReader<T, C> {
     fn lookup(&mut self, key: &str, hold: &dyn Fn()) -> bool {
         let version = self.container.acquire();
         let found = black_box((self.find)(&version, key));
@@ -405,28 +424,40 @@ struct OpLogSys<T: AsMap>(
     OpLog<T, MapOp<String, Vec<String>>>,
     // Held for its lifetime only: the reclaimer runs until the system is dropped.
     #[allow(dead_code)] Option<poolswap::Reclaimer>,
+    // The main thread's reader, made once: `lookup` is timed.
+    ReadHandle<T>,
 );
+
+impl<T: AsMap + poolswap::oplog::Absorb<MapOp<String, Vec<String>>>> OpLogSys<T> {
+    fn new(
+        w: OpLog<T, MapOp<String, Vec<String>>>,
+        reclaimer: Option<poolswap::Reclaimer>,
+    ) -> Self {
+        let r = w.read_handle();
+        OpLogSys(w, reclaimer, r)
+    }
+}
 
 impl<T> System for OpLogSys<T>
 where
     T: AsMap + poolswap::oplog::Absorb<MapOp<String, Vec<String>>> + Default,
 {
-    type Reader = PsReader<poolswap::oplog::Versioned<T>>;
+    type Reader = PsReader<Versioned<T>, ReadHandle<T>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(Op::into_map_op));
         self.0.publish();
     }
     fn lookup(&self, key: &str) -> bool {
-        black_box(self.0.container().acquire().as_map().get(key)).is_some()
+        black_box(self.2.acquire().as_map().get(key)).is_some()
     }
     fn reader(&self) -> Option<Self::Reader> {
         Some(PsReader {
-            container: Arc::clone(self.0.container()),
+            container: self.0.read_handle(),
             find: |v, key| v.as_map().get(key).is_some(),
         })
     }
     fn contents(&self) -> Map {
-        self.0.container().acquire().as_map().clone()
+        self.2.acquire().as_map().clone()
     }
     fn full_syncs(&self) -> Option<u64> {
         Some(self.0.stats().full_syncs)
@@ -454,7 +485,7 @@ where
 struct OpLogIdle(OpLogSys<Map>);
 
 impl System for OpLogIdle {
-    type Reader = PsReader<poolswap::oplog::Versioned<Map>>;
+    type Reader = PsReader<Versioned<Map>, ReadHandle<Map>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.publish(batch);
     }
@@ -493,7 +524,11 @@ type ArcMap = HashMap<Arc<str>, Arc<[String]>>;
 /// `poolswap::oplog` over [`ArcMap`]. The batch's data moves into its `Arc`s inside the
 /// timed publish (one allocation for a removal's key, two for an insertion, which a user
 /// who builds the operations with `Arc`s from the start pays outside it).
-struct OpLogShared(OpLog<ArcMap, MapOp<Arc<str>, Arc<[String]>>>);
+struct OpLogShared(
+    OpLog<ArcMap, MapOp<Arc<str>, Arc<[String]>>>,
+    // The main thread's reader, made once: `lookup` is timed.
+    ReadHandle<ArcMap>,
+);
 
 impl OpLogShared {
     fn new(map: Map) -> OpLogShared {
@@ -501,12 +536,14 @@ impl OpLogShared {
             .into_iter()
             .map(|(k, v)| (Arc::from(k), Arc::from(v)))
             .collect();
-        OpLogShared(OpLog::builder(shared).versions(OPLOG_VERSIONS).build())
+        let w = OpLog::builder(shared).versions(OPLOG_VERSIONS).build();
+        let r = w.read_handle();
+        OpLogShared(w, r)
     }
 }
 
 impl System for OpLogShared {
-    type Reader = PsReader<poolswap::oplog::Versioned<ArcMap>>;
+    type Reader = PsReader<Versioned<ArcMap>, ReadHandle<ArcMap>>;
     fn publish(&mut self, batch: Vec<Op>) {
         self.0.extend(batch.into_iter().map(|op| match op {
             Op::Put(k, v) => MapOp::Insert(Arc::from(k), Arc::from(v)),
@@ -515,16 +552,16 @@ impl System for OpLogShared {
         self.0.publish();
     }
     fn lookup(&self, key: &str) -> bool {
-        black_box(self.0.container().acquire().get(key)).is_some()
+        black_box(self.1.acquire().get(key)).is_some()
     }
     fn reader(&self) -> Option<Self::Reader> {
         Some(PsReader {
-            container: Arc::clone(self.0.container()),
+            container: self.0.read_handle(),
             find: |v, key| v.get(key).is_some(),
         })
     }
     fn contents(&self) -> Map {
-        let version = self.0.container().acquire();
+        let version = self.1.acquire();
         version
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_vec()))
@@ -557,6 +594,8 @@ type RecycledShared = SharedMap<String, Vec<String>>;
 struct OpLogSharedMap {
     w: OpLog<RecycledShared, MapOp<String, Arc<Vec<String>>>>,
     values: Arc<ArcPool<Vec<String>>>,
+    // The main thread's reader, made once: `lookup` is timed.
+    r: ReadHandle<RecycledShared>,
 }
 
 impl OpLogSharedMap {
@@ -564,13 +603,14 @@ impl OpLogSharedMap {
         let w = OpLog::builder(SharedMap::from(map))
             .versions(OPLOG_VERSIONS)
             .build();
-        let values = Arc::clone(w.container().acquire().arc_pool());
-        OpLogSharedMap { w, values }
+        let r = w.read_handle();
+        let values = Arc::clone(r.acquire().arc_pool());
+        OpLogSharedMap { w, values, r }
     }
 }
 
 impl System for OpLogSharedMap {
-    type Reader = PsReader<poolswap::oplog::Versioned<RecycledShared>>;
+    type Reader = PsReader<Versioned<RecycledShared>, ReadHandle<RecycledShared>>;
     fn publish(&mut self, batch: Vec<Op>) {
         for op in batch {
             self.w.append(match op {
@@ -581,16 +621,16 @@ impl System for OpLogSharedMap {
         self.w.publish();
     }
     fn lookup(&self, key: &str) -> bool {
-        black_box(self.w.container().acquire().get(key)).is_some()
+        black_box(self.r.acquire().get(key)).is_some()
     }
     fn reader(&self) -> Option<Self::Reader> {
         Some(PsReader {
-            container: Arc::clone(self.w.container()),
+            container: self.w.read_handle(),
             find: |v, key| v.get(key).is_some(),
         })
     }
     fn contents(&self) -> Map {
-        let version = self.w.container().acquire();
+        let version = self.r.acquire();
         version
             .iter()
             .map(|(k, v)| (k.to_string(), Vec::clone(v)))
@@ -1643,11 +1683,11 @@ fn main() {
             };
         }
         system!("floor (HashMap in place, unshared)", Floor);
-        system!("poolswap OpLog<HashMap>", |m| OpLogSys(
+        system!("poolswap OpLog<HashMap>", |m| OpLogSys::new(
             OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
             None
         ));
-        system!("poolswap OpLog<HashMap> (OpLog::new)", |m| OpLogSys(
+        system!("poolswap OpLog<HashMap> (OpLog::new)", |m| OpLogSys::new(
             if wait_us.is_none() && new_versions.is_none() {
                 OpLog::new(m)
             } else {
@@ -1663,19 +1703,19 @@ fn main() {
             None
         ));
         if n == HELD_N || smoke {
-            system!("poolswap OpLog<HashMap>, 4 versions", |m| OpLogSys(
+            system!("poolswap OpLog<HashMap>, 4 versions", |m| OpLogSys::new(
                 OpLog::builder(m).versions(OPLOG_VERSIONS + 1).build(),
                 None
             ));
         }
         system!(
             "poolswap OpLog<HashMap>, catch_up between publishes (untimed)",
-            |m| OpLogIdle(OpLogSys(
+            |m| OpLogIdle(OpLogSys::new(
                 OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
                 None
             ))
         );
-        system!("poolswap OpLog<Recycled<HashMap>>", |m| OpLogSys(
+        system!("poolswap OpLog<Recycled<HashMap>>", |m| OpLogSys::new(
             OpLog::builder(Recycled::new(m))
                 .versions(OPLOG_VERSIONS)
                 .build(),
@@ -1689,7 +1729,7 @@ fn main() {
             "poolswap OpLog<SharedMap> (shared values, reused)",
             OpLogSharedMap::new
         );
-        system!("poolswap OpLog<HashMap> + Reclaimer", |m| OpLogSys(
+        system!("poolswap OpLog<HashMap> + Reclaimer", |m| OpLogSys::new(
             OpLog::builder(m).versions(OPLOG_VERSIONS).build(),
             Some(poolswap::Reclaimer::spawn().expect("spawn the reclaimer"))
         ));

@@ -99,13 +99,13 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hasher as _};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use counting_alloc::Snapshot;
-use poolswap::oplog::{MapOp, OpLog, OpLogStats, Versioned};
-use poolswap::{Container, Recycled};
+use poolswap::oplog::{MapOp, OpLog, OpLogStats, ReadHandle, Versioned};
+use poolswap::Recycled;
 
 #[global_allocator]
 static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
@@ -507,7 +507,7 @@ struct ReaderReport {
 /// One reader: three lookups per guard until `stop` (see the module docs). Allocates
 /// nothing in its loop.
 fn reader(
-    container: &Container<Versioned<Index>>,
+    container: &ReadHandle<Index>,
     plan: &Plan,
     seed: u64,
     start: &Barrier,
@@ -586,7 +586,7 @@ fn writer(
         // Warm-up: hold a guard on each of the first versions, so that the pool builds
         // (and the writer fully copies) every version the run can have out at once now.
         if b <= hold {
-            held.push(w.container().acquire());
+            held.push(w.read_handle().acquire());
         } else if b == hold + 1 {
             held.clear();
         }
@@ -690,14 +690,14 @@ fn main() -> ExitCode {
     let mut w: OpLog<Index, Op> = OpLog::builder(Recycled::new(initial))
         .versions(args.readers + 2)
         .build();
-    let container = Arc::clone(w.container());
+    let container = w.read_handle();
     let start = Barrier::new(args.readers + 1);
     let stop = AtomicBool::new(false);
     let t0 = Instant::now();
     let (readers, wr, elapsed) = thread::scope(|s| {
         let readers: Vec<_> = (0..args.readers)
             .map(|i| {
-                let (container, plan, start, stop) = (&*container, &plan, &start, &stop);
+                let (container, plan, start, stop) = (&container, &plan, &start, &stop);
                 s.spawn(move || reader(container, plan, i as u64 + 1, start, stop))
             })
             .collect();
@@ -743,7 +743,7 @@ fn report(
     let mut lat = wr.latencies.clone();
     lat.sort_unstable();
     let per = |x: u64, n: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
-    let now = w.container().acquire();
+    let now = w.read_handle().acquire();
     let index: &Index = &now;
     let free_lists = Recycled::free_lists(index).stats();
 

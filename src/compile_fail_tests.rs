@@ -100,6 +100,83 @@
 //! assert_eq!(*sub.acquire().unwrap(), 1); // the last version, handed over at the drop
 //! ```
 //!
+//! # `oplog::ReadHandle`: reads, and cannot publish
+//!
+//! Only the writer publishes. A read handle has no `update` (nor any other writer's method
+//! of a container), gives no access to the container, and does not deref to it; neither
+//! does the subscriber it hands out, and the writer no longer hands out its container. The
+//! version each pin tries to publish is a genuine one, from the op log's pool:
+//!
+//! ```compile_fail,E0599
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! w.read_handle().update(next);
+//! ```
+//! ```compile_fail,E0599
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! w.read_handle().container().update(next);
+//! ```
+//! ```compile_fail,E0614
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! (*w.read_handle()).update(next);
+//! ```
+//! ```compile_fail,E0599
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! w.read_handle().subscribe().update(next);
+//! ```
+//! ```compile_fail,E0599
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! w.container().update(next);
+//! ```
+//!
+//! The twin: the same handle and version, read and let go.
+//!
+//! ```
+//! use poolswap::oplog::{OpLog, VecOp};
+//!
+//! let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::new(Vec::new());
+//! let next = w.pool().get();
+//! drop(next);
+//! let _guard = w.read_handle().acquire();
+//! let _sub = w.read_handle().subscribe();
+//! ```
+//!
+//! # `oplog::ReadHandle`: `Send` and `Sync` need `T: Send + Sync`, as its container
+//!
+//! A handle shares the container (an `Arc`) and hands out guards on any thread (auto
+//! traits, no manual impl):
+//!
+//! ```compile_fail,E0277
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::oplog::ReadHandle<std::cell::Cell<u8>>>();
+//! ```
+//! ```
+//! fn is_send<T: Send>() {}
+//! is_send::<poolswap::oplog::ReadHandle<std::sync::atomic::AtomicU8>>();
+//! ```
+//! ```compile_fail,E0277
+//! fn is_sync<T: Sync>() {}
+//! is_sync::<poolswap::oplog::ReadHandle<std::sync::MutexGuard<'static, u8>>>();
+//! ```
+//! ```
+//! fn is_sync<T: Sync>() {}
+//! is_sync::<poolswap::oplog::ReadHandle<std::sync::Mutex<u8>>>();
+//! ```
+//!
 //! # `Guard` and `MappedGuard`: `Send` and `Sync` need `T: Send + Sync`, as `Arc<T>`
 //!
 //! ```compile_fail,E0277

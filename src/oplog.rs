@@ -7,21 +7,20 @@
 //! container's pool, replays on it the batches that version lacks, applies the new batch,
 //! and swaps it in. A publish then costs the operations applied, not the table.
 //!
-//! Readers are unchanged: the writer's [`container`](OpLog::container) is an ordinary
-//! [`Container<Versioned<T>>`](Container) and a [`Guard`](crate::Guard) on it derefs
-//! (through [`Versioned<T>`]) to `T`: [`acquire`](Container::acquire),
-//! [`Cache`](crate::Cache) and [`Guard::map`](crate::Guard::map) work as for any container,
-//! and a reader sees every operation of a batch or none.
+//! Readers hold a [`ReadHandle`] from the writer ([`OpLog::read_handle`]): it
+//! [`acquire`](ReadHandle::acquire)s and [`subscribe`](ReadHandle::subscribe)s as a
+//! [`Container`] does, and cannot publish. A [`Guard`](crate::Guard) on a version derefs
+//! (through [`Versioned<T>`]) to `T`, [`Guard::map`](crate::Guard::map) works as for any
+//! container, and a reader sees every operation of a batch or none.
 //!
 //! # Example
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use std::sync::Arc;
 //! use poolswap::oplog::{OpLog, MapOp};
 //!
 //! let mut routes = OpLog::new(HashMap::from([("/a", "10.0.0.1")]));
-//! let table = Arc::clone(routes.container()); // what readers share
+//! let table = routes.read_handle(); // what readers share: clone it for each
 //!
 //! routes.append(MapOp::Insert("/b", "10.0.0.2"));
 //! routes.append(MapOp::Remove("/a"));
@@ -133,8 +132,8 @@ use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
-// The readers' handle is std's `Arc`, not the facade's: it is public (`container()`), and
-// it only shares the container, whose own atomics are the facade's (loom's under loom).
+// The readers' handle shares the container through std's `Arc`, not the facade's: it only
+// shares it, and the container's own atomics are the facade's (loom's under loom).
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
@@ -147,6 +146,7 @@ mod dropping;
 mod op_log_builder;
 mod ops;
 mod publish;
+mod read_handle;
 mod segments;
 mod shared_map;
 mod spare;
@@ -155,6 +155,7 @@ mod wait;
 
 pub use self::op_log_builder::OpLogBuilder;
 pub use self::ops::{MapOp, SetOp, VecOp};
+pub use self::read_handle::ReadHandle;
 pub use self::shared_map::{ArcPool, ArcPoolStats, SharedMap};
 pub use self::stats::OpLogStats;
 
@@ -208,10 +209,10 @@ fn proptest_config() -> proptest::test_runner::Config {
 /// hits.append(HitsOp::Add(2));
 /// hits.append(HitsOp::Add(3));
 /// hits.publish();
-/// assert_eq!(hits.container().acquire().0, 5);
+/// assert_eq!(hits.read_handle().acquire().0, 5);
 /// hits.append(HitsOp::Reset);
 /// hits.publish();
-/// assert_eq!(hits.container().acquire().0, 0);
+/// assert_eq!(hits.read_handle().acquire().0, 0);
 /// ```
 pub trait Absorb<O> {
     /// Applies `op` to this version, which is not the last one to apply it.
@@ -318,7 +319,7 @@ const UNSYNCED: u64 = u64::MAX;
 /// flags.append(SetOp::Insert("dark-mode"));
 /// let n = flags.publish();
 ///
-/// let now = flags.container().acquire();
+/// let now = flags.read_handle().acquire();
 /// assert!(now.contains("dark-mode")); // `HashSet::contains`, through `Versioned`'s `Deref`
 /// assert_eq!(Versioned::seq(&now), n);
 /// ```
@@ -351,13 +352,13 @@ impl<T> Versioned<T> {
     /// use poolswap::oplog::{MapOp, OpLog, Versioned};
     ///
     /// let mut w = OpLog::new(HashMap::new());
-    /// assert_eq!(Versioned::seq(&w.container().acquire()), 0); // the initial value
+    /// assert_eq!(Versioned::seq(&w.read_handle().acquire()), 0); // the initial value
     /// w.append(MapOp::Insert("a", 1));
     /// let first = w.publish();
     /// w.append(MapOp::Insert("b", 2));
     /// let second = w.publish();
     /// assert!(second > first);
-    /// assert_eq!(Versioned::seq(&w.container().acquire()), second);
+    /// assert_eq!(Versioned::seq(&w.read_handle().acquire()), second);
     /// ```
     #[must_use]
     pub fn seq(this: &Versioned<T>) -> u64 {
@@ -410,7 +411,8 @@ impl<T: fmt::Display> fmt::Display for Versioned<T> {
 ///
 /// One writer per container; it is `Send`, so it can move to another thread, and several
 /// threads that write share it behind a lock (`Mutex<OpLog<T, O>>`), as with
-/// left-right's `WriteHandle`. Readers share [`container`](OpLog::container). It is
+/// left-right's `WriteHandle`. Readers hold a [`ReadHandle`] each
+/// ([`read_handle`](OpLog::read_handle)), which cannot publish. It is
 /// `UnwindSafe` and `RefUnwindSafe` when `T` and `O` are: a publish that panics leaves it
 /// usable ([`publish`](OpLog::publish), "Panics").
 ///
@@ -418,13 +420,12 @@ impl<T: fmt::Display> fmt::Display for Versioned<T> {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use std::sync::Arc;
 /// use std::thread;
 /// use poolswap::oplog::{OpLog, MapOp};
 ///
 /// let mut prices = OpLog::new(BTreeMap::from([("apple", 3)]));
 /// let reader = {
-///     let prices = Arc::clone(prices.container());
+///     let prices = prices.read_handle();
 ///     thread::spawn(move || {
 ///         let now = prices.acquire();
 ///         // Both changes or neither.
@@ -526,27 +527,52 @@ impl<T, O> OpLog<T, O>
 where
     T: Absorb<O> + Send + Sync + 'static,
 {
-    /// The container readers share: clone the `Arc` for each reader.
-    ///
-    /// Publish only through the writer. Code that holds the container could publish into
-    /// it with [`Container::update`], but only a version the pool handed out, whose
-    /// contents match its sequence number: readers would see an older table until the
-    /// writer's next publish, never a torn one.
+    /// A handle for a reader: it acquires the versions this writer publishes, and cannot
+    /// publish. An `Arc` clone (one atomic increment); clone the handle for more readers.
+    /// `Send` and `Sync` (`T: Send + Sync` here).
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use poolswap::oplog::{OpLog, VecOp};
     ///
     /// let mut w = OpLog::new(vec![1]);
-    /// let readers = Arc::clone(w.container());
+    /// let readers = w.read_handle();
     /// w.append(VecOp::Push(2));
     /// w.publish();
     /// assert_eq!(readers.acquire().len(), 2);
     /// ```
+    #[must_use]
     #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
-    pub fn container(&self) -> &Arc<Container<Versioned<T>>> {
+    pub fn read_handle(&self) -> ReadHandle<T> {
+        ReadHandle::new(Arc::clone(&self.container))
+    }
+
+    /// The pool the versions come from and go back to: for its
+    /// [`stats`](crate::Pool::stats) and [`trim`](crate::Pool::trim) (or a
+    /// [`spawn_trimmer`](crate::Pool::spawn_trimmer)). No atomic operation; a reader
+    /// cannot reach it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use poolswap::oplog::{OpLog, VecOp};
+    ///
+    /// let w: OpLog<Vec<u8>, VecOp<u8>> = OpLog::builder(Vec::new()).versions(3).build();
+    /// assert_eq!(w.pool().stats().created, 3); // made at build time
+    /// ```
+    #[must_use]
+    pub fn pool(&self) -> &crate::Pool<Versioned<T>> {
+        self.container.pool()
+    }
+
+    /// The container itself, for the loom models (`tests/loom_oplog.rs`), which put a
+    /// [`Cache`](crate::Cache) on it; not in users' builds, where the container is
+    /// reached only through a [`ReadHandle`], which cannot publish.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    #[allow(clippy::disallowed_types)] // std's `Arc`: see the import.
+    pub fn loom_container(&self) -> &Arc<Container<Versioned<T>>> {
         &self.container
     }
 
@@ -562,7 +588,7 @@ where
     /// let mut w = OpLog::new(Vec::<u8>::new());
     /// w.append(VecOp::Push(1));
     /// assert_eq!(w.pending(), 1);
-    /// assert!(w.container().acquire().is_empty());
+    /// assert!(w.read_handle().acquire().is_empty());
     /// ```
     pub fn append(&mut self, op: O) {
         if self.pending == 0 {
@@ -582,7 +608,7 @@ where
     /// let mut w = OpLog::new(Vec::new());
     /// w.extend([VecOp::Push('a'), VecOp::Push('b')]);
     /// w.publish();
-    /// assert_eq!(*w.container().acquire(), vec!['a', 'b']);
+    /// assert_eq!(*w.read_handle().acquire(), vec!['a', 'b']);
     /// ```
     pub fn extend(&mut self, ops: impl IntoIterator<Item = O>) {
         if self.pending == 0 {
@@ -642,7 +668,7 @@ where
     /// assert_eq!(w.publish(), 1); // nothing pending
     /// w.append(MapOp::Insert("k", 2));
     /// assert_eq!(w.publish(), 2);
-    /// let now = w.container().acquire();
+    /// let now = w.read_handle().acquire();
     /// assert_eq!((now["k"], Versioned::seq(&now)), (2, 2));
     /// ```
     pub fn publish(&mut self) -> u64 {

@@ -727,6 +727,8 @@ fn public_types_have_the_auto_traits_users_need() {
     assert_send_sync::<Pool<Vec<u8>>>();
     assert_send_sync::<poolswap::Reclaimer>();
     assert_send_sync::<Cache<Vec<u8>, Arc<Container<Vec<u8>>>>>();
+    assert_send_sync::<poolswap::oplog::ReadHandle<Vec<u8>>>();
+    assert_static::<poolswap::oplog::ReadHandle<Vec<u8>>>();
     assert_static::<OwnedPooled<Vec<u8>>>();
     assert_static::<Guard<Vec<u8>>>();
     assert_unwind_safe::<Container<Vec<u8>>>();

@@ -56,7 +56,7 @@ fn publish(w: &mut Writer, n: usize) {
 /// A reader thread that acquires `w`'s container, checks the version, lets it go, and
 /// does it again.
 fn read_twice(w: &Writer) -> thread::JoinHandle<()> {
-    let table = w.container().clone();
+    let table = w.read_handle();
     thread::spawn(move || {
         let g = table.acquire();
         check(&g);
@@ -78,7 +78,7 @@ fn replay_vs_guard_on_the_version_being_reused() {
             publish(&mut w, n);
         }
         reader.join().unwrap();
-        check(&w.container().acquire());
+        check(&w.read_handle().acquire());
     });
 }
 
@@ -87,7 +87,8 @@ fn replay_vs_guard_on_the_version_being_reused() {
 fn publish_vs_cache() {
     bounded(3, || {
         let mut w: Writer = OpLog::new(Vec::new());
-        let table = w.container().clone();
+        // The container itself: a `Cache` needs it, and a `ReadHandle` does not give it.
+        let table = w.loom_container().clone();
         let reader = thread::spawn(move || {
             let mut cache = Cache::new(table);
             let first = cache.load().len();
@@ -114,7 +115,7 @@ fn truncation_vs_a_held_version() {
     bounded(2, || {
         let mut w: Writer = OpLog::builder(Vec::new()).max_ops(0).build();
         publish(&mut w, 1);
-        let table = w.container().clone();
+        let table = w.read_handle();
         let reader = thread::spawn(move || {
             let g = table.acquire();
             check(&g);
@@ -125,7 +126,7 @@ fn truncation_vs_a_held_version() {
             publish(&mut w, n);
         }
         reader.join().unwrap();
-        let now = w.container().acquire();
+        let now = w.read_handle().acquire();
         check(&now);
         assert_eq!(Versioned::seq(&now), 3);
     });
@@ -146,7 +147,7 @@ fn publish_time_reclamation_and_spare_catch_up_vs_a_reader() {
             publish(&mut w, n);
         }
         reader.join().unwrap();
-        let now = w.container().acquire();
+        let now = w.read_handle().acquire();
         check(&now);
         assert_eq!(Versioned::seq(&now), 4);
     });
@@ -167,7 +168,7 @@ fn catch_up_vs_a_reader() {
         w.catch_up();
         publish(&mut w, 3);
         reader.join().unwrap();
-        let now = w.container().acquire();
+        let now = w.read_handle().acquire();
         check(&now);
         assert_eq!(Versioned::seq(&now), 3);
     });
@@ -181,7 +182,7 @@ fn catch_up_vs_a_reader() {
 fn a_dropped_spare_vs_publish() {
     bounded(2, || {
         let mut w: Writer = OpLog::builder(Vec::new()).versions(2).build();
-        let pool = w.container().pool().clone();
+        let pool = w.pool().clone();
         let trimmer = thread::spawn(move || {
             pool.trim();
             pool.trim();
@@ -190,9 +191,9 @@ fn a_dropped_spare_vs_publish() {
         publish(&mut w, 2);
         trimmer.join().unwrap();
         publish(&mut w, 3);
-        let now = w.container().acquire();
+        let now = w.read_handle().acquire();
         check(&now);
-        let live = w.container().pool().stats().live;
+        let live = w.pool().stats().live;
         assert_eq!(w.stats().versions as u64, live - 1, "{:?}", w.stats());
     });
 }
@@ -210,7 +211,7 @@ fn bounded_wait_vs_a_reader_that_leaves() {
     bounded(3, || {
         let mut w: Writer = OpLog::new(Vec::new());
         publish(&mut w, 1);
-        let table = w.container().clone();
+        let table = w.read_handle();
         let held = table.acquire(); // version 1
         publish(&mut w, 2); // retires version 1
         let reader = thread::spawn(move || {
@@ -225,7 +226,7 @@ fn bounded_wait_vs_a_reader_that_leaves() {
         // wait, the spare being idle.
         assert!(stats.waited + stats.wait_timeouts <= 1, "{stats:?}");
         assert_eq!(
-            (w.container().pool().stats().created, stats.full_syncs),
+            (w.pool().stats().created, stats.full_syncs),
             (3, 0),
             "a publish made a version: {stats:?}"
         );
@@ -251,7 +252,7 @@ fn bounded_wait_vs_a_reader_that_stays() {
     bounded(3, || {
         let mut w: Writer = OpLog::new(Vec::new());
         publish(&mut w, 1);
-        let table = w.container().clone();
+        let table = w.read_handle();
         let holder = thread::spawn(move || {
             let g = table.acquire();
             check(&g);
@@ -261,7 +262,7 @@ fn bounded_wait_vs_a_reader_that_stays() {
         publish(&mut w, 2);
         publish(&mut w, 3);
         check(&held);
-        check(&w.container().acquire());
+        check(&w.read_handle().acquire());
         let stats = w.stats();
         if Versioned::seq(&held) == 1 {
             // Batch 2 retired it: batch 3 waited for it and timed out.
@@ -288,7 +289,7 @@ fn a_publish_that_finds_every_version_held_waits_before_it_copies() {
         bounded(3, move || {
             let mut w: Writer = OpLog::builder(Vec::new()).versions(2).build();
             publish(&mut w, 1);
-            let table = w.container().clone();
+            let table = w.read_handle();
             let held = table.acquire(); // version 1
             publish(&mut w, 2); // retires version 1; version 0 is written again
             let reader = thread::spawn(move || {
@@ -302,7 +303,7 @@ fn a_publish_that_finds_every_version_held_waits_before_it_copies() {
             reader.join().unwrap();
             check(&table.acquire());
             let stats = w.stats();
-            let made = w.container().pool().stats().created - 2;
+            let made = w.pool().stats().created - 2;
             assert!(made <= 1 && stats.wait_timeouts <= 2, "{stats:?}");
             assert_eq!(made, stats.full_syncs, "{stats:?}");
             assert_eq!(
@@ -344,13 +345,13 @@ fn a_version_made_while_readers_held_every_version_is_dropped_once_idle() {
             .max_wait(Duration::ZERO)
             .build();
         publish(&mut w, 1);
-        let held = w.container().acquire(); // version 1
+        let held = w.read_handle().acquire(); // version 1
         publish(&mut w, 2); // the other version; the next publish finds both held
-        let current = w.container().acquire();
+        let current = w.read_handle().acquire();
         publish(&mut w, 3); // a new version, copied whole
-        assert_eq!(w.container().pool().stats().created, 3);
+        assert_eq!(w.pool().stats().created, 3);
         drop((held, current));
-        let table = w.container().clone();
+        let table = w.read_handle();
         let reader = thread::spawn(move || check(&table.acquire()));
         publish(&mut w, 4);
         publish(&mut w, 5);
@@ -360,8 +361,8 @@ fn a_version_made_while_readers_held_every_version_is_dropped_once_idle() {
         for n in 6..=8 {
             publish(&mut w, n);
         }
-        check(&w.container().acquire());
-        let stats = w.container().pool().stats();
+        check(&w.read_handle().acquire());
+        let stats = w.pool().stats();
         assert_eq!(
             (stats.live, stats.trimmed),
             (2, 1),

@@ -91,7 +91,7 @@ fn run<T, V>(
                         }
                     }
                 }
-                let before = writer.container().acquire();
+                let before = writer.read_handle().acquire();
                 let n = writer.publish();
                 if ops.is_empty() {
                     assert_eq!(
@@ -112,8 +112,8 @@ fn run<T, V>(
             Step::CatchUp => {
                 writer.catch_up();
             }
-            Step::Trim => writer.container().pool().trim(),
-            Step::Hold => held.push(writer.container().acquire()),
+            Step::Trim => writer.pool().trim(),
+            Step::Hold => held.push(writer.read_handle().acquire()),
             Step::Release(i) => {
                 if !held.is_empty() {
                     let i = i % held.len();
@@ -122,7 +122,7 @@ fn run<T, V>(
                 }
             }
         }
-        let now = writer.container().acquire();
+        let now = writer.read_handle().acquire();
         assert_eq!(Versioned::seq(&now) as usize, history.len() - 1);
         check(&now, &history);
         for g in &held {
@@ -196,7 +196,7 @@ fn a_version_held_past_the_op_log_is_copied_whole_when_it_returns() {
     let mut w = OpLog::builder(BTreeMap::new()).max_ops(4).build();
     w.append(MapOp::Insert(0, 0));
     w.publish();
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     for i in 1..50 {
         w.append(MapOp::Insert(i, i));
         w.publish();
@@ -210,14 +210,14 @@ fn a_version_held_past_the_op_log_is_copied_whole_when_it_returns() {
     // version back, so keep several out at once to reach it.
     let guards: Vec<_> = (50..60)
         .map(|i| {
-            let g = w.container().acquire();
+            let g = w.read_handle().acquire();
             w.append(MapOp::Insert(i, i));
             w.publish();
             g
         })
         .collect();
     drop(guards);
-    let now = w.container().acquire();
+    let now = w.read_handle().acquire();
     assert_eq!(now.len(), 60);
     assert!((0..60).all(|i| now[&i] == i));
     assert!(w.stats().truncated > 0, "the op log was truncated");
@@ -235,7 +235,7 @@ fn a_version_made_while_readers_held_every_version_is_dropped_once_idle() {
     let mut w = OpLog::builder((0..BATCH).map(|k| (k, 0)).collect::<HashMap<u32, u32>>())
         .max_wait(Duration::ZERO)
         .build();
-    let pool = w.container().pool().clone();
+    let pool = w.pool().clone();
     assert_eq!(pool.stats().live, 3);
     // A guard on each of the three versions, taken before each publish: the third
     // publish finds all three held, and copies the current one into a new version.
@@ -267,7 +267,7 @@ fn a_version_made_while_readers_held_every_version_is_dropped_once_idle() {
     assert_eq!(after.full_syncs, made.full_syncs, "{after:?}");
     assert_eq!(pool.stats().created, 4);
     let last = i + QUIET_BATCHES - 1;
-    assert!(w.container().acquire().values().all(|&v| v == last));
+    assert!(w.read_handle().acquire().values().all(|&v| v == last));
 }
 
 /// With one reader that lets go at once, two versions alternate: each operation is applied
@@ -312,7 +312,7 @@ fn publish_with_a_reader_that_lets_go(
     batches: u32,
 ) {
     for i in 0..batches {
-        let g = w.container().acquire();
+        let g = w.read_handle().acquire();
         assert_eq!(g.len(), BATCH as usize);
         drop(g);
         w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
@@ -356,7 +356,7 @@ fn a_reader_that_lets_go_gets_each_operation_applied_twice() {
         (third - 2..=third + 1).contains(&catch_ups),
         "{catch_ups} catch-ups in {QUIET_BATCHES} publishes: {stats:?}"
     );
-    assert_eq!(w.container().pool().stats().created, 3);
+    assert_eq!(w.pool().stats().created, 3);
 }
 
 /// With `catch_up` between publishes (a writer with idle time) and a reader that lets go,
@@ -383,7 +383,7 @@ fn catch_up_between_publishes_leaves_each_publish_its_own_batch() {
     let stats = w.stats();
     assert_eq!(stats.applied, 3 * stats.appended, "{stats:?}");
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 3);
+    assert_eq!(w.pool().stats().created, 3);
 }
 
 /// `catch_up` leaves a version a reader holds as it is (the reader still sees its batch),
@@ -396,7 +396,7 @@ fn catch_up_leaves_held_versions_alone() {
         .build();
     w.extend((0..BATCH).map(|k| MapOp::Insert(k, 1)));
     w.publish();
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     for i in 2..=4 {
         w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
         w.publish();
@@ -423,7 +423,7 @@ fn a_guard_held_across_a_publish_makes_the_next_one_a_stale_take() {
     let _serial = serial();
     let mut w = small_op_log_writer(3);
     publish_with_a_reader_that_lets_go(&mut w, 5);
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     // Retires the held version; writes the one retired before (back, or the spare).
     publish_with_a_reader_that_lets_go(&mut w, 1);
     let before = oplog_counters(&w.stats()).stale_takes;
@@ -454,7 +454,7 @@ fn small_op_log_writer(versions: usize) -> OpLog<HashMap<u32, u32>, MapOp<u32, u
 fn publish_holding_guards(w: &mut OpLog<HashMap<u32, u32>, MapOp<u32, u32>>, first: u32, n: u32) {
     let mut held = Vec::new();
     for i in first..first + n {
-        held.push(w.container().acquire());
+        held.push(w.read_handle().acquire());
         w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
         w.publish();
     }
@@ -476,7 +476,7 @@ fn the_idle_spare_stays_within_the_op_log_reach() {
     assert!(quiet.applied <= 3 * quiet.appended, "{quiet:?}");
     // A reader holds the current version across two publishes: the first takes the version
     // the last publish retired, the second the spare.
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     for i in QUIET_BATCHES..QUIET_BATCHES + 2 {
         w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
         w.publish();
@@ -485,8 +485,8 @@ fn the_idle_spare_stays_within_the_op_log_reach() {
     drop(held);
     let stats = w.stats();
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 3);
-    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET_BATCHES + 1));
+    assert_eq!(w.pool().stats().created, 3);
+    assert!((0..BATCH).all(|k| w.read_handle().acquire()[&k] == QUIET_BATCHES + 1));
 }
 
 /// With two idle spares, both are caught up, not just the one on top of the writer's
@@ -507,8 +507,8 @@ fn every_idle_spare_stays_within_the_op_log_reach() {
     publish_holding_guards(&mut w, QUIET_BATCHES, 3);
     let stats = w.stats();
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 4);
-    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET_BATCHES + 2));
+    assert_eq!(w.pool().stats().created, 4);
+    assert!((0..BATCH).all(|k| w.read_handle().acquire()[&k] == QUIET_BATCHES + 2));
 }
 
 /// While a reader holds the stalest version for long, the idle fourth version is still
@@ -531,14 +531,14 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
         .versions(4)
         .max_ops(4 * QUIET as usize * BATCH as usize)
         .build();
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     publish_with_a_reader_that_lets_go(&mut w, QUIET);
     let quiet = w.stats();
     // The held version keeps every batch in the op log.
     assert_eq!(quiet.ops_held, (QUIET * BATCH) as usize, "{quiet:?}");
     // A reader holds the current version across a publish: the version the last publish
     // retired is idle, so this one takes it, and the next one the spare.
-    let current = w.container().acquire();
+    let current = w.read_handle().acquire();
     let before = w.stats().applied;
     for i in QUIET..QUIET + 2 {
         w.extend((0..BATCH).map(|k| MapOp::Insert(k, i)));
@@ -560,8 +560,8 @@ fn a_spare_stays_within_its_lag_while_a_reader_holds_the_stalest() {
     drop(held);
     let stats = w.stats();
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 4);
-    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == QUIET + 1));
+    assert_eq!(w.pool().stats().created, 4);
+    assert!((0..BATCH).all(|k| w.read_handle().acquire()[&k] == QUIET + 1));
 }
 
 /// The spare is kept within a chunk of three batches, rather than the whole spare lag: a
@@ -590,7 +590,7 @@ fn a_publish_that_takes_the_spare_replays(k: u32) {
     }
     // A reader on the current version: the next publish retires it, and the one after
     // finds it held and only the spare idle.
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     publish(&mut w, 41);
     let before = w.stats();
     publish(&mut w, 42);
@@ -654,7 +654,7 @@ fn catch_ups_with_two_spares_land_on_a_third_of_the_publishes() {
         "{catch_ups} publishes of {PUBLISHES} caught a spare up: {stats:?}"
     );
     assert_eq!((stats.full_syncs, stats.truncated), (0, 0), "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 4);
+    assert_eq!(w.pool().stats().created, 4);
 }
 
 /// While a reader holds the stalest version (and the idle spare lags less than the spare
@@ -675,13 +675,13 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
         w.append(MapOp::Insert(i % BATCH, i));
         w.publish();
     };
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     // Past half the bound, one operation per batch: the catch-up runs at every publish.
     let first = MAX_LOG as u32 / 2 + 1;
     for i in 1..first {
         publish(&mut w, i);
     }
-    let before = w.container().pool().stats().hits;
+    let before = w.pool().stats().hits;
     let last = MAX_LOG as u32 - 8;
     // Publishes that caught the idle spare up (more than this batch and the one before
     // applied): each takes it from the pool once, besides the publish's own get.
@@ -692,7 +692,7 @@ fn a_held_stalest_version_is_looked_for_again_only_once_it_may_be_back() {
         catch_ups += u64::from(w.stats().applied - applied > 2);
     }
     let publishes = u64::from(last - first);
-    let hits = w.container().pool().stats().hits - before;
+    let hits = w.pool().stats().hits - before;
     assert!(
         hits <= publishes + catch_ups + publishes / 8,
         "{hits} gets from the pool in {publishes} publishes, {catch_ups} of them catch-ups: {:?}",
@@ -742,7 +742,7 @@ fn a_writer_that_moves_to_another_thread_keeps_its_spares_within_reach() {
         drop(done_tx);
         assert_eq!(quiet.truncated, 0, "{quiet:?}");
         assert_eq!(stats.full_syncs, 0, "{stats:?}");
-        assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 1002));
+        assert!((0..BATCH).all(|k| w.read_handle().acquire()[&k] == 1002));
     });
 }
 
@@ -755,10 +755,10 @@ fn three_versions_suffice(extra: u64) {
     let mut w = OpLog::builder((0..64u32).map(|k| (k, 0u64)).collect::<HashMap<_, _>>())
         .versions(3)
         .build();
-    assert_eq!(w.container().pool().stats().idle, 2);
+    assert_eq!(w.pool().stats().idle, 2);
     let stop = AtomicBool::new(false);
     thread::scope(|s| {
-        let table = Arc::clone(w.container());
+        let table = w.read_handle();
         let stop = &stop;
         s.spawn(move || {
             let mut last = 0;
@@ -781,7 +781,7 @@ fn three_versions_suffice(extra: u64) {
     });
     let stats = w.stats();
     assert!(stats.full_syncs <= extra, "{stats:?}");
-    let created = w.container().pool().stats().created;
+    let created = w.pool().stats().created;
     assert!(created <= 3 + extra, "{created} versions made");
 }
 
@@ -824,7 +824,7 @@ fn readers_see_whole_batches() {
     let publishes = if cfg!(miri) { 30 } else { 20_000 };
     thread::scope(|s| {
         for _ in 0..2 {
-            let table = Arc::clone(w.container());
+            let table = w.read_handle();
             let stop = &stop;
             s.spawn(move || {
                 let mut reads = 0u64;
@@ -854,7 +854,7 @@ fn readers_see_whole_batches() {
             w.publish();
         }
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(**w.container().acquire(), state);
+        assert_eq!(**w.read_handle().acquire(), state);
     });
 }
 
@@ -887,7 +887,7 @@ fn a_panicking_operation_publishes_nothing() {
     let r = panic::catch_unwind(AssertUnwindSafe(|| w.publish()));
     assert!(r.is_err());
     assert_eq!(w.pending(), 0, "the failed batch is dropped");
-    assert_eq!(**w.container().acquire(), Strict(vec![1]));
+    assert_eq!(**w.read_handle().acquire(), Strict(vec![1]));
     // The next batch starts with `extend` (then `append`): neither brings the failed one back.
     w.extend([Op::Push(3)]);
     w.publish();
@@ -897,7 +897,7 @@ fn a_panicking_operation_publishes_nothing() {
         poolswap::reclaim();
     }
     assert_eq!(
-        **w.container().acquire(),
+        **w.read_handle().acquire(),
         Strict(vec![1, 3, 4, 5, 6, 7, 8, 9])
     );
 }
@@ -916,10 +916,10 @@ fn ready_made_set_and_vec_operations() {
         }
         vec.publish();
     }
-    let set_now = set.container().acquire();
+    let set_now = set.read_handle().acquire();
     let expected: std::collections::HashSet<u32> = (0..20).filter(|&i| i > 9).collect();
     assert_eq!(**set_now, expected);
-    let vec_now = vec.container().acquire();
+    let vec_now = vec.read_handle().acquire();
     let mut expected: Vec<u32> = Vec::new();
     for i in 0..20u32 {
         expected.push(i);
@@ -931,7 +931,7 @@ fn ready_made_set_and_vec_operations() {
     assert_eq!(**vec_now, expected);
     vec.extend([VecOp::Truncate(2), VecOp::Set(5, 0)]);
     vec.publish();
-    assert_eq!(**vec.container().acquire(), expected[..2]);
+    assert_eq!(**vec.read_handle().acquire(), expected[..2]);
 }
 
 #[test]
@@ -942,8 +942,27 @@ fn the_writer_is_send_and_debug() {
     is_send(&w);
     let debug = format!("{w:?}");
     assert!(debug.starts_with("OpLog"), "{debug}");
-    let g = w.container().acquire();
+    let g = w.read_handle().acquire();
     assert_eq!(format!("{:?}", *g), "Versioned { seq: 0, value: {} }");
+}
+
+/// A reader's handle: a clone reads the same container, from another thread too, after the
+/// writer is gone; its `Debug` shows the current version's number.
+#[test]
+fn a_read_handle_is_clone_send_sync_and_debug() {
+    let _serial = serial();
+    fn is_send_sync<T: Send + Sync>(_: &T) {}
+    let mut w: OpLog<Vec<u32>, VecOp<u32>> = OpLog::new(Vec::new());
+    let r = w.read_handle();
+    is_send_sync(&r);
+    w.append(VecOp::Push(1));
+    w.publish();
+    let other = r.clone();
+    assert_eq!(format!("{other:?}"), "ReadHandle { seq: 1, .. }");
+    drop(w);
+    let seen = thread::spawn(move || other.with_acquire(|v| (Versioned::seq(v), v.to_vec())));
+    assert_eq!(seen.join().unwrap(), (1, vec![1]));
+    assert_eq!(*r.acquire(), vec![1]);
 }
 
 /// A version a reader held past the op log's bound comes back lacking more than the op log
@@ -957,13 +976,13 @@ fn a_version_held_past_the_op_log_is_set_aside_while_another_is_within_reach() {
     let _serial = serial();
     let mut w = small_op_log_writer(4);
     publish_with_a_reader_that_lets_go(&mut w, 1);
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 2 * SMALL_LOG as u32 / BATCH);
     assert_eq!(Versioned::seq(&held), 1);
     drop(held);
     // A reader holds a guard across the next publishes: the version it holds stays out,
     // and the next pass returns the one held past the op log.
-    let g = w.container().acquire();
+    let g = w.read_handle().acquire();
     publish_with_a_reader_that_lets_go(&mut w, 4);
     drop(g);
     let stats = w.stats();
@@ -973,8 +992,8 @@ fn a_version_held_past_the_op_log_is_set_aside_while_another_is_within_reach() {
     publish_holding_guards(&mut w, 100, 3);
     let stats = w.stats();
     assert_eq!(stats.full_syncs, 1, "{stats:?}");
-    assert_eq!(w.container().pool().stats().created, 4);
-    assert!((0..BATCH).all(|k| w.container().acquire()[&k] == 102));
+    assert_eq!(w.pool().stats().created, 4);
+    assert!((0..BATCH).all(|k| w.read_handle().acquire()[&k] == 102));
 }
 
 /// Versions the pool drops (here by `trim`, as a decay tick or the idle bound would) stop
@@ -989,7 +1008,7 @@ fn versions_the_pool_drops_stop_holding_the_op_log() {
     let before = w.stats();
     assert_eq!(before.versions, 3, "{before:?}");
     // Both generations: the idle spares are dropped.
-    let pool = w.container().pool();
+    let pool = w.pool();
     pool.trim();
     pool.trim();
     let gone = pool.stats().trimmed;
@@ -1041,7 +1060,7 @@ fn no_publish_drops_the_whole_op_log_when_a_held_version_goes() {
     let _serial = serial();
     let max_log: usize = 8192;
     let mut w = OpLog::builder(0u64).versions(3).max_ops(max_log).build();
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     let rounds = max_log as u64 + 200;
     let mut most = 0;
     for _ in 0..rounds {
@@ -1062,7 +1081,7 @@ fn no_publish_drops_the_whole_op_log_when_a_held_version_goes() {
         "{most} operations dropped by one publish: {stats:?}"
     );
     assert_eq!(oplog_counters(&stats).dropping, 0, "{stats:?}");
-    assert_eq!(**w.container().acquire(), rounds);
+    assert_eq!(**w.read_handle().acquire(), rounds);
 }
 
 /// A writer, its versions and a `SharedMap` cross `catch_unwind`: a publish that panics

@@ -57,7 +57,7 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
     for _ in 0..timed {
         let ops = batches.pop().expect("made above");
         // A reader on this thread that lets go before each publish, as in tests/oplog.rs.
-        drop(w.container().acquire());
+        drop(w.read_handle().acquire());
         w.extend(ops);
         w.publish();
     }
@@ -68,7 +68,7 @@ fn steady_publishes_of_overwrites_and_replacements_allocate_nothing() {
         "{allocs} allocations in {timed} publishes: {stats:?}"
     );
     assert_eq!(stats.full_syncs, 0, "{stats:?}");
-    let now = w.container().acquire();
+    let now = w.read_handle().acquire();
     churn::check_after(
         warm_up + timed,
         now.len(),

@@ -63,7 +63,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
         .versions(3)
         .max_ops(160)
         .build();
-    let values = Arc::clone(w.container().acquire().arc_pool());
+    let values = Arc::clone(w.read_handle().acquire().arc_pool());
     let batches: Vec<Batch> = (0..warm_up + timed).map(batch).collect();
     for b in &batches[..warm_up] {
         append(&mut w, &values, b);
@@ -73,7 +73,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
     let stats_before = values.stats();
     for b in &batches[warm_up..] {
         // A reader on this thread that lets go before each publish.
-        drop(w.container().acquire());
+        drop(w.read_handle().acquire());
         append(&mut w, &values, b);
         w.publish();
     }
@@ -93,7 +93,7 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
     );
     assert_eq!(stats.fresh, stats_before.fresh, "{stats:?}");
     assert_eq!(w.stats().full_syncs, 0);
-    let now = w.container().acquire();
+    let now = w.read_handle().acquire();
     churn::check_after(
         warm_up + timed,
         now.len(),
@@ -110,13 +110,13 @@ fn steady_publishes_reuse_displaced_values_and_allocate_nothing() {
 fn a_value_a_reader_can_see_is_not_reused_until_it_lets_go() {
     let init = HashMap::from([(key(0), value(0, 0)), (key(1), value(1, 0))]);
     let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
-    let values = Arc::clone(w.container().acquire().arc_pool());
+    let values = Arc::clone(w.read_handle().acquire().arc_pool());
     let overwrite = |w: &mut OpLog<Map, Op>, tag: usize| {
         w.append(MapOp::Insert(key(0), values.share_clone(&value(0, tag))));
         w.publish();
     };
     overwrite(&mut w, 1);
-    let held = w.container().acquire();
+    let held = w.read_handle().acquire();
     assert_eq!(Versioned::seq(&held), 1);
     let seen = Arc::as_ptr(&held[&key(0)]);
     for tag in 2..40 {
@@ -136,7 +136,7 @@ fn a_value_a_reader_can_see_is_not_reused_until_it_lets_go() {
     w.append(MapOp::Insert(key(0), again));
     w.publish();
     assert_eq!(
-        **w.container().acquire().get(&key(0)).expect("key 0"),
+        **w.read_handle().acquire().get(&key(0)).expect("key 0"),
         value(0, 40)
     );
 }
@@ -154,11 +154,11 @@ fn readers_on_other_threads_never_see_a_value_being_rewritten() {
     let (keys, publishes) = if cfg!(miri) { (4, 30) } else { (64, 3_000) };
     let init: HashMap<Arc<str>, Vec<String>> = (0..keys).map(|i| (key(i), value(i, 0))).collect();
     let mut w: OpLog<Map, Op> = OpLog::builder(Map::from(init)).versions(3).build();
-    let values = Arc::clone(w.container().acquire().arc_pool());
+    let values = Arc::clone(w.read_handle().acquire().arc_pool());
     let done = AtomicBool::new(false);
     thread::scope(|s| {
         for t in 0..2 {
-            let container = Arc::clone(w.container());
+            let container = w.read_handle();
             let done = &done;
             s.spawn(move || {
                 let mut i = t;

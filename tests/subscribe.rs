@@ -478,15 +478,15 @@ fn an_option_container_subscriber_sees_takes_and_updates() {
     assert!(sub.acquire().unwrap().is_none(), "closed empty");
 }
 
-/// The op log's container is an ordinary `Arc<Container<_>>`: subscribing to it works the
-/// same.
+/// An op log's reader subscribes through its `ReadHandle`: the subscriber works as on any
+/// container.
 #[test]
-fn the_op_log_container_can_be_subscribed_to() {
+fn an_op_log_reader_can_subscribe() {
     use poolswap::oplog::{MapOp, OpLog};
     use std::collections::HashMap;
 
     let mut log: OpLog<HashMap<u32, u32>, MapOp<u32, u32>> = OpLog::new(HashMap::new());
-    let mut sub = log.container().subscribe_owned();
+    let mut sub = log.read_handle().subscribe();
     log.append(MapOp::Insert(1, 10));
     log.publish();
     assert_eq!(sub.wait_changed(), Ok(()));

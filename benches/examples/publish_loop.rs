@@ -49,7 +49,6 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
@@ -202,9 +201,9 @@ fn main() {
     // With a third argument of 1, a guard on the current version is held through the
     // measured publishes (a reader that stalls): the op log keeps what it lacks. With 2, it is
     // dropped halfway through.
-    let mut held = (hold > 0).then(|| w.container().acquire());
+    let mut held = (hold > 0).then(|| w.read_handle().acquire());
     let stop = AtomicBool::new(false);
-    let container = Arc::clone(w.container());
+    let container = w.read_handle();
     // Only for the readers: without one, the run allocates what it did before `--reader`.
     let keys: Vec<String> = if readers > 0 {
         (0..N).map(|i| format!("key-{i:07}")).collect()
@@ -278,7 +277,7 @@ fn main() {
         "versions {versions}, reserved: {reserve}, readers: {readers}, from empty: \
          {from_empty}, catch_up between publishes: {catch_up}"
     );
-    let pool = w.container().pool().stats();
+    let pool = w.pool().stats();
     println!(
         "applied per op {:.2} (measured publishes {:.2}), full copies {} (measured publishes \
          {}), set aside {}, stale takes {}, operations truncated {}, versions made {}, live {}",

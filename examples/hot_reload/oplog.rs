@@ -9,12 +9,12 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use poolswap::oplog::{MapOp, OpLog, OpLogStats, Versioned};
-use poolswap::{Container, Recycled};
+use poolswap::oplog::{MapOp, OpLog, OpLogStats, ReadHandle, Versioned};
+use poolswap::Recycled;
 
 use super::counting_alloc::{warm_parking_lot, Snapshot};
 use super::edit::{Editor, Reference};
@@ -180,7 +180,7 @@ fn key_in(line: &str, at: usize) -> Option<(usize, usize)> {
 /// holds (its batch number: one publish per edit), plus two keys of that edit, which must
 /// agree: one showing the edit and the other not is a torn batch.
 fn reader(
-    container: &Container<Versioned<Index>>,
+    container: &ReadHandle<Index>,
     reference: &Reference,
     seed: u64,
     start: &Barrier,
@@ -304,7 +304,7 @@ fn reloader(
     while !stop.load(Relaxed) {
         let n = r.reloads + 1;
         if n <= how.hold {
-            held.push(writer.container().acquire());
+            held.push(writer.read_handle().acquire());
         } else if n == how.hold + 1 {
             held.clear();
         }
@@ -410,7 +410,7 @@ pub(crate) fn run(
     let _ = load(path, &mut next, &mut floors);
     let mut writer: OpLog<Index, Op> = OpLog::new(Recycled::new(prev.map.clone()));
     let initial = Snapshot::since(before);
-    let container = Arc::clone(writer.container());
+    let container = writer.read_handle();
     let hold = args.readers as u64 + 1;
     let how = Reloading {
         path,
@@ -424,7 +424,7 @@ pub(crate) fn run(
     let (readers, r, elapsed) = thread::scope(|s| {
         let readers: Vec<_> = (0..args.readers)
             .map(|i| {
-                let (container, start, stop) = (&*container, &start, &stop);
+                let (container, start, stop) = (&container, &start, &stop);
                 s.spawn(move || reader(container, reference, i as u64 + 1, start, stop))
             })
             .collect();

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
-// std's `Arc`, as in `oplog.rs`: the readers' handle is public.
+// std's `Arc`, as in `oplog.rs`: the container that the readers' handles share.
 #[allow(clippy::disallowed_types)]
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ where
     /// use poolswap::oplog::{OpLog, MapOp};
     ///
     /// let w = OpLog::<_, MapOp<u32, u32>>::builder(HashMap::new()).max_idle(4).build();
-    /// assert_eq!(w.container().pool().stats().max_idle, 4);
+    /// assert_eq!(w.pool().stats().max_idle, 4);
     /// ```
     pub fn max_idle(mut self, n: usize) -> Self {
         self.max_idle = Some(n);
@@ -109,7 +109,7 @@ where
     /// use poolswap::oplog::{OpLog, MapOp};
     ///
     /// let mut w = OpLog::builder(HashMap::from([(1, "one")])).versions(3).build();
-    /// assert_eq!(w.container().pool().stats().idle, 2);
+    /// assert_eq!(w.pool().stats().idle, 2);
     /// for i in 2..100 {
     ///     w.append(MapOp::Insert(i, "more"));
     ///     w.publish();
@@ -173,14 +173,13 @@ where
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use std::sync::Arc;
     /// use poolswap::oplog::{MapOp, OpLog, Versioned};
     ///
     /// let mut w = OpLog::builder(BTreeMap::from([("a", 1)])).versions(2).build();
-    /// let table = Arc::clone(w.container()); // what readers share
+    /// let table = w.read_handle(); // what readers share
     /// assert_eq!(Versioned::seq(&table.acquire()), 0); // `init` is batch 0
     /// assert_eq!(table.acquire()["a"], 1);
-    /// assert_eq!(table.pool().stats().idle, 1); // the second version, a copy of `init`
+    /// assert_eq!(w.pool().stats().idle, 1); // the second version, a copy of `init`
     ///
     /// w.append(MapOp::Insert("b", 2));
     /// w.publish();
@@ -274,7 +273,7 @@ where
     /// use poolswap::oplog::{OpLog, MapOp};
     ///
     /// let w: OpLog<HashMap<String, u32>, MapOp<String, u32>> = OpLog::new(HashMap::new());
-    /// assert!(w.container().acquire().is_empty());
+    /// assert!(w.read_handle().acquire().is_empty());
     /// ```
     pub fn new(init: T) -> OpLog<T, O> {
         OpLog::builder(init).build()
@@ -290,7 +289,7 @@ where
     /// let mut w = OpLog::builder(Vec::new()).max_ops(10_000).build();
     /// w.append(VecOp::Push(7));
     /// w.publish();
-    /// assert_eq!(*w.container().acquire(), vec![7]);
+    /// assert_eq!(*w.read_handle().acquire(), vec![7]);
     /// ```
     pub fn builder(init: T) -> OpLogBuilder<T> {
         OpLogBuilder {

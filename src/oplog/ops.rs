@@ -26,7 +26,7 @@ use crate::recycle::{copy_map, FreeLists, RecycleCopy, Recycled, Scratch};
 /// let mut w = OpLog::new(HashMap::new());
 /// w.extend([MapOp::Insert("a", 1), MapOp::Insert("b", 2), MapOp::Remove("a")]);
 /// w.publish();
-/// assert_eq!(*w.container().acquire(), HashMap::from([("b", 2)]));
+/// assert_eq!(*w.read_handle().acquire(), HashMap::from([("b", 2)]));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MapOp<K, V> {
@@ -51,7 +51,7 @@ pub enum MapOp<K, V> {
 /// let mut w = OpLog::new(BTreeSet::new());
 /// w.extend([SetOp::Insert(3), SetOp::Insert(1), SetOp::Remove(3)]);
 /// w.publish();
-/// assert!(w.container().acquire().iter().eq([&1]));
+/// assert!(w.read_handle().acquire().iter().eq([&1]));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetOp<T> {
@@ -76,7 +76,7 @@ pub enum SetOp<T> {
 /// let mut w = OpLog::new(vec![10, 20, 30]);
 /// w.extend([VecOp::Set(0, 11), VecOp::Pop, VecOp::Push(40), VecOp::Set(9, 0)]);
 /// w.publish();
-/// assert_eq!(*w.container().acquire(), vec![11, 20, 40]);
+/// assert_eq!(*w.read_handle().acquire(), vec![11, 20, 40]);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VecOp<T> {

@@ -177,9 +177,8 @@ where
     /// replays past.
     fn catch_up(&mut self, next: &mut Pooled<'a, Versioned<T>>, had: u64) -> u64 {
         let from = if out_of_reach(had, *self.base) {
-            // A full copy of the current version, then whatever it lacks. The current
-            // version is normally at `head`; it is older only if someone published into
-            // the container around the writer (module docs).
+            // A full copy of the current version (at `head`: only the writer publishes),
+            // then whatever it lacks.
             let current = self.container.acquire();
             *self.copy_time = timed(|| next.value.sync_from(&current.value));
             self.stats.full_syncs += 1;

@@ -92,7 +92,7 @@ const LOOK: usize = 4;
 ///
 /// let routes: HashMap<Arc<str>, String> = HashMap::from([(Arc::from("/a"), "10.0.0.1".to_string())]);
 /// let mut w = OpLog::builder(SharedMap::from(routes)).versions(3).build();
-/// let values = w.container().acquire().arc_pool().clone();
+/// let values = w.read_handle().acquire().arc_pool().clone();
 /// for i in 2..100 {
 ///     // After the first few, each value is an `Arc` an earlier overwrite displaced,
 ///     // rewritten in place: no allocation.
@@ -100,7 +100,7 @@ const LOOK: usize = 4;
 ///     w.append(MapOp::Insert(Arc::from("/a"), v));
 ///     w.publish();
 /// }
-/// assert_eq!(*w.container().acquire()["/a"], "10.0.0.9");
+/// assert_eq!(*w.read_handle().acquire()["/a"], "10.0.0.9");
 /// assert!(values.stats().reused > 90);
 /// ```
 pub struct SharedMap<K, V, S = RandomState> {
@@ -122,7 +122,7 @@ impl<K, V, S> SharedMap<K, V, S> {
     /// let mut w = OpLog::new(SharedMap::<String, u64, Fixed>::with_hasher(Fixed::default()));
     /// w.append(MapOp::Insert("hits".to_string(), Arc::new(1)));
     /// w.publish();
-    /// assert_eq!(*w.container().acquire()["hits"], 1);
+    /// assert_eq!(*w.read_handle().acquire()["hits"], 1);
     /// ```
     pub fn with_hasher(hasher: S) -> Self {
         SharedMap::with_arc_pool_capacity(HashMap::with_hasher(hasher), DEFAULT_ARC_POOL_CAPACITY)
@@ -165,10 +165,10 @@ impl<K, V, S> SharedMap<K, V, S> {
     /// use poolswap::oplog::{MapOp, OpLog, SharedMap};
     ///
     /// let mut w = OpLog::new(SharedMap::from(HashMap::from([(1, 10)])));
-    /// let values = Arc::clone(w.container().acquire().arc_pool());
+    /// let values = Arc::clone(w.read_handle().acquire().arc_pool());
     /// w.append(MapOp::Insert(1, values.share(11)));
     /// w.publish();
-    /// let now = w.container().acquire(); // another version than the first...
+    /// let now = w.read_handle().acquire(); // another version than the first...
     /// assert_eq!(*now[&1], 11);
     /// assert!(Arc::ptr_eq(now.arc_pool(), &values)); // ...with the same pool
     /// ```
