@@ -241,10 +241,11 @@ impl<T> Signal<T> {
     fn register(&self) -> u64 {
         // AcqRel. Release: the registration before it happens before the notification of a
         // publisher that reads the flag. Acquire: as in `load`.
-        // loom-mutants: the Release half is not caught: the waiter registers under the lock
+        // loom-mutants: neither half is caught. Release: the waiter registers under the lock
         // that the publisher's notification takes, and a publisher whose `fetch_add` reads
         // this flag locks after the waiter (locking first would put its `fetch_add` before
-        // this `fetch_or`, which it then could not read); as in `published`.
+        // this `fetch_or`, which it then could not read); as in `published`. Acquire: as
+        // in `load` (the fence mode's read path fences after it).
         self.state.fetch_or(WAITING, Ordering::AcqRel)
     }
 }
