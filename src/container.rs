@@ -549,7 +549,8 @@ impl<T, F: Flavour> ContainerAny<T, F> {
     ///
     /// let pool = Pool::new(|| 0u8, |n| *n = 0);
     /// let c = Container::from_value(&pool, 1);
-    /// assert!(Pool::ptr_eq(c.pool(), &pool));
+    /// c.pool().prefill(2); // objects for the next updates, made ahead of time
+    /// assert_eq!(c.pool().stats().idle, 2);
     /// ```
     #[must_use]
     pub fn pool(&self) -> &Pool<T> {

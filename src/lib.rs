@@ -74,6 +74,11 @@ pub mod internals {
         pub dropping: usize,
     }
 
+    /// Whether two handles are on the same pool: a pointer comparison.
+    pub fn pool_ptr_eq<T>(a: &crate::Pool<T>, b: &crate::Pool<T>) -> bool {
+        crate::Pool::ptr_eq(a, b)
+    }
+
     /// The counters of `stats` that only the crate's tests read.
     pub fn oplog_counters(stats: &crate::oplog::OpLogStats) -> OpLogCounters {
         OpLogCounters {

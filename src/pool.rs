@@ -415,18 +415,8 @@ impl<T> Pool<T> {
     }
 
     /// Whether two handles are on the same pool: a pointer comparison.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::Pool;
-    ///
-    /// let a = Pool::new(|| 0u8, |n| *n = 0);
-    /// assert!(Pool::ptr_eq(&a, &a.clone()));
-    /// assert!(!Pool::ptr_eq(&a, &Pool::new(|| 0u8, |n| *n = 0)));
-    /// ```
     #[must_use]
-    pub fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
+    pub(crate) fn ptr_eq(a: &Pool<T>, b: &Pool<T>) -> bool {
         Arc::ptr_eq(&a.shared, &b.shared)
     }
 }

@@ -94,23 +94,6 @@ impl<T, C: Deref<Target = Container<T>>> Cache<T, C> {
         let next = self.container.acquire();
         self.cached = next;
     }
-
-    /// The container this cache reads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Cache, Container, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let c = Container::from_value(&pool, 1);
-    /// let cache = Cache::new(&c);
-    /// assert!(std::ptr::eq(*cache.container(), &c));
-    /// ```
-    #[must_use]
-    pub fn container(&self) -> &C {
-        &self.container
-    }
 }
 
 /// Shows the cached version (which may be older than the container's current one).

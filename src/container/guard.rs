@@ -326,6 +326,8 @@ impl<T> Guard<T> {
 ///
 /// `Send + Sync` when `T: Send + Sync` and `U: Sync` (it is a `Guard<T>` and a `&U`).
 pub struct MappedGuard<T, U: ?Sized> {
+    /// Held for its drop only: it keeps the version, which `part` points into.
+    #[allow(dead_code)]
     guard: Guard<T>,
     /// Borrowed from `guard`'s version (or `'static`), valid while `guard` lives: the
     /// version is never moved or reused while a guard on it exists.
@@ -339,24 +341,6 @@ unsafe impl<T: Send + Sync, U: ?Sized + Sync> Sync for MappedGuard<T, U> {}
 
 impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> UnwindSafe for MappedGuard<T, U> {}
 impl<T: RefUnwindSafe, U: ?Sized + RefUnwindSafe> RefUnwindSafe for MappedGuard<T, U> {}
-
-impl<T, U: ?Sized> MappedGuard<T, U> {
-    /// The guard on the whole version.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Container, Guard, MappedGuard, Pool};
-    ///
-    /// let pool = Pool::new(|| (0u8, 0u8), |p: &mut (u8, u8)| *p = (0, 0));
-    /// let c = Container::from_value(&pool, (1u8, 2u8));
-    /// let second = Guard::map(c.acquire(), |p| &p.1);
-    /// assert_eq!(**MappedGuard::guard(&second), (1, 2));
-    /// ```
-    pub fn guard(this: &MappedGuard<T, U>) -> &Guard<T> {
-        &this.guard
-    }
-}
 
 impl<T, U: ?Sized> Deref for MappedGuard<T, U> {
     type Target = U;

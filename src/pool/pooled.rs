@@ -94,22 +94,6 @@ impl<'a, T> Pooled<'a, T> {
             pool,
         }
     }
-
-    /// The pool this object came from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{Pool, Pooled};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get();
-    /// assert!(Pool::ptr_eq(Pooled::pool(&n), &pool));
-    /// ```
-    #[must_use]
-    pub fn pool(this: &Pooled<'a, T>) -> &'a Pool<T> {
-        this.pool
-    }
 }
 
 impl<T> Pooled<'_, T> {
@@ -254,24 +238,6 @@ pub struct OwnedPooled<T> {
 unsafe impl<T: Send> Send for OwnedPooled<T> {}
 // SAFETY: `&OwnedPooled<T>` gives only `&T` and `&Pool<T>`.
 unsafe impl<T: Sync + Send> Sync for OwnedPooled<T> {}
-
-impl<T> OwnedPooled<T> {
-    /// The pool this object came from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use poolswap::{OwnedPooled, Pool};
-    ///
-    /// let pool = Pool::new(|| 0u8, |n| *n = 0);
-    /// let n = pool.get_owned();
-    /// assert!(Pool::ptr_eq(OwnedPooled::pool(&n), &pool));
-    /// ```
-    #[must_use]
-    pub fn pool(this: &OwnedPooled<T>) -> &Pool<T> {
-        &this.pool
-    }
-}
 
 impl<T> Drop for OwnedPooled<T> {
     #[inline]

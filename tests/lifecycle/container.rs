@@ -3,7 +3,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use poolswap::{Container, Guard, Pool};
+use poolswap::{Container, Guard};
 
 /// Hazard slots per thread, as `Container::acquire`'s docs state it.
 const HAZARD_SLOTS: usize = 128;
@@ -145,8 +145,8 @@ fn rejected_foreign_object_goes_home() {
     assert_eq!(other_log.dropped(), 0);
     // A clone of the container's pool is the same pool: accepted.
     let same = pool.clone();
-    assert!(Pool::ptr_eq(&same, c.pool()));
-    assert!(!Pool::ptr_eq(&other, c.pool()));
+    assert!(poolswap::internals::pool_ptr_eq(&same, c.pool()));
+    assert!(!poolswap::internals::pool_ptr_eq(&other, c.pool()));
     let mut p = same.get();
     p.value = 2;
     c.update(p);
