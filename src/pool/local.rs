@@ -241,6 +241,9 @@ impl<N> Local<N> {
         if asked {
             // Release: clears the busy mark. If a trimmer took the magazine meanwhile, the
             // request it left (`STOLEN`) says so to whoever answers it.
+            // loom-mutants: only a magazine steal reads this (`steal_magazine`'s Acquire
+            // load), and steals run in the membarrier mode only (`barrier::interrupts`),
+            // which loom cannot run: no model reaches the pair.
             self.owner.len.store(len, Ordering::Release);
             return None;
         }
