@@ -46,9 +46,11 @@ use crate::pool::{Pool, Pooled, Publishable};
 ///
 /// Readers [`acquire`](Container::acquire) a [`Guard`] on the current version; a writer takes
 /// an object from the pool with [`get_new`](Container::get_new), fills it, and publishes it
-/// with [`update`](Container::update). The old version goes back to the pool when its last
-/// guard is dropped, and is reset when the pool next hands it out — never while a guard on
-/// it exists.
+/// with [`update`](Container::update). The old version goes back to the pool at the first
+/// reclamation pass, on a writer's side, that finds no guard on it (usually the writer's next
+/// [`get_new`](Container::get_new); [`reclaim`](crate::reclaim()) lists every moment one
+/// runs), and is reset when the pool next hands it out: never while a guard on it exists.
+/// Dropping a guard returns nothing: it is one store.
 ///
 /// # Examples
 ///
@@ -278,10 +280,9 @@ impl<T, F: Flavour> ContainerAny<T, F> {
     ///
     /// Never waits for a writer. Costs a thread-local load, a look for a free hazard slot
     /// of the thread (usually the first), two `Acquire` loads of the current version and a
-    /// `Release` store to the slot with a light barrier between (no instruction where the
-    /// process uses `membarrier(2)`, a `fence(SeqCst)` otherwise, or for a version
-    /// published within 50 µs of the previous one); retries only if an update lands between
-    /// the two loads. No atomic read-modify-write, no lock, no allocation. A thread's
+    /// `Release` store to the slot with a light barrier between (at most a `fence(SeqCst)`;
+    /// usually no instruction where the process uses `membarrier(2)`, on Linux); retries
+    /// only if an update lands between the two loads. No atomic read-modify-write, no lock, no allocation. A thread's
     /// first read takes a block of 8 slots (a lock; one allocation of 128 bytes unless an
     /// exited thread left one). A thread holds up to 128 slot guards at once (taking one
     /// more block per 8); further guards take a counted reference instead, one atomic
@@ -372,13 +373,11 @@ impl<T, F: Flavour> ContainerAny<T, F> {
     /// of the pool handle (a version keeps its pool alive), a clock read, one atomic swap
     /// (`AcqRel`: publishes `new`, acquires the old version), then a lock and a push on the
     /// pool's retired list. No barrier, unless the list then holds 8 versions and twice
-    /// those that guards held at its last pass: then a reclamation pass over that list (one
-    /// heavy barrier and one load per used hazard slot, as [`reclaim`](crate::reclaim())
-    /// costs for one list). A version published less than 50 µs after the previous one is
-    /// published *fenced*: reclaiming it takes a `fence(SeqCst)`, not `membarrier(2)` (as
-    /// long as readers visibly hold the plain ones retired beside it, if any), and its
-    /// readers take a `fence(SeqCst)` per `acquire` until it is replaced or a reader thread
-    /// stores it back plain. Never waits for a reader; no allocation at steady state.
+    /// those that guards held at its last pass: then a reclamation pass over that list (at
+    /// most one heavy barrier and two loads per used hazard slot, as
+    /// [`reclaim`](crate::reclaim()) costs for one list), so that reclamation costs O(1)
+    /// amortised per update however many versions guards hold. Never waits for a reader; no
+    /// allocation at steady state.
     /// Subscribers ([`subscribe`](Self::subscribe)): one load when the container never
     /// had one; otherwise one atomic read-modify-write more, and, if some are waiting, a
     /// lock and a wake-up of each, on this thread.
@@ -572,7 +571,7 @@ impl<T, F: Flavour> ContainerAny<T, F> {
     /// assert_eq!(&*last, "last");
     /// assert!(OptionContainer::empty(&pool).into_inner().is_none());
     /// ```
-    #[must_use = "the last version goes back to the pool if the guard is dropped"]
+    #[must_use = "a guard dropped at once lets the pool take the last version back"]
     pub fn into_inner(self) -> F::Wrap<Guard<T>> {
         let mut raw = self.raw;
         // Before the take: the subscribers keep this version, not an empty container.
@@ -612,7 +611,7 @@ impl<T> OptionContainer<T> {
     /// assert_eq!(c.take().as_deref(), Some(&9));
     /// assert!(c.acquire().is_none());
     /// ```
-    #[must_use = "the old version goes back to the pool if the guard is dropped; drop it explicitly if that is the point"]
+    #[must_use = "a guard dropped at once lets the pool take the old version back; use `update` if that is the point"]
     pub fn take(&self) -> Option<Guard<T>> {
         self.raw.take()
     }

@@ -84,11 +84,11 @@
 //!   counts it all.
 //! - **Waiting**: while readers still hold the version the last publish retired, up to
 //!   [`max_wait`](OpLogBuilder::max_wait) of spinning, a scan of the hazard slots per look
-//!   and a reclamation pass once no slot shows the version (`oplog/wait.rs`); after a wait
-//!   that timed out, the next publishes skip it (1, then 2, 4, ... up to 64). While
-//!   readers hold every version within the op log's reach (more reader threads than
-//!   versions, some descheduled in the middle of a read), up to the time the last full
-//!   copy took, yielding, with a pass per look: the rent-or-buy rule, which never costs
+//!   and a reclamation pass once no slot shows the version; after a wait that timed out,
+//!   the next publishes skip it (1, then 2, 4, ... up to 64). While readers hold every
+//!   version within the op log's reach (more reader threads than versions, some
+//!   descheduled in the middle of a read), up to the time the last full copy took,
+//!   yielding, with a pass per look: the rent-or-buy rule, which never costs
 //!   more than twice the better of waiting and copying.
 //! - **Synchronisation**: one [`Container::update`] (a swap, and a push on the retired
 //!   list under its lock), one take from the pool, and at most one reclamation pass

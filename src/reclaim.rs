@@ -124,13 +124,11 @@ const _: () = assert!(HAZARD_SLOTS == if cfg!(loom) { 4 } else { 128 } && RECLAI
 ///
 /// Costs: one load per retired list (one per pool) when nothing is retired, and two locks
 /// (process-wide, for the pass's buffers). Otherwise also two locks per list holding
-/// retired versions, one heavy barrier (`membarrier(2)`, or a `fence(SeqCst)` if the
-/// process uses fences, if every version taken was published fenced, or if a hazard slot
-/// shows each of the others: those stay retired, for a later pass), one load of each used
-/// hazard slot of every thread that ever read (twice when some version taken was not
-/// published fenced: a look before the barrier), and a comparison of each protected
-/// address with each taken version (more than 8 versions: a sort of the protected
-/// addresses and a binary search per version). No allocation at steady state.
+/// retired versions, at most one heavy barrier (`membarrier(2)` on Linux: an interrupt to
+/// every CPU running the process; at least a `fence(SeqCst)`), at most two loads of each
+/// used hazard slot of every thread that ever read, and, for `v` versions taken and `h`
+/// protected addresses, O(`v` · `h`) comparisons for `v` ≤ 8, O((`v` + `h`) log `h`) above
+/// (a sort and a binary search per version). No allocation at steady state.
 ///
 /// # Panics
 ///

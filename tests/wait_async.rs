@@ -1,7 +1,7 @@
-//! The awaitable gets at the live bound (feature `async`): under tokio and under smol, for a
-//! pool and for a container whose writer awaits a reader's old version; cancellation (a
-//! dropped future frees its place and passes on a wake-up it received); the futures'
-//! auto-traits.
+//! The awaitable gets at the live bound (feature `async`): under tokio and under futures-lite's
+//! `block_on`, for a pool and for a container whose writer awaits a reader's old version;
+//! cancellation (a dropped future frees its place and passes on a wake-up it received); the
+//! futures' auto-traits.
 //!
 //! Run with `cargo test --features async --test wait_async`.
 //!
@@ -24,6 +24,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
+use futures_lite::future;
 use poolswap::{Container, Pool};
 use serial::serial;
 use tracked::{scaled, tracked_builder, Log, Tracked};
@@ -122,45 +123,29 @@ fn tokio_a_waiting_task_gets_the_object_another_task_returns() {
     assert_eq!(log.peak_alive(), 1);
 }
 
+/// A second executor, futures-lite's `block_on` (it parks the calling thread: no runtime,
+/// no timer, no reactor): two threads each run two tasks side by side (`zip`), so that a
+/// waiting task is woken by a return on its own thread as well as by one on the other.
 #[test]
-fn smol_waiting_tasks_share_the_objects_and_the_bound_holds() {
+fn block_on_waiting_tasks_share_the_objects_and_the_bound_holds() {
     let _serial = serial();
     const MAX: usize = 2;
     let log = Log::new();
-    let pool = Arc::new(bounded(&log, MAX));
+    let pool = bounded(&log, MAX);
     let rounds = scaled(500, 10);
-    let ex = smol::Executor::new();
-    let done = thread::scope(|s| {
-        // Two threads run the executor: tasks move between them, and returns come from
-        // both.
-        let (stop_tx, stop) = smol::channel::unbounded::<()>();
-        for _ in 0..2 {
-            let (ex, stop) = (&ex, stop.clone());
-            s.spawn(move || smol::block_on(ex.run(stop.recv())));
+    let task = || async {
+        for _ in 0..rounds {
+            let obj = pool.get_async().await;
+            assert!(pool.stats().live <= MAX as u64);
+            future::yield_now().await; // held across a suspension
+            drop(obj);
         }
-        let tasks: Vec<_> = (0..4)
-            .map(|_| {
-                let pool = pool.clone();
-                ex.spawn(async move {
-                    for _ in 0..rounds {
-                        let obj = pool.get_async().await;
-                        assert!(pool.stats().live <= MAX as u64);
-                        smol::future::yield_now().await; // held across a suspension
-                        drop(obj);
-                    }
-                })
-            })
-            .collect();
-        let done = smol::block_on(async {
-            for task in tasks {
-                task.await;
-            }
-            true
-        });
-        drop(stop_tx);
-        done
+    };
+    thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| future::block_on(future::zip(task(), task())));
+        }
     });
-    assert!(done);
     assert!(log.peak_alive() <= MAX, "{} existed", log.peak_alive());
     assert_eq!(pool.stats().hits + pool.stats().misses, 4 * rounds as u64);
 }

@@ -698,8 +698,8 @@ impl<'a, C: Watched> Subscriber<'a, C> {
     /// let pool = Pool::new(|| 0u32, |n| *n = 0);
     /// let c = Container::from_value(&pool, 1);
     /// let mut sub = c.subscribe();
-    /// smol::block_on(async {
-    ///     let ((), changed) = smol::future::zip(
+    /// futures_lite::future::block_on(async {
+    ///     let ((), changed) = futures_lite::future::zip(
     ///         async { c.update(pool.adopt(2)) },
     ///         sub.changed(),
     ///     )

@@ -250,7 +250,7 @@ impl<T> Pool<T> {
     /// bound instead of blocking the thread: the future is ready with an object as soon as
     /// one comes back, is dropped, or can be built. Without a bound, or below it, it is ready
     /// at its first poll, with what `get` returns. Needs the `async` feature; works under any
-    /// executor (tokio, smol, async-std, `block_on`): it needs no timer and no reactor.
+    /// executor (tokio, smol, async-std, a plain `block_on`): it needs no timer and no reactor.
     ///
     /// While it waits, retired container versions come back to the pool by the
     /// reclamation that each wake-up runs (as a blocking `get` does), and by the crate's
@@ -295,9 +295,9 @@ impl<T> Pool<T> {
     /// let pool = Pool::builder(|| vec![0u8; 4096], |v: &mut Vec<u8>| v.fill(0))
     ///     .max_live(1)
     ///     .build();
-    /// smol::block_on(async {
+    /// futures_lite::future::block_on(async {
     ///     let buf = pool.get_async().await; // the one object the bound allows
-    ///     let (waited, ()) = smol::future::zip(
+    ///     let (waited, ()) = futures_lite::future::zip(
     ///         pool.get_async(), // at the bound: awaits the return below
     ///         async move { drop(buf) },
     ///     )

@@ -46,6 +46,24 @@
 //! user code. A panic in one return does not stop the others: the pass finishes its batch,
 //! then resumes the panic on its thread.
 //!
+//! # Which barrier a pass takes
+//!
+//! The public docs (`Container::update`, [`reclaim`]) promise at most one heavy barrier and
+//! two loads per used slot per pass; which barrier, and why, is this rule:
+//!
+//! - In fence mode both barriers are `fence(SeqCst)`: a pass takes a fence.
+//! - In membarrier mode, a version published less than 50 µs after the previous one
+//!   (`container/raw.rs`, `FENCED_WITHIN_NS`) is published *fenced*: its readers issue a
+//!   `fence(SeqCst)` per acquire until it is replaced or a reader thread stores it back plain
+//!   (`UNFENCE_AFTER` fenced acquisitions), and a pass whose nodes are all fenced takes a
+//!   fence, not `membarrier(2)` ([`all_fenced`]).
+//! - A batch of at most [`SHORT_LIST`] nodes whose plain nodes a slot all shows held in a look
+//!   before the barrier ([`plain_ones_look_held`]: the second load of each used slot) keeps
+//!   those plain nodes unjudged, for a later pass, and takes a fence for the fenced ones: a
+//!   version that a descheduled reader holds across many passes then costs none of them a
+//!   `membarrier(2)`.
+//! - Otherwise the heavy barrier, `membarrier(2)`, which serves the whole batch.
+//!
 //! A getter that found nothing idle first waits (a bounded number of yields) for the passes
 //! in flight on its own pool's list, which may hold its retired version, and looks again if
 //! one ended since it looked.
