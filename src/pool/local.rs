@@ -241,9 +241,11 @@ impl<N> Local<N> {
         if asked {
             // Release: clears the busy mark. If a trimmer took the magazine meanwhile, the
             // request it left (`STOLEN`) says so to whoever answers it.
-            // loom-mutants: only a magazine steal reads this (`steal_magazine`'s Acquire
-            // load), and steals run in the membarrier mode only (`barrier::interrupts`),
-            // which loom cannot run: no model reaches the pair.
+            // loom-mutants: loom runs the fence mode, where `mark_busy`'s `barrier::signal`
+            // is a `fence(SeqCst)` sequenced before this store: a release fence, with which
+            // `steal_magazine`'s Acquire load synchronizes through any later store, Relaxed
+            // or not. In the membarrier mode `signal` is a compiler fence only, and this
+            // Release is what orders the magazine before a steal.
             self.owner.len.store(len, Ordering::Release);
             return None;
         }
