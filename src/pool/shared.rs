@@ -235,6 +235,11 @@ impl<T> Shared<T> {
     pub(super) fn drop_handle(&self) {
         // Release: this handle's uses of the pool (its thread's unlocked magazine accesses
         // included) happen-before the close.
+        // loom-mutants: `Relaxed` survives although `last_handle_vs_thread_exit` (tests/
+        // loom_pool.rs) drains a magazine another thread filled just before its handle's
+        // drop; what else orders that magazine in loom's fence mode is not established.
+        // Kept: the last-reference pattern of std's `Arc` (Release decrement, Acquire
+        // before the cleanup), which C11 needs here.
         if self.handles.fetch_sub(1, Ordering::Release) != 1 {
             return;
         }
