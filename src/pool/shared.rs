@@ -255,6 +255,10 @@ impl<T> Shared<T> {
     /// one panics, the rest are dropped first.
     fn close(&self) {
         // Release: pairs with `discard`'s Acquire, which then knows no reader exists.
+        // loom-mutants: what this orders is a reader's last touch of a node before a
+        // `discard` on another thread frees it (instead of keeping it, type-stable, on the
+        // empty list); loom checks causality on its own cells and atomics, not on memory
+        // the global allocator frees, so no model fails on `Relaxed` here.
         self.closed.store(true, Ordering::Release);
         let mut idle = Vec::new();
         // SAFETY: no handle is left, so no thread touches a magazine without its depot's
