@@ -347,6 +347,8 @@ impl<T> Shared<T> {
         let published = unsafe { node.0.as_ref().ever_published() };
         // Acquire: pairs with `close`'s Release, after the last handle's decrement: no
         // reader can exist.
+        // loom-mutants: as beside `close`'s store: it orders readers' touches of the node
+        // before its free, which loom does not track.
         if !published || self.closed.load(Ordering::Acquire) {
             // SAFETY: owned, initialised, and no stale reader can reach it.
             unsafe { Node::free(node) };
