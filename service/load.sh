@@ -15,7 +15,7 @@
 #   machine.txt, results.md, latency.svg, timeline.svg
 #
 # Installs oha with `cargo install --locked` if it is not on PATH. Settings (environment):
-# RATE (requests/s, default 2000), SECS (per run, default 10), ROUNDS (default 2), CONNS
+# RATE (requests/s, default 4000: see BENCHMARKS.md for why), SECS (per run, default 10), ROUNDS (default 2), CONNS
 # (oha's connections, default 32), BACKENDS, OUT.
 #
 #   service/load.sh
@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RATE=${RATE:-2000}
+RATE=${RATE:-4000}
 SECS=${SECS:-10}
 ROUNDS=${ROUNDS:-2}
 CONNS=${CONNS:-32}
