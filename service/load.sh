@@ -12,7 +12,7 @@
 #                                                    line changes (against the 64-line runs)
 #   timeline-<backend>.csv                           each request's handling time and each
 #                                                    reload, server side (poolswap, arcswap)
-#   machine.txt, results.md, latency.svg, timeline.svg
+#   machine.txt, results.md, latency.png, timeline.png
 #
 # Installs oha with `cargo install --locked` if it is not on PATH. Settings (environment):
 # RATE (requests/s, default 4000: see BENCHMARKS.md for why), SECS (per run, default 10), ROUNDS (default 2), CONNS

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Summarises service/load.sh's result files: a table (results.md), the latency
-distribution per backend (latency.svg) and a request timeline around reloads
-(timeline.svg).
+distribution per backend (latency.png) and a request timeline around reloads
+(timeline.png).
 
 Standard library only (matplotlib is not installed on the machines here): the pictures are
-SVG written by hand.
+SVG written by hand, then made PNG by `rsvg-convert` (Debian's librsvg2-bin), which this
+script installs with apt-get if it is missing; without it the SVG stays.
 
-    python3 service/plot.py OUT_DIR        # results.md, latency.svg, timeline.svg in OUT_DIR
+    python3 service/plot.py OUT_DIR        # results.md, latency.png, timeline.png in OUT_DIR
     python3 service/plot.py --one PREFIX   # one run's summary line (PREFIX.oha.json, .stats.json)
 """
 import csv
 import glob
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 
 BACKENDS = ["poolswap", "oplog", "arcswap", "rwlock"]
@@ -323,9 +326,25 @@ def main():
     ]
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md))
-    latency_svg(rows, os.path.join(out, "latency.svg"))
-    timeline_svg(out, os.path.join(out, "timeline.svg"))
+    for name, draw in [("latency", lambda p: latency_svg(rows, p)),
+                       ("timeline", lambda p: timeline_svg(out, p))]:
+        svg = os.path.join(out, name + ".svg")
+        draw(svg)
+        to_png(svg, os.path.join(out, name + ".png"))
     print("\n".join(md))
+
+
+def to_png(svg, png):
+    """Converts `svg` to `png` with rsvg-convert and removes the SVG; keeps the SVG and says
+    so if the converter is missing and cannot be installed."""
+    if shutil.which("rsvg-convert") is None:
+        subprocess.run(["apt-get", "install", "-y", "librsvg2-bin"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if shutil.which("rsvg-convert") is None:
+        print(f"rsvg-convert not found: {svg} left as SVG", file=sys.stderr)
+        return
+    subprocess.run(["rsvg-convert", "-b", "white", svg, "-o", png], check=True)
+    os.remove(svg)
 
 
 if __name__ == "__main__":
